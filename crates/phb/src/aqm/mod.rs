@@ -1,0 +1,29 @@
+//! Active queue management: the policies that decide whether an arriving
+//! packet may join a buffer.
+//!
+//! - [`red`] — Random Early Detection (Floyd & Jacobson 1993) with ns-2's
+//!   refinements (gentle, wait, byte mode, idle-time correction).
+//!
+//! A policy sees the backlog of the buffer it guards, which may be one queue
+//! or several class queues sharing one average (see [`crate::queue::classful`]).
+
+pub mod red;
+
+/// A buffer limit: in packets or in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    Packets(u64),
+    Bytes(u64),
+}
+
+impl Limit {
+    /// Whether a buffer holding `pkts` packets of `bytes` bytes can take one
+    /// more packet of `size` bytes.
+    #[inline]
+    pub fn admits(self, pkts: u64, bytes: u64, size: u32) -> bool {
+        match self {
+            Limit::Packets(n) => pkts < n,
+            Limit::Bytes(n) => bytes + size as u64 <= n,
+        }
+    }
+}

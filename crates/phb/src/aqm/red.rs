@@ -1,0 +1,376 @@
+//! Random Early Detection.
+//!
+//! Floyd & Jacobson, "Random Early Detection Gateways for Congestion
+//! Avoidance", IEEE/ACM ToN 1(4), 1993, with the refinements of ns-2's
+//! `queue/red.cc`, which the papers reproduced here used:
+//!
+//! - **Average** (Floyd & Jacobson §4): on every arrival
+//!   `avg ← (1 − w_q)·avg + w_q·q`, where `q` is the backlog the arrival finds
+//!   (packets, or bytes in byte mode). After an idle period of length `t` the
+//!   average first decays as if `m = ⌊t / s⌋` empty-queue packets had arrived,
+//!   `s` being a typical transmission time (`mean_pktsize` at the link rate):
+//!   `avg ← (1 − w_q)^(m+1)·avg + w_q·q`.
+//! - **Drop probability**: `p_b = max_p·(avg − min_th)/(max_th − min_th)` for
+//!   `min_th ≤ avg < max_th`; with `gentle`, `p_b = max_p + (1 − max_p)·(avg −
+//!   max_th)/max_th` for `max_th ≤ avg < 2·max_th`; above that every arrival is
+//!   dropped (a *forced* drop).
+//! - **Uniform spacing** (§7): with `count` arrivals since the last drop,
+//!   `p_a = p_b / (1 − count·p_b)`; with the `wait` option (ns-2's default)
+//!   `p_a = 0` while `count·p_b < 1` and `p_b / (2 − count·p_b)` while `< 2`,
+//!   so drops are spaced roughly uniformly rather than geometrically.
+//! - **Byte mode**: the average is over bytes, `min_th`/`max_th`/`limit` are
+//!   given in packets and scaled by `mean_pktsize`, `count` counts bytes in
+//!   units of `mean_pktsize`, and `p_a` is scaled by `size/mean_pktsize`.
+//! - **Hard limit**: an arrival that finds `limit` packets (bytes) queued is
+//!   dropped whatever the average.
+//! - As in ns-2, no early drop happens while fewer than two packets are queued,
+//!   and the first arrival after the average crosses `min_th` from below only
+//!   starts the count.
+
+use crate::aqm::Limit;
+use crate::packet::DropReason;
+use crate::rng::Rng;
+use crate::time::Time;
+
+/// RED's parameters, named as Floyd & Jacobson and ns-2 name them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RedParams {
+    /// Lower threshold of the average, in packets.
+    pub min_th: f64,
+    /// Upper threshold of the average, in packets.
+    pub max_th: f64,
+    /// Weight of the exponentially weighted moving average.
+    pub w_q: f64,
+    /// Drop probability at `max_th`.
+    pub max_p: f64,
+    /// Hard buffer limit.
+    pub limit: Limit,
+    /// Typical packet size in bytes: scales byte mode and sets the idle-time
+    /// packet time `s`.
+    pub mean_pktsize: u32,
+    /// Gentle RED: the drop probability rises from `max_p` at `max_th` to 1 at
+    /// `2·max_th` instead of jumping to 1.
+    pub gentle: bool,
+    /// ns-2's `wait_`: wait between drops (see the module docs).
+    pub wait: bool,
+    /// Average over bytes instead of packets (ns-2's `queue_in_bytes_` and
+    /// `bytes_` together).
+    pub byte_mode: bool,
+}
+
+impl Default for RedParams {
+    /// ns-2's defaults for `Queue/RED` (ns-2.35 `ns-default.tcl`), with the
+    /// thresholds of the thesis' Section 7 experiments.
+    fn default() -> Self {
+        RedParams {
+            min_th: 5.0,
+            max_th: 15.0,
+            w_q: 0.002,
+            max_p: 0.1,
+            limit: Limit::Packets(50),
+            mean_pktsize: 500,
+            gentle: true,
+            wait: true,
+            byte_mode: false,
+        }
+    }
+}
+
+impl RedParams {
+    /// Checks the relations the algorithm needs; the message names the parameter.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.min_th >= 0.0) {
+            return Err(format!("min_th must be >= 0, got {}", self.min_th));
+        }
+        if !(self.max_th > self.min_th) {
+            return Err(format!(
+                "max_th ({}) must be greater than min_th ({})",
+                self.max_th, self.min_th
+            ));
+        }
+        if !(self.w_q > 0.0 && self.w_q <= 1.0) {
+            return Err(format!("w_q must be in (0, 1], got {}", self.w_q));
+        }
+        if !(self.max_p > 0.0 && self.max_p <= 1.0) {
+            return Err(format!("max_p must be in (0, 1], got {}", self.max_p));
+        }
+        if self.mean_pktsize == 0 {
+            return Err("mean_pktsize must be positive".into());
+        }
+        match self.limit {
+            Limit::Packets(0) | Limit::Bytes(0) => Err("limit must be positive".into()),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// One RED instance: its parameters, its average and its drop count.
+#[derive(Clone, Debug)]
+pub struct Red {
+    params: RedParams,
+    /// Thresholds in the unit of the average (packets, or bytes in byte mode).
+    min_th: f64,
+    max_th: f64,
+    /// Typical packets per second at the link rate (ns-2's `ptc_`).
+    packets_per_sec: f64,
+    avg: f64,
+    /// Arrivals since the last drop (ns-2's `count`, `count_bytes`).
+    count: u64,
+    count_bytes: u64,
+    /// Whether the average was at or above `min_th` at the previous arrival.
+    above_min: bool,
+    idle_since: Option<Time>,
+    rng: Rng,
+}
+
+impl Red {
+    /// A RED guarding a buffer drained at `link_rate_bps`.
+    pub fn new(params: RedParams, link_rate_bps: u64, rng: Rng) -> Red {
+        let unit = if params.byte_mode { params.mean_pktsize as f64 } else { 1.0 };
+        Red {
+            min_th: params.min_th * unit,
+            max_th: params.max_th * unit,
+            packets_per_sec: link_rate_bps as f64 / (8.0 * params.mean_pktsize as f64),
+            avg: 0.0,
+            count: 0,
+            count_bytes: 0,
+            above_min: false,
+            idle_since: Some(Time::ZERO),
+            rng,
+            params,
+        }
+    }
+
+    pub fn params(&self) -> &RedParams {
+        &self.params
+    }
+
+    /// The current average, in packets (bytes in byte mode).
+    pub fn avg(&self) -> f64 {
+        self.avg
+    }
+
+    /// The buffer found itself empty when the link asked for a packet at `now`.
+    #[inline]
+    pub fn on_idle(&mut self, now: Time) {
+        if self.idle_since.is_none() {
+            self.idle_since = Some(now);
+        }
+    }
+
+    /// The unforced drop probability `p_b` for an average, before spacing.
+    pub fn drop_probability(&self, avg: f64) -> f64 {
+        let RedParams { max_p, gentle, .. } = self.params;
+        let p = if avg < self.max_th {
+            max_p * (avg - self.min_th) / (self.max_th - self.min_th)
+        } else if gentle {
+            max_p + (1.0 - max_p) * (avg - self.max_th) / self.max_th
+        } else {
+            1.0
+        };
+        p.clamp(0.0, 1.0)
+    }
+
+    /// `p_a`: `p_b` spread over the arrivals since the last drop.
+    fn spaced_probability(&self, p_b: f64, size: u32) -> f64 {
+        let mean = self.params.mean_pktsize as f64;
+        let count = if self.params.byte_mode {
+            (self.count_bytes as f64 / mean).floor()
+        } else {
+            self.count as f64
+        };
+        let mut p = if self.params.wait {
+            if count * p_b < 1.0 {
+                0.0
+            } else if count * p_b < 2.0 {
+                p_b / (2.0 - count * p_b)
+            } else {
+                1.0
+            }
+        } else if count * p_b < 1.0 {
+            p_b / (1.0 - count * p_b)
+        } else {
+            1.0
+        };
+        if self.params.byte_mode && p < 1.0 {
+            p = p * size as f64 / mean;
+        }
+        p.min(1.0)
+    }
+
+    /// A packet of `size` bytes arrives at a buffer holding `pkts` packets of
+    /// `bytes` bytes. Returns why it must be dropped, or `None` to admit it.
+    pub fn on_arrival(&mut self, pkts: u64, bytes: u64, size: u32, now: Time) -> Option<DropReason> {
+        let backlog = if self.params.byte_mode { bytes as f64 } else { pkts as f64 };
+        let w = self.params.w_q;
+        let decay_steps = match self.idle_since.take() {
+            Some(since) => ((now - since).as_secs_f64() * self.packets_per_sec) as i32,
+            None => 0,
+        };
+        self.avg = self.avg * (1.0 - w).powi(decay_steps + 1) + w * backlog;
+        self.count += 1;
+        self.count_bytes += size as u64;
+
+        let mut verdict = None;
+        if self.avg >= self.min_th && backlog > 1.0 {
+            let forced_from = if self.params.gentle { 2.0 * self.max_th } else { self.max_th };
+            if self.avg >= forced_from {
+                verdict = Some(DropReason::ForcedDrop);
+            } else if !self.above_min {
+                self.above_min = true;
+                self.count = 1;
+                self.count_bytes = size as u64;
+            } else {
+                let p_a = self.spaced_probability(self.drop_probability(self.avg), size);
+                if self.rng.uniform() <= p_a && p_a > 0.0 {
+                    self.count = 0;
+                    self.count_bytes = 0;
+                    return Some(DropReason::EarlyDrop);
+                }
+            }
+        } else {
+            self.above_min = false;
+        }
+        if !self.params.limit.admits(pkts, bytes, size) {
+            verdict = Some(DropReason::Overflow);
+        }
+        if verdict.is_some() {
+            self.count = 0;
+            self.count_bytes = 0;
+        }
+        verdict
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn red(params: RedParams) -> Red {
+        Red::new(params, 10_000_000, Rng::derive(1, "red-test"))
+    }
+
+    fn thesis_params() -> RedParams {
+        RedParams {
+            min_th: 60.0,
+            max_th: 180.0,
+            w_q: 0.002,
+            max_p: 0.1,
+            limit: Limit::Packets(250),
+            ..RedParams::default()
+        }
+    }
+
+    #[test]
+    fn average_follows_the_ewma() {
+        let mut r = red(thesis_params());
+        // The queue is idle at time 0, so the first arrival at time 0 decays nothing.
+        r.on_arrival(10, 5000, 500, Time::ZERO);
+        assert!((r.avg() - 0.002 * 10.0).abs() < 1e-12);
+        r.on_arrival(20, 10000, 500, Time::ZERO);
+        let expected = 0.02 * 0.998 + 0.002 * 20.0;
+        assert!((r.avg() - expected).abs() < 1e-12);
+    }
+
+    #[test]
+    fn idle_time_decays_the_average_as_m_empty_arrivals() {
+        let mut r = red(thesis_params());
+        for _ in 0..1000 {
+            r.on_arrival(50, 25_000, 500, Time::ZERO);
+        }
+        let before = r.avg();
+        r.on_idle(Time::from_millis(10));
+        // 500-byte packets at 10 Mb/s: s = 400 us, so 4 ms idle is m = 10.
+        r.on_arrival(0, 0, 500, Time::from_millis(14));
+        let expected = before * 0.998f64.powi(11);
+        assert!((r.avg() - expected).abs() < 1e-9, "{} vs {}", r.avg(), expected);
+    }
+
+    #[test]
+    fn drop_probability_is_linear_then_gentle() {
+        let r = red(thesis_params());
+        assert_eq!(r.drop_probability(50.0), 0.0);
+        assert!((r.drop_probability(120.0) - 0.05).abs() < 1e-12);
+        assert!((r.drop_probability(180.0) - 0.1).abs() < 1e-12);
+        // gentle: halfway between max_th and 2 max_th is 0.1 + 0.9/2
+        assert!((r.drop_probability(270.0) - 0.55).abs() < 1e-12);
+        assert_eq!(r.drop_probability(400.0), 1.0);
+        let not_gentle = red(RedParams { gentle: false, ..thesis_params() });
+        assert_eq!(not_gentle.drop_probability(180.0), 1.0);
+    }
+
+    #[test]
+    fn wait_option_spaces_drops() {
+        let mut r = red(thesis_params());
+        let p_b = 0.05;
+        r.count = 10; // count * p_b = 0.5 < 1: no drop yet
+        assert_eq!(r.spaced_probability(p_b, 500), 0.0);
+        r.count = 30; // 1.5: p_b / (2 - 1.5)
+        assert!((r.spaced_probability(p_b, 500) - 0.1).abs() < 1e-12);
+        r.count = 40; // 2.0: certain
+        assert_eq!(r.spaced_probability(p_b, 500), 1.0);
+        let mut no_wait = red(RedParams { wait: false, ..thesis_params() });
+        no_wait.count = 10; // p_b / (1 - 0.5)
+        assert!((no_wait.spaced_probability(p_b, 500) - 0.1).abs() < 1e-12);
+    }
+
+    #[test]
+    fn byte_mode_scales_probability_by_size() {
+        let mut r = red(RedParams { byte_mode: true, wait: false, ..thesis_params() });
+        r.count_bytes = 0;
+        let small = r.spaced_probability(0.05, 250);
+        let mean = r.spaced_probability(0.05, 500);
+        assert!((mean - 0.05).abs() < 1e-12);
+        assert!((small - 0.025).abs() < 1e-12);
+    }
+
+    #[test]
+    fn hard_limit_drops_and_resets_count() {
+        let mut r = red(thesis_params());
+        assert_eq!(r.on_arrival(250, 125_000, 500, Time::ZERO), Some(DropReason::Overflow));
+        assert_eq!(r.count, 0);
+    }
+
+    #[test]
+    fn average_above_twice_max_th_forces_drops() {
+        let mut r = red(RedParams { w_q: 1.0, limit: Limit::Packets(1000), ..thesis_params() });
+        assert_eq!(r.on_arrival(100, 50_000, 500, Time::ZERO), None, "first crossing only starts the count");
+        assert_eq!(r.on_arrival(400, 200_000, 500, Time::ZERO), Some(DropReason::ForcedDrop));
+        assert_eq!(r.count, 0);
+        let mut abrupt = red(RedParams { w_q: 1.0, gentle: false, ..thesis_params() });
+        assert_eq!(abrupt.on_arrival(180, 90_000, 500, Time::ZERO), Some(DropReason::ForcedDrop));
+    }
+
+    #[test]
+    fn no_early_drop_below_min_th_or_with_one_packet_queued() {
+        let mut r = red(RedParams { w_q: 1.0, ..thesis_params() });
+        for _ in 0..1000 {
+            assert_eq!(r.on_arrival(59, 29_500, 500, Time::ZERO), None);
+        }
+        let mut one = red(RedParams { w_q: 1.0, min_th: 0.5, max_th: 1.0, ..thesis_params() });
+        for _ in 0..1000 {
+            assert_eq!(one.on_arrival(1, 500, 500, Time::ZERO), None);
+        }
+    }
+
+    #[test]
+    fn early_drop_rate_matches_the_spaced_probability() {
+        // Hold the average at 120 packets (p_b = 0.05) with w_q = 1: with
+        // wait, drops come between 1/p_b and 2/p_b arrivals apart.
+        let mut r = red(RedParams { w_q: 1.0, ..thesis_params() });
+        let n = 300_000;
+        let drops = (0..n)
+            .filter(|_| r.on_arrival(120, 60_000, 500, Time::ZERO).is_some())
+            .count();
+        let rate = drops as f64 / n as f64;
+        // Expected arrivals per drop: sum over c of P(no drop at counts < c).
+        let (mut survive, mut expected_gap) = (1.0, 0.0);
+        for c in 1..=40 {
+            expected_gap += survive;
+            let p_a: f64 = if c < 20 { 0.0 } else { 0.05 / (2.0 - c as f64 * 0.05) };
+            survive *= 1.0 - p_a.min(1.0);
+        }
+        let expected = 1.0 / expected_gap;
+        assert!((rate - expected).abs() < 0.02 * expected, "early drop rate {rate}, expected {expected}");
+    }
+}

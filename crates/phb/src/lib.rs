@@ -1,0 +1,30 @@
+//! # phb — per-hop behaviours
+//!
+//! The mechanisms a router uses to give classes of traffic different service,
+//! free of any simulator: time comes in as an argument ([`Time`]), randomness
+//! from a stream the caller owns ([`Rng`]), and every mechanism returns what it
+//! decided instead of acting on the world.
+//!
+//! ## Map
+//!
+//! - [`time`] — integer-nanosecond instants and durations.
+//! - [`rng`] — deterministic random streams derived from a seed and a name.
+//! - [`packet`] — what a queue sees of a packet: flow, class, colour, size, stamps.
+//! - [`aqm`] — active queue management: [`aqm::red`] (Floyd & Jacobson 1993, ns-2 semantics).
+//! - [`queue`] — queueing disciplines built from the parts above: [`queue::fifo`]
+//!   (drop-tail), and [`queue::classful`] (classifier → per-class queues with a
+//!   drop policy → scheduler), which is where RED and later mechanisms are composed.
+//!
+//! Start with [`queue::Qdisc`]: the simulator (and later the router) talks to
+//! every discipline through it.
+
+pub mod aqm;
+pub mod packet;
+pub mod queue;
+pub mod rng;
+pub mod time;
+
+pub use packet::{Colour, DropReason, Packet};
+pub use queue::{Qdisc, QdiscConfig};
+pub use rng::Rng;
+pub use time::Time;

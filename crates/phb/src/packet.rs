@@ -1,0 +1,79 @@
+//! What a queue sees of a packet.
+//!
+//! A [`Packet`] carries the header fields per-hop behaviours act on (flow,
+//! class codepoint, colour, size) and the time stamps measurement needs. The
+//! transport's own header (TCP sequence numbers and the like) rides in `meta`,
+//! opaque to every mechanism here.
+
+use crate::time::Time;
+
+/// Drop precedence, as set by a meter/marker (RFC 2597's three levels).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum Colour {
+    #[default]
+    Green = 0,
+    Yellow = 1,
+    Red = 2,
+}
+
+/// A packet as it waits in a queue.
+#[derive(Clone, Debug)]
+pub struct Packet<M> {
+    /// The flow it belongs to (an index the simulator assigns).
+    pub flow: u32,
+    /// DSCP-like codepoint (0..=63) that classifiers map to a class queue.
+    pub class: u8,
+    /// Drop precedence.
+    pub colour: Colour,
+    /// IP packet size in bytes, headers included.
+    pub size: u32,
+    /// When the source created it.
+    pub created: Time,
+    /// When it entered its current queue.
+    pub enqueued: Time,
+    /// Transport data the mechanisms never look at.
+    pub meta: M,
+}
+
+/// Why a packet was dropped. Every drop has one, and each is counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum DropReason {
+    /// The buffer (or its hard limit) was full.
+    Overflow = 0,
+    /// An AQM dropped it early, with a probability below one
+    /// (RED's "unforced" drop between min_th and max_th).
+    EarlyDrop = 1,
+    /// An AQM dropped it with certainty (RED above max_th, or 2·max_th when gentle).
+    ForcedDrop = 2,
+    /// A policer found it out of profile.
+    Policer = 3,
+    /// It was pushed out of the queue to make room for another packet.
+    Eviction = 4,
+    /// A loss element on a link dropped it (model validation).
+    LossModule = 5,
+}
+
+impl DropReason {
+    pub const ALL: [DropReason; 6] = [
+        DropReason::Overflow,
+        DropReason::EarlyDrop,
+        DropReason::ForcedDrop,
+        DropReason::Policer,
+        DropReason::Eviction,
+        DropReason::LossModule,
+    ];
+
+    /// The name used in result tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            DropReason::Overflow => "overflow",
+            DropReason::EarlyDrop => "early",
+            DropReason::ForcedDrop => "forced",
+            DropReason::Policer => "policer",
+            DropReason::Eviction => "eviction",
+            DropReason::LossModule => "loss_module",
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! Queueing disciplines: what sits on a link's output and decides which
+//! packets wait, which leave next, and which are dropped.
+//!
+//! [`Qdisc`] is the one type the simulator (and later the router) drives. It
+//! is an enum, so calls dispatch statically on the hot path; mechanisms that
+//! couple dropping and scheduling in their own way (BPR+PLC, JoBS, BEDS)
+//! become further variants.
+//!
+//! - [`classful`] — the composition classifier → per-class queues with a
+//!   buffer policy (drop-tail or RED, possibly shared by several queues) →
+//!   scheduler. A FIFO drop-tail queue and a single RED queue are its
+//!   one-queue cases.
+
+pub mod classful;
+
+use crate::packet::{DropReason, Packet};
+use crate::rng::Rng;
+use crate::time::Time;
+
+pub use classful::{BufferPolicy, Classful, QdiscConfig, QueueConfig, SchedulerKind};
+
+/// Where a discipline puts the packets it drops: the arriving one, or any it
+/// pushes out. The caller owns it and drains it after each call, so the hot
+/// path allocates nothing.
+pub type Dropped<M> = Vec<(Packet<M>, DropReason)>;
+
+/// A queueing discipline on one output port.
+#[derive(Debug)]
+pub enum Qdisc<M> {
+    Classful(Classful<M>),
+}
+
+impl<M> Qdisc<M> {
+    /// Builds the discipline `config` describes for a link of `link_rate_bps`;
+    /// random decisions draw from `rng`.
+    pub fn new(config: &QdiscConfig, link_rate_bps: u64, rng: Rng) -> Qdisc<M> {
+        Qdisc::Classful(Classful::new(config, link_rate_bps, rng))
+    }
+
+    /// Offers an arriving packet at `now`. A packet it drops (this one or
+    /// others) is pushed onto `dropped` with its reason.
+    #[inline]
+    pub fn enqueue(&mut self, pkt: Packet<M>, now: Time, dropped: &mut Dropped<M>) {
+        match self {
+            Qdisc::Classful(q) => q.enqueue(pkt, now, dropped),
+        }
+    }
+
+    /// The link is free at `now`: the packet to transmit next, if any.
+    #[inline]
+    pub fn dequeue(&mut self, now: Time) -> Option<Packet<M>> {
+        match self {
+            Qdisc::Classful(q) => q.dequeue(now),
+        }
+    }
+
+    /// Packets waiting (not counting one in transmission).
+    pub fn len_packets(&self) -> u64 {
+        match self {
+            Qdisc::Classful(q) => q.len_packets(),
+        }
+    }
+
+    /// Bytes waiting.
+    pub fn len_bytes(&self) -> u64 {
+        match self {
+            Qdisc::Classful(q) => q.len_bytes(),
+        }
+    }
+
+    /// The AQM averages, one per buffer policy (`None` for drop-tail), for
+    /// time series.
+    pub fn averages(&self, out: &mut Vec<Option<f64>>) {
+        match self {
+            Qdisc::Classful(q) => q.averages(out),
+        }
+    }
+}
