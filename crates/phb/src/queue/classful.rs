@@ -347,3 +347,82 @@ mod tests {
         assert!(bad.validate().unwrap_err().contains("max_th"));
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use crate::packet::Colour;
+    use proptest::prelude::{any, prop_assert, prop_assert_eq, prop_oneof, proptest, Just, Strategy};
+
+    /// An operation on a two-queue qdisc: offer a packet of a class and
+    /// size, or let the link take one.
+    #[derive(Clone, Debug)]
+    enum Op {
+        Offer { udp: bool, size: u32 },
+        Take,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (any::<bool>(), 40u32..1500).prop_map(|(udp, size)| Op::Offer { udp, size }),
+            Just(Op::Take),
+        ]
+    }
+
+    fn config(shared: bool, red: bool) -> QdiscConfig {
+        let policy = if red {
+            BufferPolicy::Red(RedParams { min_th: 3.0, max_th: 9.0, w_q: 0.2, limit: Limit::Packets(12), ..RedParams::default() })
+        } else {
+            BufferPolicy::DropTail { limit: Limit::Bytes(6000) }
+        };
+        QdiscConfig {
+            queues: vec![
+                QueueConfig { name: "udp".into(), buffer: 0 },
+                QueueConfig { name: "tcp".into(), buffer: if shared { 0 } else { 1 } },
+            ],
+            buffers: if shared { vec![policy] } else { vec![policy.clone(), policy] },
+            classify: vec![(46, 0)],
+            default_queue: 1,
+            scheduler: SchedulerKind::StrictPriority,
+        }
+    }
+
+    proptest! {
+        /// Every offered packet is either dropped, taken or still queued;
+        /// lengths agree with the contents; each class leaves in FIFO order;
+        /// the higher-priority queue is never passed over.
+        #[test]
+        fn packets_are_conserved_and_ordered(ops in proptest::collection::vec(op(), 0..400), shared: bool, red: bool) {
+            let mut q: Classful<u32> = Classful::new(&config(shared, red), 10_000_000, Rng::derive(5, "prop"));
+            let mut dropped = Vec::new();
+            let (mut offered, mut taken, mut seq) = (0u64, 0u64, 0u32);
+            let mut last_seen = [None::<u32>; 2];
+            for (step, op) in ops.into_iter().enumerate() {
+                let now = Time::from_micros(step as u64 * 100);
+                match op {
+                    Op::Offer { udp, size } => {
+                        offered += 1;
+                        seq += 1;
+                        let class = if udp { 46 } else { 0 };
+                        q.enqueue(Packet { flow: 0, class, colour: Colour::Green, size, created: now, enqueued: now, meta: seq }, now, &mut dropped);
+                    }
+                    Op::Take => {
+                        let udp_waiting = !q.queues[0].packets.is_empty();
+                        if let Some(p) = q.dequeue(now) {
+                            taken += 1;
+                            let queue = usize::from(p.class != 46);
+                            prop_assert!(queue == 0 || !udp_waiting, "tcp served while udp waited");
+                            prop_assert!(last_seen[queue].is_none_or(|s| s < p.meta), "out of order");
+                            last_seen[queue] = Some(p.meta);
+                        }
+                    }
+                }
+                let queued: u64 = q.queues.iter().map(|c| c.packets.len() as u64).sum();
+                let bytes: u64 = q.queues.iter().flat_map(|c| &c.packets).map(|p| p.size as u64).sum();
+                prop_assert_eq!(queued, q.len_packets());
+                prop_assert_eq!(bytes, q.len_bytes());
+                prop_assert_eq!(offered, taken + dropped.len() as u64 + queued);
+            }
+        }
+    }
+}
