@@ -1,0 +1,48 @@
+//! One direction of a link: an output qdisc, a transmitter and the wire.
+//!
+//! The transmitter sends one packet at a time at the link rate; the wire
+//! delays each by the propagation delay. Packets on the wire arrive in the
+//! order they left (the delay is fixed), so they wait in a FIFO and events
+//! only name the port, keeping events small.
+
+use std::collections::VecDeque;
+
+use phb::{Qdisc, Time};
+
+use super::SimPacket;
+use crate::measure::ClassStats;
+
+pub struct Port {
+    /// Node this port sends from, and node at the far end.
+    pub from: usize,
+    pub to: usize,
+    pub rate_bps: u64,
+    pub delay: Time,
+    pub qdisc: Qdisc<super::Meta>,
+    /// A packet is being serialised.
+    pub busy: bool,
+    /// Packets serialised or being serialised, not yet at the far end.
+    pub wire: VecDeque<SimPacket>,
+    /// Per class (index into the scenario's classes): queueing statistics.
+    pub stats: Vec<ClassStats>,
+}
+
+impl Port {
+    pub fn new(from: usize, to: usize, rate_bps: u64, delay: Time, qdisc: Qdisc<super::Meta>, classes: usize) -> Port {
+        Port {
+            from,
+            to,
+            rate_bps,
+            delay,
+            qdisc,
+            busy: false,
+            wire: VecDeque::new(),
+            stats: vec![ClassStats::default(); classes],
+        }
+    }
+
+    /// Packets in the qdisc, by the per-class counters.
+    pub fn counted_backlog(&self) -> u64 {
+        self.stats.iter().map(ClassStats::backlog).sum()
+    }
+}

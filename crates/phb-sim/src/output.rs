@@ -1,0 +1,76 @@
+//! What a run returns: tidy, columnar tables plus a few facts about the run.
+//!
+//! The tables are plain columns so that any front end (the Python package
+//! writes them as Parquet and hands them out as pandas DataFrames) can take
+//! them without knowing the simulator.
+
+/// One column of a table.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Column {
+    F64(Vec<f64>),
+    U64(Vec<u64>),
+    Str(Vec<String>),
+}
+
+impl Column {
+    pub fn len(&self) -> usize {
+        match self {
+            Column::F64(v) => v.len(),
+            Column::U64(v) => v.len(),
+            Column::Str(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A named table: named columns of equal length.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Table {
+    pub name: String,
+    pub columns: Vec<(String, Column)>,
+}
+
+impl Table {
+    pub fn new(name: &str) -> Table {
+        Table { name: name.to_string(), columns: Vec::new() }
+    }
+
+    /// Adds a column; all columns must have the same length.
+    pub fn push(&mut self, name: &str, column: Column) {
+        if let Some((_, first)) = self.columns.first() {
+            assert_eq!(first.len(), column.len(), "column '{name}' of table '{}' has the wrong length", self.name);
+        }
+        self.columns.push((name.to_string(), column));
+    }
+
+    pub fn rows(&self) -> usize {
+        self.columns.first().map_or(0, |(_, c)| c.len())
+    }
+
+    pub fn column(&self, name: &str) -> Option<&Column> {
+        self.columns.iter().find(|(n, _)| n == name).map(|(_, c)| c)
+    }
+}
+
+/// The result of one run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunOutput {
+    pub scenario: String,
+    pub seed: u64,
+    pub duration_s: f64,
+    pub warmup_s: f64,
+    /// Events the engine processed.
+    pub events: u64,
+    /// `classes` (per class and scope), `flows`, and `timeseries` (long form;
+    /// empty unless a sample interval is set).
+    pub tables: Vec<Table>,
+}
+
+impl RunOutput {
+    pub fn table(&self, name: &str) -> Option<&Table> {
+        self.tables.iter().find(|t| t.name == name)
+    }
+}

@@ -1,0 +1,229 @@
+//! Turns a finished run's counters into the result tables.
+//!
+//! - `classes`: one row per (scope, class): end to end, then each link
+//!   direction that carried the class. Counts cover the measured period
+//!   (after the warm-up); `queued_end` is what was still queued (per link)
+//!   or still in the network (end to end) when the run stopped. Delays are
+//!   queueing delays (arrival at the qdisc to start of transmission) per
+//!   link, and one-way delays (creation to reception) end to end.
+//! - `flows`: one row per flow.
+//! - `timeseries`: long form `(time_s, scope, class, metric, value)`.
+
+use phb::{DropReason, Time};
+
+use crate::measure::ClassStats;
+use crate::net::Port;
+use crate::output::{Column, RunOutput, Table};
+use crate::scenario::Scenario;
+use crate::sim::Sim;
+
+/// The scope name of a link direction.
+fn port_scope(scenario: &Scenario, port: &Port) -> String {
+    format!("{}->{}", scenario.nodes[port.from].name, scenario.nodes[port.to].name)
+}
+
+pub const END_TO_END: &str = "end-to-end";
+
+/// Time-series rows, in long form.
+#[derive(Default)]
+pub struct TimeSeries {
+    time_s: Vec<f64>,
+    scope: Vec<String>,
+    class: Vec<String>,
+    metric: Vec<String>,
+    value: Vec<f64>,
+}
+
+impl TimeSeries {
+    fn push(&mut self, now: Time, scope: &str, class: &str, metric: &str, value: f64) {
+        self.time_s.push(now.as_secs_f64());
+        self.scope.push(scope.to_string());
+        self.class.push(class.to_string());
+        self.metric.push(metric.to_string());
+        self.value.push(value);
+    }
+
+    /// Per-class throughput and mean delay over the last interval.
+    fn record_classes(&mut self, scenario: &Scenario, now: Time, interval: Time, scope: &str, stats: &mut [ClassStats]) {
+        for (class, s) in scenario.classes.iter().zip(stats) {
+            if s.total.arrivals == 0 {
+                continue;
+            }
+            let (departures, bytes, delay_sum) = s.take_interval();
+            self.push(now, scope, &class.name, "throughput_bps", bytes as f64 * 8.0 / interval.as_secs_f64());
+            if departures > 0 {
+                self.push(now, scope, &class.name, "delay_mean_s", delay_sum as f64 * 1e-9 / departures as f64);
+            }
+        }
+    }
+
+    /// Queue length, AQM averages and per-class figures of a port that has
+    /// carried traffic.
+    pub fn record_port(&mut self, scenario: &Scenario, now: Time, interval: Time, port: &mut Port) {
+        if port.stats.iter().all(|s| s.total.arrivals == 0) {
+            return;
+        }
+        let scope = port_scope(scenario, port);
+        self.push(now, &scope, "", "queue_pkts", port.qdisc.len_packets() as f64);
+        self.push(now, &scope, "", "queue_bytes", port.qdisc.len_bytes() as f64);
+        let mut averages = Vec::new();
+        port.qdisc.averages(&mut averages);
+        let several = averages.len() > 1;
+        for (buffer, avg) in averages.iter().enumerate() {
+            if let Some(avg) = avg {
+                let label = if several { format!("buffer{buffer}") } else { String::new() };
+                self.push(now, &scope, &label, "red_avg", *avg);
+            }
+        }
+        self.record_classes(scenario, now, interval, &scope, &mut port.stats);
+    }
+
+    pub fn record_end_to_end(&mut self, scenario: &Scenario, now: Time, interval: Time, stats: &mut [ClassStats]) {
+        self.record_classes(scenario, now, interval, END_TO_END, stats);
+    }
+
+    fn into_table(self) -> Table {
+        let mut t = Table::new("timeseries");
+        t.push("time_s", Column::F64(self.time_s));
+        t.push("scope", Column::Str(self.scope));
+        t.push("class", Column::Str(self.class));
+        t.push("metric", Column::Str(self.metric));
+        t.push("value", Column::F64(self.value));
+        t
+    }
+}
+
+/// Columns of the `classes` table, filled row by row.
+#[derive(Default)]
+struct ClassRows {
+    scope: Vec<String>,
+    class: Vec<String>,
+    arrivals: Vec<u64>,
+    departures: Vec<u64>,
+    dropped: Vec<u64>,
+    drops: Vec<Vec<u64>>,
+    loss_rate: Vec<f64>,
+    delay: [Vec<f64>; 5],
+    throughput_bps: Vec<f64>,
+    queued_end: Vec<u64>,
+}
+
+impl ClassRows {
+    fn push(&mut self, scope: &str, class: &str, stats: &ClassStats, measured_s: f64, queued_end: u64) {
+        let counts = stats.measured();
+        self.scope.push(scope.to_string());
+        self.class.push(class.to_string());
+        self.arrivals.push(counts.arrivals);
+        self.departures.push(counts.departures);
+        self.dropped.push(counts.dropped());
+        self.drops.resize(DropReason::ALL.len(), Vec::new());
+        for (column, n) in self.drops.iter_mut().zip(counts.drops) {
+            column.push(n);
+        }
+        let resolved = counts.departures + counts.dropped();
+        self.loss_rate.push(if resolved > 0 { counts.dropped() as f64 / resolved as f64 } else { f64::NAN });
+        let h = &stats.delays;
+        let ns = |v: Option<f64>| v.map_or(f64::NAN, |v| v * 1e-9);
+        let values = [
+            ns(h.mean()),
+            ns(h.quantile(0.5)),
+            ns(h.quantile(0.95)),
+            ns(h.quantile(0.99)),
+            ns(h.max().map(|m| m as f64)),
+        ];
+        for (column, v) in self.delay.iter_mut().zip(values) {
+            column.push(v);
+        }
+        self.throughput_bps.push(counts.departed_bytes as f64 * 8.0 / measured_s);
+        self.queued_end.push(queued_end);
+    }
+
+    fn into_table(self) -> Table {
+        let mut t = Table::new("classes");
+        t.push("scope", Column::Str(self.scope));
+        t.push("class", Column::Str(self.class));
+        t.push("arrivals", Column::U64(self.arrivals));
+        t.push("departures", Column::U64(self.departures));
+        t.push("dropped", Column::U64(self.dropped));
+        let rows = t.rows();
+        let mut drops = self.drops;
+        drops.resize(DropReason::ALL.len(), Vec::new());
+        for (reason, column) in DropReason::ALL.iter().zip(drops) {
+            let column = if column.len() == rows { column } else { vec![0; rows] };
+            t.push(&format!("drop_{}", reason.name()), Column::U64(column));
+        }
+        t.push("loss_rate", Column::F64(self.loss_rate));
+        for (name, column) in ["delay_mean_s", "delay_p50_s", "delay_p95_s", "delay_p99_s", "delay_max_s"].iter().zip(self.delay) {
+            t.push(name, Column::F64(column));
+        }
+        t.push("throughput_bps", Column::F64(self.throughput_bps));
+        t.push("queued_end", Column::U64(self.queued_end));
+        t
+    }
+}
+
+fn flows_table(sim: &Sim, measured_s: f64) -> Table {
+    let scenario = sim.scenario;
+    let mut t = Table::new("flows");
+    let flows = &sim.flows;
+    let counts: Vec<_> = flows.iter().map(|f| f.total.since(&f.at_warmup)).collect();
+    let strings = |get: &dyn Fn(&crate::sim::Flow) -> String| Column::Str(flows.iter().map(get).collect());
+    t.push("flow", strings(&|f| f.name.clone()));
+    t.push("group", strings(&|f| scenario.groups[f.group].name.clone()));
+    t.push("class", strings(&|f| scenario.classes[f.class].name.clone()));
+    t.push("src", strings(&|f| scenario.nodes[scenario.groups[f.group].src].name.clone()));
+    t.push("dst", strings(&|f| scenario.nodes[scenario.groups[f.group].dst].name.clone()));
+    t.push("sent_pkts", Column::U64(counts.iter().map(|c| c.sent).collect()));
+    t.push("sent_bytes", Column::U64(counts.iter().map(|c| c.sent_bytes).collect()));
+    t.push("received_pkts", Column::U64(counts.iter().map(|c| c.received).collect()));
+    t.push("received_bytes", Column::U64(counts.iter().map(|c| c.received_bytes).collect()));
+    t.push("lost_pkts", Column::U64(counts.iter().map(|c| c.lost).collect()));
+    t.push(
+        "loss_rate",
+        Column::F64(counts.iter().map(|c| {
+            let resolved = c.received + c.lost;
+            if resolved > 0 { c.lost as f64 / resolved as f64 } else { f64::NAN }
+        }).collect()),
+    );
+    t.push(
+        "delay_mean_s",
+        Column::F64(counts.iter().map(|c| if c.received > 0 { c.delay_sum_ns as f64 * 1e-9 / c.received as f64 } else { f64::NAN }).collect()),
+    );
+    let throughput: Vec<f64> = counts.iter().map(|c| c.received_bytes as f64 * 8.0 / measured_s).collect();
+    t.push("throughput_bps", Column::F64(throughput.clone()));
+    // UDP delivers no duplicates: every received byte is useful.
+    t.push("goodput_bps", Column::F64(throughput));
+    t
+}
+
+/// Builds the result tables of a finished, conservation-checked run.
+pub(crate) fn collect(sim: &mut Sim, seed: u64) -> RunOutput {
+    let scenario = sim.scenario;
+    let measured_s = (sim.end - scenario.run.warmup).as_secs_f64();
+    let mut rows = ClassRows::default();
+    for (c, class) in scenario.classes.iter().enumerate() {
+        let stats = &sim.end_to_end[c];
+        if stats.total.arrivals > 0 {
+            rows.push(END_TO_END, &class.name, stats, measured_s, stats.backlog());
+        }
+    }
+    for port in &sim.ports {
+        let scope = port_scope(scenario, port);
+        for (c, class) in scenario.classes.iter().enumerate() {
+            let stats = &port.stats[c];
+            if stats.total.arrivals > 0 {
+                rows.push(&scope, &class.name, stats, measured_s, stats.backlog());
+            }
+        }
+    }
+    let flows = flows_table(sim, measured_s);
+    let series = std::mem::take(&mut sim.series).into_table();
+    RunOutput {
+        scenario: scenario.name.clone(),
+        seed,
+        duration_s: scenario.run.duration.as_secs_f64(),
+        warmup_s: scenario.run.warmup.as_secs_f64(),
+        events: sim.events_processed,
+        tables: vec![rows.into_table(), flows, series],
+    }
+}

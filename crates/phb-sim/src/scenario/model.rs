@@ -1,0 +1,118 @@
+//! The validated scenario: what the engine accepts.
+//!
+//! Everything here has been checked (units converted, names resolved to
+//! indices, impossible values rejected), so building and running a network
+//! from it cannot fail on bad input. The raw, file-shaped form lives in
+//! [`super::raw`]; [`super::load`] turns one into the other.
+
+use phb::queue::QdiscConfig;
+use phb::Time;
+
+/// A complete, validated scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    /// A name for results (the file stem, unless the file sets one).
+    pub name: String,
+    pub run: RunConfig,
+    /// Traffic classes, in declaration order; a packet's class index is its
+    /// position here.
+    pub classes: Vec<ClassDef>,
+    pub nodes: Vec<NodeDef>,
+    pub links: Vec<LinkDef>,
+    pub groups: Vec<TrafficGroup>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunConfig {
+    /// Simulated time to run.
+    pub duration: Time,
+    /// Statistics count only from this time on.
+    pub warmup: Time,
+    /// The seed used when the command line gives none.
+    pub seed: u64,
+    /// Interval of the optional time series; `None` records none.
+    pub sample_interval: Option<Time>,
+}
+
+/// A traffic class: a name and the DSCP-like codepoint its packets carry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClassDef {
+    pub name: String,
+    pub codepoint: u8,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeKind {
+    /// Sources and sinks live on hosts.
+    Host,
+    /// Routers only forward.
+    Router,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeDef {
+    pub name: String,
+    pub kind: NodeKind,
+}
+
+/// A full-duplex point-to-point link between nodes `a` and `b` (indices
+/// into [`Scenario::nodes`]), with one output qdisc per direction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkDef {
+    pub a: usize,
+    pub b: usize,
+    /// Bits per second, the same in both directions.
+    pub rate_bps: u64,
+    /// One-way propagation delay.
+    pub delay: Time,
+    /// The qdisc on `a`'s output towards `b`.
+    pub qdisc_ab: QdiscConfig,
+    /// The qdisc on `b`'s output towards `a`.
+    pub qdisc_ba: QdiscConfig,
+}
+
+/// N identical flows declared once. Flow `i` of group `g` is named
+/// `"{g.name}.{i}"` (or just `g.name` when `count == 1`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrafficGroup {
+    pub name: String,
+    pub count: u32,
+    /// Source and destination hosts (indices into [`Scenario::nodes`]).
+    pub src: usize,
+    pub dst: usize,
+    /// Index into [`Scenario::classes`].
+    pub class: usize,
+    /// A pinned path (node indices from `src` to `dst`, each consecutive pair
+    /// joined by a link); `None` follows shortest-path routing.
+    pub path: Option<Vec<usize>>,
+    /// Sources start sending at `start` and stop at `stop`.
+    pub start: Time,
+    pub stop: Time,
+    pub source: SourceModel,
+}
+
+/// How a UDP source emits packets.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SourceModel {
+    /// Constant bit rate: one packet of `packet_size` bytes every `interval`.
+    Cbr { packet_size: u32, interval: Time },
+    /// ns-2's `Application/Traffic/Pareto`: during ON periods packets of
+    /// `packet_size` bytes at `rate_bps`; ON and OFF durations Pareto
+    /// distributed with means `on_mean`, `off_mean` and shape `shape`.
+    ParetoOnOff { packet_size: u32, rate_bps: u64, on_mean: Time, off_mean: Time, shape: f64 },
+    /// ns-2's `Application/Traffic/Exponential`: as above with exponential
+    /// ON and OFF durations (e.g. VoIP: 82-byte packets every 30 ms, ON 3 s,
+    /// OFF 6 s).
+    ExpOnOff { packet_size: u32, rate_bps: u64, on_mean: Time, off_mean: Time },
+}
+
+impl SourceModel {
+    /// The IP packet size in bytes.
+    pub fn packet_size(&self) -> u32 {
+        match *self {
+            SourceModel::Cbr { packet_size, .. }
+            | SourceModel::ParetoOnOff { packet_size, .. }
+            | SourceModel::ExpOnOff { packet_size, .. } => packet_size,
+        }
+    }
+}

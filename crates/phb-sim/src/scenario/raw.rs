@@ -1,0 +1,209 @@
+//! The scenario file as written: serde structs mirroring the TOML.
+//!
+//! Nothing here is checked beyond TOML types: unknown keys are rejected
+//! (`deny_unknown_fields`) and enumerated words (`kind`, `policy`, …) must be
+//! one of their values, but units are still text ([`Quantity`]), names are
+//! unresolved and the keys that only apply to some `kind` are all optional.
+//! Validation (`validate.rs`) turns this into [`super::model`].
+//!
+//! Tables of named entries (`[classes]`, `[qdiscs]`) are `BTreeMap`s because
+//! the `toml` crate, as configured here, sorts keys; where declaration order
+//! matters (classes) validation takes it from the document.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+
+/// The whole file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct File {
+    pub name: Option<String>,
+    pub run: Run,
+    pub classes: BTreeMap<String, i64>,
+    pub nodes: Nodes,
+    #[serde(default)]
+    pub qdiscs: BTreeMap<String, Qdisc>,
+    #[serde(default)]
+    pub links: Vec<Link>,
+    #[serde(default)]
+    pub traffic: Vec<Traffic>,
+}
+
+/// `[run]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Run {
+    pub duration: Quantity,
+    pub warmup: Option<Quantity>,
+    pub seed: Option<u64>,
+    pub sample_interval: Option<Quantity>,
+}
+
+/// `[nodes]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Nodes {
+    #[serde(default)]
+    pub hosts: Vec<String>,
+    #[serde(default)]
+    pub routers: Vec<String>,
+}
+
+/// `[qdiscs.NAME]`: the union of the keys of every kind.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Qdisc {
+    pub kind: QdiscKind,
+    pub limit: Option<Quantity>,
+    pub min_th: Option<f64>,
+    pub max_th: Option<f64>,
+    pub w_q: Option<f64>,
+    pub max_p: Option<f64>,
+    pub mean_pktsize: Option<Quantity>,
+    pub gentle: Option<bool>,
+    pub wait: Option<bool>,
+    pub mode: Option<RedMode>,
+    pub scheduler: Option<Scheduler>,
+    pub buffers: Option<Vec<Buffer>>,
+    pub queues: Option<Vec<Queue>>,
+    pub default_queue: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum QdiscKind {
+    Fifo,
+    Red,
+    Classful,
+}
+
+/// RED's `mode`: what the average counts.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RedMode {
+    Packets,
+    Bytes,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Scheduler {
+    Priority,
+}
+
+/// `[[qdiscs.NAME.buffers]]` of a classful qdisc: a drop-tail or RED policy
+/// with the same keys as a `fifo` or `red` qdisc.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Buffer {
+    pub name: String,
+    pub policy: Policy,
+    pub limit: Option<Quantity>,
+    pub min_th: Option<f64>,
+    pub max_th: Option<f64>,
+    pub w_q: Option<f64>,
+    pub max_p: Option<f64>,
+    pub mean_pktsize: Option<Quantity>,
+    pub gentle: Option<bool>,
+    pub wait: Option<bool>,
+    pub mode: Option<RedMode>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Policy {
+    Droptail,
+    Red,
+}
+
+/// `[[qdiscs.NAME.queues]]` of a classful qdisc.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Queue {
+    pub name: String,
+    #[serde(default)]
+    pub classes: Vec<String>,
+    pub buffer: String,
+}
+
+/// `[[links]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Link {
+    pub between: Vec<String>,
+    pub rate: Quantity,
+    pub delay: Quantity,
+    pub qdisc: Option<String>,
+    pub qdisc_forward: Option<String>,
+    pub qdisc_reverse: Option<String>,
+}
+
+/// `[[traffic]]`: the union of the keys of every kind.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Traffic {
+    pub name: String,
+    pub kind: TrafficKind,
+    pub from: String,
+    pub to: String,
+    pub class: String,
+    pub count: Option<u32>,
+    pub packet_size: Quantity,
+    pub rate: Option<Quantity>,
+    pub interval: Option<Quantity>,
+    pub on_mean: Option<Quantity>,
+    pub off_mean: Option<Quantity>,
+    pub shape: Option<f64>,
+    pub start: Option<Quantity>,
+    pub stop: Option<Quantity>,
+    pub path: Option<Vec<String>>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TrafficKind {
+    Cbr,
+    ParetoOnoff,
+    ExpOnoff,
+}
+
+/// A value with a unit, as written (`"10Mbps"`). A bare TOML number is kept
+/// as its text, so that the unit parsers can say which unit is missing
+/// instead of serde reporting a type mismatch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Quantity(pub String);
+
+impl<'de> Deserialize<'de> for Quantity {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct QuantityVisitor;
+
+        impl Visitor<'_> for QuantityVisitor {
+            type Value = Quantity;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number with a unit in a string, such as \"10Mbps\" or \"50ms\"")
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Quantity, E> {
+                Ok(Quantity(v.to_owned()))
+            }
+
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Quantity, E> {
+                Ok(Quantity(v.to_string()))
+            }
+
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Quantity, E> {
+                Ok(Quantity(v.to_string()))
+            }
+
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Quantity, E> {
+                Ok(Quantity(v.to_string()))
+            }
+        }
+
+        deserializer.deserialize_any(QuantityVisitor)
+    }
+}

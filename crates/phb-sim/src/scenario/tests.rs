@@ -1,0 +1,619 @@
+//! Tests of [`super::load`]: a complete file into the exact model, one test
+//! per class of error (key, line and column), overrides, and a property test
+//! that no input makes `load` panic.
+
+use phb::aqm::red::RedParams;
+use phb::aqm::Limit;
+use phb::queue::{BufferPolicy, QdiscConfig, QueueConfig, SchedulerKind};
+use phb::Time;
+use proptest::prelude::*;
+
+use super::*;
+
+const FULL: &str = r#"
+name = "full"
+
+[run]
+duration = "100s"
+warmup = "10s"
+seed = 7
+sample_interval = "100ms"
+
+[classes]
+be = 0
+ef = 46
+
+[nodes]
+hosts = ["s1", "s2", "d1"]
+routers = ["r1", "r2"]
+
+[qdiscs.bottleneck]
+kind = "red"
+limit = "250pkt"
+min_th = 60
+max_th = 180
+max_p = 0.05
+mode = "bytes"
+
+[qdiscs.edge]
+kind = "fifo"
+limit = "64KB"
+
+[qdiscs.prio]
+kind = "classful"
+scheduler = "priority"
+
+[[qdiscs.prio.buffers]]
+name = "shared"
+policy = "red"
+limit = "100pkt"
+min_th = 10
+max_th = 30
+w_q = 0.01
+gentle = false
+
+[[qdiscs.prio.buffers]]
+name = "small"
+policy = "droptail"
+limit = "10pkt"
+
+[[qdiscs.prio.queues]]
+name = "voice"
+classes = ["ef"]
+buffer = "small"
+
+[[qdiscs.prio.queues]]
+name = "data"
+classes = ["be"]
+buffer = "shared"
+
+[[links]]
+between = ["s1", "r1"]
+rate = "100Mbps"
+delay = "1ms"
+
+[[links]]
+between = ["s2", "r1"]
+rate = "100Mbps"
+delay = "0ms"
+qdisc = "edge"
+
+[[links]]
+between = ["r1", "r2"]
+rate = "10Mbps"
+delay = "10ms"
+qdisc = "bottleneck"
+qdisc_forward = "prio"
+
+[[links]]
+between = ["r2", "d1"]
+rate = "1.5Mb/s"
+delay = "500us"
+qdisc_reverse = "edge"
+
+[[traffic]]
+name = "voip"
+kind = "exp_onoff"
+from = "s1"
+to = "d1"
+class = "ef"
+count = 10
+packet_size = "82B"
+interval = "30ms"
+on_mean = "3s"
+off_mean = "6s"
+path = ["s1", "r1", "r2", "d1"]
+
+[[traffic]]
+name = "bulk"
+kind = "pareto_onoff"
+from = "s2"
+to = "d1"
+class = "be"
+packet_size = "500B"
+rate = "1Mbps"
+on_mean = "50ms"
+off_mean = "50ms"
+start = "1s"
+stop = "90s"
+
+[[traffic]]
+name = "stream"
+kind = "cbr"
+from = "s2"
+to = "d1"
+class = "be"
+packet_size = "1000B"
+rate = "2Mbps"
+"#;
+
+fn load_full(overrides: &[&str]) -> Result<Scenario, ScenarioError> {
+    let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    load(FULL, "dir/full.toml", &overrides)
+}
+
+/// Loads `FULL` with `from` replaced by `to` and returns the error.
+fn error_after(from: &str, to: &str) -> ScenarioError {
+    assert!(FULL.contains(from), "{from:?} is not in the test scenario");
+    load(&FULL.replacen(from, to, 1), "full.toml", &[]).expect_err("the edited scenario should be rejected")
+}
+
+/// `(key, line, column)` of an `Invalid` error, and its message.
+fn invalid(error: ScenarioError) -> ((String, usize, usize), String) {
+    match error {
+        ScenarioError::Invalid { key, line, column, message, .. } => ((key, line, column), message),
+        other => panic!("expected an Invalid error, got {other:?}"),
+    }
+}
+
+/// 1-based line and column of the last occurrence of `needle` in `text`.
+fn at(text: &str, needle: &str) -> (usize, usize) {
+    let offset = text.rfind(needle).unwrap_or_else(|| panic!("{needle:?} not found"));
+    location::line_column(text, offset)
+}
+
+fn expect_at(error: ScenarioError, key: &str, text: &str, needle: &str, message_part: &str) {
+    let ((k, line, column), message) = invalid(error);
+    assert_eq!((k.as_str(), (line, column)), (key, at(text, needle)), "message: {message}");
+    assert!(message.contains(message_part), "{message:?} should contain {message_part:?}");
+}
+
+#[test]
+fn a_full_scenario_parses_into_the_exact_model() {
+    let red = RedParams {
+        min_th: 60.0,
+        max_th: 180.0,
+        max_p: 0.05,
+        limit: Limit::Packets(250),
+        byte_mode: true,
+        ..RedParams::default()
+    };
+    let edge = QdiscConfig::fifo(Limit::Bytes(64_000));
+    let default = QdiscConfig::fifo(Limit::Packets(50));
+    let prio = QdiscConfig {
+        queues: vec![QueueConfig { name: "voice".into(), buffer: 1 }, QueueConfig { name: "data".into(), buffer: 0 }],
+        buffers: vec![
+            BufferPolicy::Red(RedParams {
+                min_th: 10.0,
+                max_th: 30.0,
+                w_q: 0.01,
+                limit: Limit::Packets(100),
+                gentle: false,
+                ..RedParams::default()
+            }),
+            BufferPolicy::DropTail { limit: Limit::Packets(10) },
+        ],
+        classify: vec![(46, 0), (0, 1)],
+        default_queue: 1,
+        scheduler: SchedulerKind::StrictPriority,
+    };
+    let host = |name: &str| NodeDef { name: name.into(), kind: NodeKind::Host };
+    let router = |name: &str| NodeDef { name: name.into(), kind: NodeKind::Router };
+    let expected = Scenario {
+        name: "full".into(),
+        run: RunConfig {
+            duration: Time::from_secs(100),
+            warmup: Time::from_secs(10),
+            seed: 7,
+            sample_interval: Some(Time::from_millis(100)),
+        },
+        classes: vec![ClassDef { name: "be".into(), codepoint: 0 }, ClassDef { name: "ef".into(), codepoint: 46 }],
+        nodes: vec![host("s1"), host("s2"), host("d1"), router("r1"), router("r2")],
+        links: vec![
+            LinkDef {
+                a: 0,
+                b: 3,
+                rate_bps: 100_000_000,
+                delay: Time::from_millis(1),
+                qdisc_ab: default.clone(),
+                qdisc_ba: default.clone(),
+            },
+            LinkDef {
+                a: 1,
+                b: 3,
+                rate_bps: 100_000_000,
+                delay: Time::ZERO,
+                qdisc_ab: edge.clone(),
+                qdisc_ba: edge.clone(),
+            },
+            LinkDef {
+                a: 3,
+                b: 4,
+                rate_bps: 10_000_000,
+                delay: Time::from_millis(10),
+                qdisc_ab: prio,
+                qdisc_ba: QdiscConfig::red(red),
+            },
+            LinkDef {
+                a: 4,
+                b: 2,
+                rate_bps: 1_500_000,
+                delay: Time::from_micros(500),
+                qdisc_ab: default,
+                qdisc_ba: edge,
+            },
+        ],
+        groups: vec![
+            TrafficGroup {
+                name: "voip".into(),
+                count: 10,
+                src: 0,
+                dst: 2,
+                class: 1,
+                path: Some(vec![0, 3, 4, 2]),
+                start: Time::ZERO,
+                stop: Time::from_secs(100),
+                // 82 bytes every 30 ms: 656 bits / 0.03 s = 21 866.67 bit/s.
+                source: SourceModel::ExpOnOff {
+                    packet_size: 82,
+                    rate_bps: 21_867,
+                    on_mean: Time::from_secs(3),
+                    off_mean: Time::from_secs(6),
+                },
+            },
+            TrafficGroup {
+                name: "bulk".into(),
+                count: 1,
+                src: 1,
+                dst: 2,
+                class: 0,
+                path: None,
+                start: Time::from_secs(1),
+                stop: Time::from_secs(90),
+                source: SourceModel::ParetoOnOff {
+                    packet_size: 500,
+                    rate_bps: 1_000_000,
+                    on_mean: Time::from_millis(50),
+                    off_mean: Time::from_millis(50),
+                    shape: 1.5,
+                },
+            },
+            TrafficGroup {
+                name: "stream".into(),
+                count: 1,
+                src: 1,
+                dst: 2,
+                class: 0,
+                path: None,
+                start: Time::ZERO,
+                stop: Time::from_secs(100),
+                source: SourceModel::Cbr { packet_size: 1000, interval: Time::from_millis(4) },
+            },
+        ],
+    };
+    assert_eq!(load_full(&[]), Ok(expected));
+}
+
+#[test]
+fn the_name_defaults_to_the_file_stem() {
+    let text = FULL.replacen("name = \"full\"", "", 1);
+    assert_eq!(load(&text, "some/dir/dumbbell.toml", &[]).unwrap().name, "dumbbell");
+    assert_eq!(load(&text, "C:\\x\\y.toml", &[]).unwrap().name, "y");
+}
+
+#[test]
+fn the_example_scenarios_load() {
+    for (name, text) in [
+        ("dumbbell-red", include_str!("../../../../scenarios/examples/dumbbell-red.toml")),
+        ("dumbbell-fifo", include_str!("../../../../scenarios/examples/dumbbell-fifo.toml")),
+    ] {
+        let scenario = load(text, &format!("{name}.toml"), &[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(scenario.name, name);
+    }
+}
+
+#[test]
+fn the_documented_example_loads() {
+    let doc = include_str!("../../../../docs/scenario-format.md");
+    let start = doc.find("```toml\n").expect("docs/scenario-format.md has a TOML example") + "```toml\n".len();
+    let example = &doc[start..start + doc[start..].find("```").expect("the example is closed")];
+    let scenario = load(example, "docs/dumbbell-prio.toml", &[]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((scenario.name.as_str(), scenario.groups.len()), ("dumbbell-prio", 3));
+}
+
+#[test]
+fn syntax_errors_give_a_position() {
+    let error = error_after("seed = 7", "seed = = 7");
+    let ScenarioError::Syntax { line, source_name, .. } = error else { panic!("expected Syntax, got {error:?}") };
+    assert_eq!((source_name.as_str(), line), ("full.toml", at(FULL, "seed = 7").0));
+}
+
+#[test]
+fn an_unknown_key_is_named_with_its_position() {
+    let text = FULL.replacen("duration = ", "durration = ", 1);
+    let error = load(&text, "full.toml", &[]).unwrap_err();
+    assert!(error
+        .to_string()
+        .starts_with(&format!("full.toml:{}:1: run.durration: unknown field", at(&text, "durration").0)));
+    expect_at(error, "run.durration", &text, "durration", "unknown field `durration`");
+}
+
+#[test]
+fn a_missing_key_points_at_its_table() {
+    let text = FULL.replacen("rate = \"10Mbps\"\n", "", 1);
+    let error = load(&text, "full.toml", &[]).unwrap_err();
+    // The third [[links]] header.
+    let header = text.match_indices("[[links]]").nth(2).unwrap().0;
+    let ((key, line, column), message) = invalid(error);
+    assert_eq!((key.as_str(), line, column), ("links[2].rate", location::line_column(&text, header).0, 1));
+    assert_eq!(message, "missing field `rate`");
+}
+
+#[test]
+fn wrong_types_and_unknown_words_are_named() {
+    let text = FULL.replacen("max_th = 180", "max_th = \"lots\"", 1);
+    expect_at(
+        load(&text, "f", &[]).unwrap_err(),
+        "qdiscs.bottleneck.max_th",
+        &text,
+        "max_th = \"lots\"",
+        "expected f64",
+    );
+    let text = FULL.replacen("kind = \"fifo\"", "kind = \"fifi\"", 1);
+    expect_at(
+        load(&text, "f", &[]).unwrap_err(),
+        "qdiscs.edge.kind",
+        &text,
+        "kind = \"fifi\"",
+        "unknown variant `fifi`",
+    );
+}
+
+#[test]
+fn max_th_below_min_th_is_reported_at_max_th() {
+    let text = FULL.replacen("max_th = 180", "max_th = 50", 1);
+    let error = load(&text, "full.toml", &[]).unwrap_err();
+    expect_at(error, "qdiscs.bottleneck.max_th", &text, "max_th = 50", "max_th (50) must be greater than min_th (60)");
+}
+
+#[test]
+fn a_zero_or_misspelt_rate_is_reported() {
+    let text = FULL.replacen("\"10Mbps\"", "\"0Mbps\"", 1);
+    expect_at(load(&text, "f", &[]).unwrap_err(), "links[2].rate", &text, "rate = \"0Mbps\"", "must be positive");
+    let text = FULL.replacen("\"10Mbps\"", "\"10Mbs\"", 1);
+    let ((key, ..), message) = invalid(load(&text, "f", &[]).unwrap_err());
+    assert_eq!(key, "links[2].rate");
+    assert_eq!(message, "\"10Mbs\" is not a rate; expected a number and a unit such as 10Mbps, 64kbps, 1Gbps");
+    let text = FULL.replacen("delay = \"10ms\"", "delay = 10", 1);
+    expect_at(
+        load(&text, "f", &[]).unwrap_err(),
+        "links[2].delay",
+        &text,
+        "delay = 10",
+        "has no unit; expected a time",
+    );
+}
+
+#[test]
+fn a_flow_between_unconnected_hosts_is_reported_at_to() {
+    let text = FULL
+        .replacen("hosts = [\"s1\", \"s2\", \"d1\"]", "hosts = [\"s1\", \"s2\", \"d1\", \"d9\"]", 1)
+        .replacen("to = \"d1\"\nclass = \"be\"", "to = \"d9\"\nclass = \"be\"", 1);
+    expect_at(
+        load(&text, "f", &[]).unwrap_err(),
+        "traffic[1].to",
+        &text,
+        "to = \"d9\"",
+        "d9 cannot be reached from s2",
+    );
+    let text = FULL.replacen("to = \"d1\"\nclass = \"be\"", "to = \"d9\"\nclass = \"be\"", 1);
+    let ((key, ..), message) = invalid(load(&text, "f", &[]).unwrap_err());
+    assert_eq!((key.as_str(), message.as_str()), ("traffic[1].to", "d9 is not a node; nodes are s1, s2, d1, r1, r2"));
+}
+
+#[test]
+fn an_unknown_class_is_reported() {
+    let text = FULL.replacen("class = \"ef\"", "class = \"af11\"", 1);
+    expect_at(
+        load(&text, "f", &[]).unwrap_err(),
+        "traffic[0].class",
+        &text,
+        "class = \"af11\"",
+        "af11 is not a class; classes are be, ef",
+    );
+    let text = FULL.replacen("classes = [\"ef\"]", "classes = [\"ef\", \"be\"]", 1);
+    expect_at(
+        load(&text, "f", &[]).unwrap_err(),
+        "qdiscs.prio.queues[1].classes[0]",
+        &text,
+        "\"be\"]\nbuffer = \"shared\"",
+        "already in queue voice",
+    );
+}
+
+#[test]
+fn a_pinned_path_must_follow_links() {
+    let text = FULL.replacen("path = [\"s1\", \"r1\", \"r2\", \"d1\"]", "path = [\"s1\", \"r1\", \"d1\"]", 1);
+    expect_at(
+        load(&text, "f", &[]).unwrap_err(),
+        "traffic[0].path[2]",
+        &text,
+        "\"d1\"]",
+        "r1 and d1 are not joined by a link",
+    );
+    let text = FULL.replacen("path = [\"s1\", \"r1\", \"r2\", \"d1\"]", "path = [\"s1\", \"r1\", \"r2\"]", 1);
+    expect_at(
+        load(&text, "f", &[]).unwrap_err(),
+        "traffic[0].path[2]",
+        &text,
+        "\"r2\"]",
+        "must end at the destination d1",
+    );
+}
+
+#[test]
+fn keys_of_another_kind_are_rejected() {
+    let text = FULL.replacen("limit = \"64KB\"", "limit = \"64KB\"\nmin_th = 3", 1);
+    expect_at(
+        load(&text, "f", &[]).unwrap_err(),
+        "qdiscs.edge.min_th",
+        &text,
+        "min_th = 3",
+        "does not apply to a fifo qdisc, which takes: limit",
+    );
+    let text = FULL.replacen("rate = \"2Mbps\"", "rate = \"2Mbps\"\ninterval = \"1ms\"", 1);
+    expect_at(
+        load(&text, "f", &[]).unwrap_err(),
+        "traffic[2].interval",
+        &text,
+        "interval = \"1ms\"",
+        "either rate or interval",
+    );
+}
+
+#[test]
+fn other_invalid_values_are_reported() {
+    // (text replaced, replacement, key, where the error points, message).
+    let cases = [
+        ("warmup = \"10s\"", "warmup = \"200s\"", "run.warmup", "warmup", "shorter than the duration"),
+        ("ef = 46", "ef = 0", "classes.ef", "ef = 0", "already used by class be"),
+        ("ef = 46", "ef = 64", "classes.ef", "ef = 64", "out of range"),
+        ("routers = [\"r1\", \"r2\"]", "routers = [\"r1\", \"s1\"]", "nodes.routers[1]", "\"s1\"]", "already a node"),
+        (
+            "qdisc = \"edge\"",
+            "qdisc = \"egde\"",
+            "links[1].qdisc",
+            "qdisc = \"egde\"",
+            "egde is not a qdisc; qdiscs defined under [qdiscs] are bottleneck, edge, prio",
+        ),
+        (
+            "between = [\"r2\", \"d1\"]",
+            "between = [\"r1\", \"s1\"]",
+            "links[3].between",
+            "between = [\"r1\", \"s1\"]",
+            "already joined by links[0]",
+        ),
+        (
+            "between = [\"r2\", \"d1\"]",
+            "between = [\"d1\"]",
+            "links[3].between",
+            "between = [\"d1\"]",
+            "exactly two nodes",
+        ),
+        (
+            "between = [\"r2\", \"d1\"]",
+            "between = [\"r2\", \"r2\"]",
+            "links[3].between[1]",
+            "\"r2\"]",
+            "two different nodes",
+        ),
+        ("from = \"s1\"", "from = \"r1\"", "traffic[0].from", "from = \"r1\"", "r1 is a router"),
+        ("count = 10", "count = 0", "traffic[0].count", "count = 0", "at least 1"),
+        (
+            "packet_size = \"82B\"",
+            "packet_size = \"70KB\"",
+            "traffic[0].packet_size",
+            "packet_size = \"70KB\"",
+            "between 1 B and 65535 B",
+        ),
+        ("stop = \"90s\"", "stop = \"1s\"", "traffic[1].stop", "stop = \"1s\"", "must be before stop"),
+        (
+            "name = \"bulk\"",
+            "name = \"voip\"",
+            "traffic[1].name",
+            "name = \"voip\"\nkind = \"pareto",
+            "already the name of traffic[0]",
+        ),
+        (
+            "buffer = \"small\"",
+            "buffer = \"tiny\"",
+            "qdiscs.prio.queues[0].buffer",
+            "buffer = \"tiny\"",
+            "tiny is not a buffer of this qdisc; buffers are shared, small",
+        ),
+        (
+            "limit = \"10pkt\"",
+            "limit = \"0pkt\"",
+            "qdiscs.prio.buffers[1].limit",
+            "limit = \"0pkt\"",
+            "must be positive",
+        ),
+        ("w_q = 0.01", "w_q = 2", "qdiscs.prio.buffers[0].w_q", "w_q = 2", "w_q must be in (0, 1]"),
+        ("off_mean = \"6s\"", "off_mean = \"0s\"", "traffic[0].off_mean", "off_mean = \"0s\"", "must be positive"),
+    ];
+    for (from, to, key, needle, message_part) in cases {
+        let text = FULL.replacen(from, to, 1);
+        expect_at(load(&text, "f", &[]).expect_err(to), key, &text, needle, message_part);
+    }
+    let text = FULL.replacen("off_mean = \"50ms\"", "off_mean = \"50ms\"\nshape = 1", 1);
+    expect_at(
+        load(&text, "f", &[]).unwrap_err(),
+        "traffic[1].shape",
+        &text,
+        "shape = 1",
+        "shape must be greater than 1",
+    );
+}
+
+#[test]
+fn a_missing_kind_specific_key_is_named() {
+    let text = FULL.replacen("on_mean = \"50ms\"\n", "", 1);
+    let ((key, ..), message) = invalid(load(&text, "f", &[]).unwrap_err());
+    assert_eq!((key.as_str(), message.as_str()), ("traffic[1].on_mean", "a pareto_onoff source needs `on_mean`"));
+    let text = FULL.replacen("min_th = 60\n", "", 1);
+    let ((key, ..), _) = invalid(load(&text, "f", &[]).unwrap_err());
+    assert_eq!(key, "qdiscs.bottleneck.min_th");
+}
+
+#[test]
+fn overrides_change_values() {
+    let scenario =
+        load_full(&["qdiscs.bottleneck.max_p=0.2", "links[0].rate=5Mbps", "links.1.delay = \"2ms\"", "run.seed=3"])
+            .unwrap();
+    let BufferPolicy::Red(red) = &scenario.links[2].qdisc_ba.buffers[0] else { panic!("not RED") };
+    assert_eq!(red.max_p, 0.2);
+    assert_eq!(scenario.links[0].rate_bps, 5_000_000);
+    assert_eq!(scenario.links[1].delay, Time::from_millis(2));
+    assert_eq!(scenario.run.seed, 3);
+    // A new key in an existing table is validated like the file.
+    assert_eq!(load_full(&["traffic[2].count=4"]).unwrap().groups[2].count, 4);
+    let ((key, ..), message) = invalid(load_full(&["run.durration=5s"]).unwrap_err());
+    assert_eq!(key, "run.durration");
+    assert!(message.starts_with("unknown field `durration`"), "{message}");
+}
+
+#[test]
+fn an_invalid_override_value_says_it_came_from_the_command_line() {
+    let ((key, line, _), message) = invalid(load_full(&["links[2].rate=10Mbs"]).unwrap_err());
+    assert_eq!((key.as_str(), line), ("links[2].rate", at(FULL, "rate = \"10Mbps\"").0));
+    assert!(message.ends_with("(value set by --set)"), "{message}");
+}
+
+#[test]
+fn bad_override_paths_are_override_errors() {
+    for (assignment, message_part) in [
+        ("links[9].rate=1Mbps", "past its end"),
+        ("nothing.here=1", "not create tables"),
+        ("run.seed.x=1", "not a table"),
+        ("run=1", "is a table"),
+        ("links[x].rate=1", "bad path"),
+        ("links[0].rate", "expected path=value"),
+    ] {
+        match load_full(&[assignment]) {
+            Err(ScenarioError::Override { assignment: a, message }) => {
+                assert_eq!(a, assignment);
+                assert!(message.contains(message_part), "{assignment}: {message}");
+            }
+            other => panic!("{assignment}: expected an Override error, got {other:?}"),
+        }
+    }
+}
+
+proptest! {
+    /// No text, and no override, makes `load` panic.
+    #[test]
+    fn load_never_panics(text in "\\PC*", assignment in "\\PC*|[a-z_.0-9\\[\\]]{1,24}=[a-zA-Z0-9\". \\[\\]]{0,8}") {
+        let _ = load(&text, "p.toml", &[]);
+        let _ = load(FULL, "p.toml", &[assignment]);
+    }
+
+    /// Mutations of a valid file (a character replaced) never panic either.
+    #[test]
+    fn mutated_scenarios_never_panic(position in 0..FULL.len(), replacement in "[\\[\\]\"=.,0-9a-z_ \n-]{0,3}") {
+        let mut text = FULL.to_owned();
+        if text.is_char_boundary(position) && text.is_char_boundary(position + 1) {
+            text.replace_range(position..position + 1, &replacement);
+        }
+        let _ = load(&text, "p.toml", &[]);
+    }
+}

@@ -1,0 +1,709 @@
+//! Validation: [`raw::File`] to [`Scenario`].
+//!
+//! Converts units, resolves names to indices, applies defaults and rejects
+//! impossible values, section by section (run, classes, nodes, qdiscs,
+//! links, traffic). The first problem found is returned as
+//! [`ScenarioError::Invalid`] naming the key and its position in the text.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use phb::aqm::red::RedParams;
+use phb::aqm::Limit;
+use phb::queue::{BufferPolicy, QdiscConfig, QueueConfig, SchedulerKind};
+use phb::Time;
+use toml_edit::Document;
+
+use super::location::{join, position};
+use super::model::*;
+use super::raw::{self, Quantity};
+use super::units;
+use super::ScenarioError;
+
+/// A link's qdisc when the file names none: a drop-tail FIFO of 50 packets,
+/// ns-2's default `Queue` `limit_`.
+const DEFAULT_QDISC_LIMIT: Limit = Limit::Packets(50);
+
+type Result<T> = std::result::Result<T, ScenarioError>;
+
+/// Validates `file`, which was deserialised from `doc`'s text.
+pub(super) fn validate(file: &raw::File, doc: &Document<&str>, source_name: &str) -> Result<Scenario> {
+    let cx = Context { doc, source_name };
+    let name = match &file.name {
+        Some(name) if name.trim().is_empty() => return Err(cx.err("name", "the name must not be empty")),
+        Some(name) => name.clone(),
+        None => default_name(source_name),
+    };
+    let run = cx.run(&file.run)?;
+    let classes = cx.classes(&file.classes)?;
+    let nodes = cx.nodes(&file.nodes)?;
+    let qdiscs = file
+        .qdiscs
+        .iter()
+        .map(|(name, q)| Ok((name.as_str(), cx.qdisc(&join("qdiscs", name), q, &classes)?)))
+        .collect::<Result<BTreeMap<_, _>>>()?;
+    let links = cx.links(&file.links, &nodes, &qdiscs)?;
+    let groups = cx.traffic(&file.traffic, &run, &classes, &nodes, &links)?;
+    Ok(Scenario { name, run, classes, nodes, links, groups })
+}
+
+/// The file stem of `source_name`: `dir/dumbbell.toml` gives `dumbbell`.
+fn default_name(source_name: &str) -> String {
+    let file = source_name.rsplit(['/', '\\']).next().unwrap_or(source_name);
+    let stem = file.strip_suffix(".toml").unwrap_or(file);
+    if stem.is_empty() {
+        "scenario".to_owned()
+    } else {
+        stem.to_owned()
+    }
+}
+
+/// `a, b, c`, or `none` for an empty list.
+fn list<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    let names: Vec<&str> = names.into_iter().collect();
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// The keys that only some kinds of an entry accept, and whether each is set.
+type Present = [(&'static str, bool)];
+
+/// What validation needs besides the file: where keys are, for messages.
+struct Context<'a> {
+    doc: &'a Document<&'a str>,
+    source_name: &'a str,
+}
+
+impl Context<'_> {
+    fn err(&self, key: &str, message: impl Into<String>) -> ScenarioError {
+        let (line, column) = position(self.doc, key);
+        ScenarioError::Invalid {
+            source_name: self.source_name.to_owned(),
+            key: key.to_owned(),
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+
+    fn time(&self, key: &str, q: &Quantity) -> Result<Time> {
+        units::parse_time(&q.0).map_err(|m| self.err(key, m))
+    }
+
+    fn positive_time(&self, key: &str, q: &Quantity) -> Result<Time> {
+        match self.time(key, q)? {
+            Time::ZERO => Err(self.err(key, format!("{:?} must be positive", q.0))),
+            t => Ok(t),
+        }
+    }
+
+    fn rate(&self, key: &str, q: &Quantity) -> Result<u64> {
+        units::parse_rate(&q.0).map_err(|m| self.err(key, m))
+    }
+
+    fn size(&self, key: &str, q: &Quantity) -> Result<u64> {
+        units::parse_size(&q.0).map_err(|m| self.err(key, m))
+    }
+
+    fn required<'v, T>(&self, path: &str, key: &str, value: &'v Option<T>, what: &str) -> Result<&'v T> {
+        value.as_ref().ok_or_else(|| self.err(&join(path, key), format!("{what} needs `{key}`")))
+    }
+
+    /// Rejects the first key that is set but not in `allowed` for `what`.
+    fn only(&self, path: &str, what: &str, present: &Present, allowed: &[&str]) -> Result<()> {
+        match present.iter().find(|(key, set)| *set && !allowed.contains(key)) {
+            Some((key, _)) => Err(self.err(
+                &join(path, key),
+                format!("`{key}` does not apply to {what}, which takes: {}", list(allowed.iter().copied())),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    fn run(&self, run: &raw::Run) -> Result<RunConfig> {
+        let duration = self.positive_time("run.duration", &run.duration)?;
+        let warmup = match &run.warmup {
+            Some(q) => self.time("run.warmup", q)?,
+            None => Time::ZERO,
+        };
+        if warmup >= duration {
+            return Err(self.err(
+                "run.warmup",
+                format!("the warmup ({}) must be shorter than the duration ({})", fmt_time(warmup), fmt_time(duration)),
+            ));
+        }
+        let sample_interval = match &run.sample_interval {
+            Some(q) => {
+                let interval = self.positive_time("run.sample_interval", q)?;
+                if interval > duration {
+                    return Err(self.err(
+                        "run.sample_interval",
+                        format!(
+                            "the sample interval ({}) must not exceed the duration ({})",
+                            fmt_time(interval),
+                            fmt_time(duration)
+                        ),
+                    ));
+                }
+                Some(interval)
+            }
+            None => None,
+        };
+        Ok(RunConfig { duration, warmup, seed: run.seed.unwrap_or(1), sample_interval })
+    }
+
+    /// Classes in the order the document declares them (the `toml` crate
+    /// sorts map keys, so the order comes from the document).
+    fn classes(&self, classes: &BTreeMap<String, i64>) -> Result<Vec<ClassDef>> {
+        let declared = self
+            .doc
+            .get("classes")
+            .and_then(|item| item.as_table_like())
+            .map(|t| t.iter().map(|(k, _)| k).collect::<Vec<_>>());
+        let order = declared.expect("[classes] was deserialised, so the document has it");
+        if order.is_empty() {
+            return Err(self.err("classes", "at least one class is needed, e.g. `be = 0` under [classes]"));
+        }
+        let mut out: Vec<ClassDef> = Vec::with_capacity(order.len());
+        for name in order {
+            let key = join("classes", name);
+            let codepoint = classes[name];
+            let codepoint = u8::try_from(codepoint).ok().filter(|&c| c <= 63).ok_or_else(|| {
+                self.err(&key, format!("codepoint {codepoint} is out of range; codepoints are 0..=63"))
+            })?;
+            if let Some(other) = out.iter().find(|c| c.codepoint == codepoint) {
+                return Err(self.err(
+                    &key,
+                    format!("codepoint {codepoint} is already used by class {}; codepoints must be unique", other.name),
+                ));
+            }
+            out.push(ClassDef { name: name.to_owned(), codepoint });
+        }
+        Ok(out)
+    }
+
+    fn nodes(&self, nodes: &raw::Nodes) -> Result<Vec<NodeDef>> {
+        let mut out: Vec<NodeDef> = Vec::new();
+        let lists = [("hosts", &nodes.hosts, NodeKind::Host), ("routers", &nodes.routers, NodeKind::Router)];
+        for (list_name, names, kind) in lists {
+            for (i, name) in names.iter().enumerate() {
+                let key = format!("nodes.{list_name}[{i}]");
+                if name.trim().is_empty() {
+                    return Err(self.err(&key, "a node name must not be empty"));
+                }
+                if out.iter().any(|n| n.name == *name) {
+                    return Err(self.err(
+                        &key,
+                        format!("{name} is already a node; node names must be unique across hosts and routers"),
+                    ));
+                }
+                out.push(NodeDef { name: name.clone(), kind });
+            }
+        }
+        if out.len() < 2 {
+            return Err(self.err("nodes", format!("a scenario needs at least 2 nodes, found {}", out.len())));
+        }
+        Ok(out)
+    }
+
+    fn qdisc(&self, path: &str, q: &raw::Qdisc, classes: &[ClassDef]) -> Result<QdiscConfig> {
+        let present: &Present = &[
+            ("limit", q.limit.is_some()),
+            ("min_th", q.min_th.is_some()),
+            ("max_th", q.max_th.is_some()),
+            ("w_q", q.w_q.is_some()),
+            ("max_p", q.max_p.is_some()),
+            ("mean_pktsize", q.mean_pktsize.is_some()),
+            ("gentle", q.gentle.is_some()),
+            ("wait", q.wait.is_some()),
+            ("mode", q.mode.is_some()),
+            ("scheduler", q.scheduler.is_some()),
+            ("buffers", q.buffers.is_some()),
+            ("queues", q.queues.is_some()),
+            ("default_queue", q.default_queue.is_some()),
+        ];
+        let keys = PolicyKeys {
+            limit: &q.limit,
+            min_th: q.min_th,
+            max_th: q.max_th,
+            w_q: q.w_q,
+            max_p: q.max_p,
+            mean_pktsize: &q.mean_pktsize,
+            gentle: q.gentle,
+            wait: q.wait,
+            mode: q.mode,
+        };
+        let config = match q.kind {
+            raw::QdiscKind::Fifo => {
+                self.only(path, "a fifo qdisc", present, &["limit"])?;
+                QdiscConfig::fifo(self.drop_tail_limit(path, &keys, "a fifo qdisc")?)
+            }
+            raw::QdiscKind::Red => {
+                self.only(path, "a red qdisc", present, RED_KEYS)?;
+                QdiscConfig::red(self.red_params(path, &keys, "a red qdisc")?)
+            }
+            raw::QdiscKind::Classful => {
+                self.only(path, "a classful qdisc", present, &["scheduler", "buffers", "queues", "default_queue"])?;
+                self.classful(path, q, classes)?
+            }
+        };
+        config.validate().map_err(|m| self.err(path, m))?;
+        Ok(config)
+    }
+
+    fn drop_tail_limit(&self, path: &str, keys: &PolicyKeys, what: &str) -> Result<Limit> {
+        let key = join(path, "limit");
+        let limit = self.required(path, "limit", keys.limit, what)?;
+        match units::parse_limit(&limit.0).map_err(|m| self.err(&key, m))? {
+            Limit::Packets(0) | Limit::Bytes(0) => Err(self.err(&key, "a drop-tail limit must be positive")),
+            limit => Ok(limit),
+        }
+    }
+
+    fn red_params(&self, path: &str, keys: &PolicyKeys, what: &str) -> Result<RedParams> {
+        let defaults = RedParams::default();
+        let limit = self.required(path, "limit", keys.limit, what)?;
+        let params = RedParams {
+            min_th: *self.required(path, "min_th", &keys.min_th, what)?,
+            max_th: *self.required(path, "max_th", &keys.max_th, what)?,
+            w_q: keys.w_q.unwrap_or(defaults.w_q),
+            max_p: keys.max_p.unwrap_or(defaults.max_p),
+            limit: units::parse_limit(&limit.0).map_err(|m| self.err(&join(path, "limit"), m))?,
+            mean_pktsize: match keys.mean_pktsize {
+                Some(q) => {
+                    let key = join(path, "mean_pktsize");
+                    let size = self.size(&key, q)?;
+                    u32::try_from(size).map_err(|_| self.err(&key, format!("{:?} is too large a packet size", q.0)))?
+                }
+                None => defaults.mean_pktsize,
+            },
+            gentle: keys.gentle.unwrap_or(defaults.gentle),
+            wait: keys.wait.unwrap_or(defaults.wait),
+            byte_mode: keys.mode == Some(raw::RedMode::Bytes),
+        };
+        params.validate().map_err(|message| {
+            // RedParams' messages start with the parameter they are about.
+            let param = message.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("");
+            let key = if RED_KEYS.contains(&param) { join(path, param) } else { path.to_owned() };
+            self.err(&key, message)
+        })?;
+        Ok(params)
+    }
+
+    fn classful(&self, path: &str, q: &raw::Qdisc, classes: &[ClassDef]) -> Result<QdiscConfig> {
+        let what = "a classful qdisc";
+        let buffers_raw = self.required(path, "buffers", &q.buffers, what)?;
+        let queues_raw = self.required(path, "queues", &q.queues, what)?;
+        if buffers_raw.is_empty() {
+            return Err(self.err(&join(path, "buffers"), "a classful qdisc needs at least one buffer"));
+        }
+        if queues_raw.is_empty() {
+            return Err(self.err(&join(path, "queues"), "a classful qdisc needs at least one queue"));
+        }
+        let mut buffers = Vec::with_capacity(buffers_raw.len());
+        for (i, b) in buffers_raw.iter().enumerate() {
+            let bpath = format!("{}[{i}]", join(path, "buffers"));
+            if buffers_raw[..i].iter().any(|other| other.name == b.name) {
+                return Err(
+                    self.err(&join(&bpath, "name"), format!("a buffer named {} already exists in this qdisc", b.name))
+                );
+            }
+            buffers.push(self.buffer(&bpath, b)?);
+        }
+        let buffer_names = || list(buffers_raw.iter().map(|b| b.name.as_str()));
+        let mut queues = Vec::with_capacity(queues_raw.len());
+        let mut classify: Vec<(u8, usize)> = Vec::new();
+        let mut queue_of_class: BTreeMap<&str, &str> = BTreeMap::new();
+        for (i, queue) in queues_raw.iter().enumerate() {
+            let qpath = format!("{}[{i}]", join(path, "queues"));
+            if queues_raw[..i].iter().any(|other| other.name == queue.name) {
+                return Err(self
+                    .err(&join(&qpath, "name"), format!("a queue named {} already exists in this qdisc", queue.name)));
+            }
+            let buffer = buffers_raw.iter().position(|b| b.name == queue.buffer).ok_or_else(|| {
+                self.err(
+                    &join(&qpath, "buffer"),
+                    format!("{} is not a buffer of this qdisc; buffers are {}", queue.buffer, buffer_names()),
+                )
+            })?;
+            for (j, class) in queue.classes.iter().enumerate() {
+                let key = format!("{}[{j}]", join(&qpath, "classes"));
+                let index = class_index(classes, class).map_err(|m| self.err(&key, m))?;
+                if let Some(other) = queue_of_class.insert(class, &queue.name) {
+                    return Err(
+                        self.err(&key, format!("class {class} is already in queue {other}; a class goes to one queue"))
+                    );
+                }
+                classify.push((classes[index].codepoint, i));
+            }
+            queues.push(QueueConfig { name: queue.name.clone(), buffer });
+        }
+        let default_queue = match &q.default_queue {
+            Some(name) => queues_raw.iter().position(|queue| queue.name == *name).ok_or_else(|| {
+                self.err(
+                    &join(path, "default_queue"),
+                    format!(
+                        "{name} is not a queue of this qdisc; queues are {}",
+                        list(queues_raw.iter().map(|q| q.name.as_str()))
+                    ),
+                )
+            })?,
+            None => queues.len() - 1,
+        };
+        let scheduler = match q.scheduler.unwrap_or(raw::Scheduler::Priority) {
+            raw::Scheduler::Priority => SchedulerKind::StrictPriority,
+        };
+        Ok(QdiscConfig { queues, buffers, classify, default_queue, scheduler })
+    }
+
+    fn buffer(&self, path: &str, b: &raw::Buffer) -> Result<BufferPolicy> {
+        let present: &Present = &[
+            ("limit", b.limit.is_some()),
+            ("min_th", b.min_th.is_some()),
+            ("max_th", b.max_th.is_some()),
+            ("w_q", b.w_q.is_some()),
+            ("max_p", b.max_p.is_some()),
+            ("mean_pktsize", b.mean_pktsize.is_some()),
+            ("gentle", b.gentle.is_some()),
+            ("wait", b.wait.is_some()),
+            ("mode", b.mode.is_some()),
+        ];
+        let keys = PolicyKeys {
+            limit: &b.limit,
+            min_th: b.min_th,
+            max_th: b.max_th,
+            w_q: b.w_q,
+            max_p: b.max_p,
+            mean_pktsize: &b.mean_pktsize,
+            gentle: b.gentle,
+            wait: b.wait,
+            mode: b.mode,
+        };
+        match b.policy {
+            raw::Policy::Droptail => {
+                self.only(path, "a droptail buffer", present, &["limit"])?;
+                Ok(BufferPolicy::DropTail { limit: self.drop_tail_limit(path, &keys, "a droptail buffer")? })
+            }
+            raw::Policy::Red => {
+                self.only(path, "a red buffer", present, RED_KEYS)?;
+                Ok(BufferPolicy::Red(self.red_params(path, &keys, "a red buffer")?))
+            }
+        }
+    }
+
+    fn links(
+        &self,
+        links: &[raw::Link],
+        nodes: &[NodeDef],
+        qdiscs: &BTreeMap<&str, QdiscConfig>,
+    ) -> Result<Vec<LinkDef>> {
+        let mut out: Vec<LinkDef> = Vec::with_capacity(links.len());
+        for (i, link) in links.iter().enumerate() {
+            let path = format!("links[{i}]");
+            let between = format!("{path}.between");
+            let [a, b] = link.between.as_slice() else {
+                return Err(self.err(
+                    &between,
+                    format!(
+                        "a link joins exactly two nodes, e.g. between = [\"s1\", \"r1\"]; found {} names",
+                        link.between.len()
+                    ),
+                ));
+            };
+            let a = node_index(nodes, a).map_err(|m| self.err(&format!("{between}[0]"), m))?;
+            let b = node_index(nodes, b).map_err(|m| self.err(&format!("{between}[1]"), m))?;
+            if a == b {
+                return Err(self.err(
+                    &format!("{between}[1]"),
+                    format!("a link joins two different nodes; both ends are {}", nodes[a].name),
+                ));
+            }
+            if let Some(j) = out.iter().position(|l| (l.a, l.b) == (a, b) || (l.a, l.b) == (b, a)) {
+                return Err(self.err(
+                    &between,
+                    format!("{} and {} are already joined by links[{j}]", nodes[a].name, nodes[b].name),
+                ));
+            }
+            let rate_bps = self.rate(&format!("{path}.rate"), &link.rate)?;
+            let delay = self.time(&format!("{path}.delay"), &link.delay)?;
+            let lookup = |key: &str, name: &Option<String>| -> Result<Option<QdiscConfig>> {
+                let Some(name) = name else { return Ok(None) };
+                match qdiscs.get(name.as_str()) {
+                    Some(config) => Ok(Some(config.clone())),
+                    None => Err(self.err(
+                        &format!("{path}.{key}"),
+                        format!(
+                            "{name} is not a qdisc; qdiscs defined under [qdiscs] are {}",
+                            list(qdiscs.keys().copied())
+                        ),
+                    )),
+                }
+            };
+            let both = lookup("qdisc", &link.qdisc)?.unwrap_or_else(|| QdiscConfig::fifo(DEFAULT_QDISC_LIMIT));
+            let qdisc_ab = lookup("qdisc_forward", &link.qdisc_forward)?.unwrap_or_else(|| both.clone());
+            let qdisc_ba = lookup("qdisc_reverse", &link.qdisc_reverse)?.unwrap_or(both);
+            out.push(LinkDef { a, b, rate_bps, delay, qdisc_ab, qdisc_ba });
+        }
+        Ok(out)
+    }
+
+    fn traffic(
+        &self,
+        traffic: &[raw::Traffic],
+        run: &RunConfig,
+        classes: &[ClassDef],
+        nodes: &[NodeDef],
+        links: &[LinkDef],
+    ) -> Result<Vec<TrafficGroup>> {
+        let mut neighbours = vec![Vec::new(); nodes.len()];
+        for link in links {
+            neighbours[link.a].push(link.b);
+            neighbours[link.b].push(link.a);
+        }
+        let mut out = Vec::with_capacity(traffic.len());
+        for (i, t) in traffic.iter().enumerate() {
+            let path = format!("traffic[{i}]");
+            let key = |k: &str| format!("{path}.{k}");
+            if t.name.trim().is_empty() {
+                return Err(self.err(&key("name"), "a traffic group needs a non-empty name"));
+            }
+            if let Some(j) = traffic[..i].iter().position(|other| other.name == t.name) {
+                return Err(self.err(
+                    &key("name"),
+                    format!("{} is already the name of traffic[{j}]; names must be unique", t.name),
+                ));
+            }
+            let src = self.host(nodes, &key("from"), &t.from)?;
+            let dst = self.host(nodes, &key("to"), &t.to)?;
+            if src == dst {
+                return Err(self
+                    .err(&key("to"), format!("traffic goes from one host to another; from and to are both {}", t.to)));
+            }
+            if !reachable(&neighbours, src, dst) {
+                return Err(
+                    self.err(&key("to"), format!("{} cannot be reached from {} through the links", t.to, t.from))
+                );
+            }
+            let class = class_index(classes, &t.class).map_err(|m| self.err(&key("class"), m))?;
+            let count = t.count.unwrap_or(1);
+            if count == 0 {
+                return Err(self.err(&key("count"), "count must be at least 1"));
+            }
+            let size = self.size(&key("packet_size"), &t.packet_size)?;
+            let packet_size = u32::try_from(size).ok().filter(|s| (1..=65535).contains(s)).ok_or_else(|| {
+                self.err(&key("packet_size"), format!("a packet size must be between 1 B and 65535 B, got {size} B"))
+            })?;
+            let source = self.source(&path, t, packet_size)?;
+            let start = match &t.start {
+                Some(q) => self.time(&key("start"), q)?,
+                None => Time::ZERO,
+            };
+            let stop = match &t.stop {
+                Some(q) => self.time(&key("stop"), q)?,
+                None => run.duration,
+            };
+            if start >= stop {
+                let at = if t.stop.is_some() { "stop" } else { "start" };
+                return Err(
+                    self.err(&key(at), format!("start ({}) must be before stop ({})", fmt_time(start), fmt_time(stop)))
+                );
+            }
+            let pinned = match &t.path {
+                Some(names) => Some(self.pinned_path(&key("path"), names, nodes, links, src, dst)?),
+                None => None,
+            };
+            out.push(TrafficGroup { name: t.name.clone(), count, src, dst, class, path: pinned, start, stop, source });
+        }
+        Ok(out)
+    }
+
+    fn host(&self, nodes: &[NodeDef], key: &str, name: &str) -> Result<usize> {
+        let index = node_index(nodes, name).map_err(|m| self.err(key, m))?;
+        match nodes[index].kind {
+            NodeKind::Host => Ok(index),
+            NodeKind::Router => Err(self.err(
+                key,
+                format!(
+                    "{name} is a router; traffic runs between hosts, which are {}",
+                    list(nodes.iter().filter(|n| n.kind == NodeKind::Host).map(|n| n.name.as_str()))
+                ),
+            )),
+        }
+    }
+
+    fn source(&self, path: &str, t: &raw::Traffic, packet_size: u32) -> Result<SourceModel> {
+        let present: &Present = &[
+            ("rate", t.rate.is_some()),
+            ("interval", t.interval.is_some()),
+            ("on_mean", t.on_mean.is_some()),
+            ("off_mean", t.off_mean.is_some()),
+            ("shape", t.shape.is_some()),
+        ];
+        let key = |k: &str| join(path, k);
+        let on_off = |what: &str| -> Result<(Time, Time)> {
+            let on = self.required(path, "on_mean", &t.on_mean, what)?;
+            let off = self.required(path, "off_mean", &t.off_mean, what)?;
+            Ok((self.positive_time(&key("on_mean"), on)?, self.positive_time(&key("off_mean"), off)?))
+        };
+        Ok(match t.kind {
+            raw::TrafficKind::Cbr => {
+                let what = "a cbr source";
+                self.only(path, what, present, &["rate", "interval"])?;
+                let interval = match self.rate_or_interval(path, t, what)? {
+                    RateOrInterval::Rate(rate) => Time::transmission(packet_size, rate),
+                    RateOrInterval::Interval(interval) => interval,
+                };
+                SourceModel::Cbr { packet_size, interval }
+            }
+            raw::TrafficKind::ParetoOnoff => {
+                let what = "a pareto_onoff source";
+                self.only(path, what, present, &["rate", "on_mean", "off_mean", "shape"])?;
+                let rate_bps = self.rate(&key("rate"), self.required(path, "rate", &t.rate, what)?)?;
+                let (on_mean, off_mean) = on_off(what)?;
+                let shape = t.shape.unwrap_or(1.5);
+                if !(shape > 1.0 && shape.is_finite()) {
+                    return Err(self.err(
+                        &key("shape"),
+                        format!("shape must be greater than 1 (the Pareto mean is infinite otherwise), got {shape}"),
+                    ));
+                }
+                SourceModel::ParetoOnOff { packet_size, rate_bps, on_mean, off_mean, shape }
+            }
+            raw::TrafficKind::ExpOnoff => {
+                let what = "an exp_onoff source";
+                self.only(path, what, present, &["rate", "interval", "on_mean", "off_mean"])?;
+                let rate_bps = match self.rate_or_interval(path, t, what)? {
+                    RateOrInterval::Rate(rate) => rate,
+                    RateOrInterval::Interval(interval) => {
+                        let bits = u128::from(packet_size) * 8 * 1_000_000_000;
+                        let ns = u128::from(interval.as_nanos());
+                        let rate = u64::try_from((bits + ns / 2) / ns).unwrap_or(u64::MAX);
+                        if rate == 0 {
+                            return Err(self.err(
+                                &key("interval"),
+                                format!(
+                                    "{:?} is so long that the rate is below 1 bit/s",
+                                    t.interval.as_ref().map_or("", |q| &q.0)
+                                ),
+                            ));
+                        }
+                        rate
+                    }
+                };
+                let (on_mean, off_mean) = on_off(what)?;
+                SourceModel::ExpOnOff { packet_size, rate_bps, on_mean, off_mean }
+            }
+        })
+    }
+
+    /// Exactly one of `rate` and `interval`.
+    fn rate_or_interval(&self, path: &str, t: &raw::Traffic, what: &str) -> Result<RateOrInterval> {
+        match (&t.rate, &t.interval) {
+            (Some(rate), None) => Ok(RateOrInterval::Rate(self.rate(&join(path, "rate"), rate)?)),
+            (None, Some(interval)) => {
+                Ok(RateOrInterval::Interval(self.positive_time(&join(path, "interval"), interval)?))
+            }
+            (Some(_), Some(_)) => {
+                Err(self.err(&join(path, "interval"), format!("{what} takes either rate or interval, not both")))
+            }
+            (None, None) => {
+                Err(self.err(path, format!("{what} needs `rate` (e.g. \"64kbps\") or `interval` (e.g. \"30ms\")")))
+            }
+        }
+    }
+
+    fn pinned_path(
+        &self,
+        key: &str,
+        names: &[String],
+        nodes: &[NodeDef],
+        links: &[LinkDef],
+        src: usize,
+        dst: usize,
+    ) -> Result<Vec<usize>> {
+        let mut hops: Vec<usize> = Vec::with_capacity(names.len());
+        for (k, name) in names.iter().enumerate() {
+            let at = format!("{key}[{k}]");
+            let node = node_index(nodes, name).map_err(|m| self.err(&at, m))?;
+            if k == 0 && node != src {
+                return Err(self.err(&at, format!("the path must start at the source {}, not {name}", nodes[src].name)));
+            }
+            if hops.contains(&node) {
+                return Err(self.err(&at, format!("{name} appears twice; a path visits each node once")));
+            }
+            if let Some(&prev) = hops.last() {
+                if !links.iter().any(|l| (l.a, l.b) == (prev, node) || (l.a, l.b) == (node, prev)) {
+                    return Err(self.err(&at, format!("{} and {name} are not joined by a link", nodes[prev].name)));
+                }
+            }
+            hops.push(node);
+        }
+        match hops.last() {
+            Some(&last) if last == dst => Ok(hops),
+            Some(&last) => Err(self.err(
+                &format!("{key}[{}]", hops.len() - 1),
+                format!("the path must end at the destination {}, not {}", nodes[dst].name, nodes[last].name),
+            )),
+            None => Err(self.err(key, "a pinned path needs at least the source and the destination")),
+        }
+    }
+}
+
+const RED_KEYS: &[&str] = &["limit", "min_th", "max_th", "w_q", "max_p", "mean_pktsize", "gentle", "wait", "mode"];
+
+/// The drop-policy keys a `fifo`/`red` qdisc and a classful buffer share.
+struct PolicyKeys<'a> {
+    limit: &'a Option<Quantity>,
+    min_th: Option<f64>,
+    max_th: Option<f64>,
+    w_q: Option<f64>,
+    max_p: Option<f64>,
+    mean_pktsize: &'a Option<Quantity>,
+    gentle: Option<bool>,
+    wait: Option<bool>,
+    mode: Option<raw::RedMode>,
+}
+
+enum RateOrInterval {
+    Rate(u64),
+    Interval(Time),
+}
+
+fn node_index(nodes: &[NodeDef], name: &str) -> std::result::Result<usize, String> {
+    nodes
+        .iter()
+        .position(|n| n.name == name)
+        .ok_or_else(|| format!("{name} is not a node; nodes are {}", list(nodes.iter().map(|n| n.name.as_str()))))
+}
+
+fn class_index(classes: &[ClassDef], name: &str) -> std::result::Result<usize, String> {
+    classes
+        .iter()
+        .position(|c| c.name == name)
+        .ok_or_else(|| format!("{name} is not a class; classes are {}", list(classes.iter().map(|c| c.name.as_str()))))
+}
+
+/// Breadth-first search over the links.
+fn reachable(neighbours: &[Vec<usize>], src: usize, dst: usize) -> bool {
+    let mut seen = vec![false; neighbours.len()];
+    let mut frontier = VecDeque::from([src]);
+    seen[src] = true;
+    while let Some(node) = frontier.pop_front() {
+        if node == dst {
+            return true;
+        }
+        for &next in &neighbours[node] {
+            if !std::mem::replace(&mut seen[next], true) {
+                frontier.push_back(next);
+            }
+        }
+    }
+    false
+}
+
+/// A time for messages, in seconds.
+fn fmt_time(t: Time) -> String {
+    format!("{}s", t.as_secs_f64())
+}

@@ -1,0 +1,65 @@
+//! UDP traffic sources.
+//!
+//! A source decides when its flow's next packet leaves; the simulator
+//! creates the packet. Models follow ns-2's traffic generators, which the
+//! papers used:
+//!
+//! - [`cbr`] — constant bit rate.
+//! - [`onoff`] — ON/OFF bursts with Pareto or exponential ON and OFF
+//!   durations (`Application/Traffic/Pareto`, `…/Exponential`).
+
+pub mod cbr;
+pub mod onoff;
+
+use phb::{Rng, Time};
+
+use crate::scenario::SourceModel;
+pub use cbr::Cbr;
+pub use onoff::{OnOff, Period};
+
+/// A source's packet timing.
+#[derive(Clone, Debug)]
+pub enum Source {
+    Cbr(Cbr),
+    OnOff(OnOff),
+}
+
+impl Source {
+    /// The source a scenario's model describes, drawing from `rng`.
+    pub fn new(model: &SourceModel, rng: Rng) -> Source {
+        match *model {
+            SourceModel::Cbr { interval, .. } => Source::Cbr(Cbr::new(interval)),
+            SourceModel::ParetoOnOff { packet_size, rate_bps, on_mean, off_mean, shape } => Source::OnOff(OnOff::new(
+                Time::transmission(packet_size, rate_bps),
+                on_mean,
+                off_mean,
+                Period::Pareto { shape },
+                rng,
+            )),
+            SourceModel::ExpOnOff { packet_size, rate_bps, on_mean, off_mean } => Source::OnOff(OnOff::new(
+                Time::transmission(packet_size, rate_bps),
+                on_mean,
+                off_mean,
+                Period::Exponential,
+                rng,
+            )),
+        }
+    }
+
+    /// Delay from the source's start to its first packet.
+    pub fn first_gap(&mut self) -> Time {
+        match self {
+            Source::Cbr(_) => Time::ZERO,
+            Source::OnOff(s) => s.next_gap(),
+        }
+    }
+
+    /// Delay from the packet just sent to the next one.
+    #[inline]
+    pub fn next_gap(&mut self) -> Time {
+        match self {
+            Source::Cbr(s) => s.next_gap(),
+            Source::OnOff(s) => s.next_gap(),
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! Property test: whatever the network, load and buffers, every run ends
+//! with packets conserved (the simulator checks it and fails the run
+//! otherwise) and with counters that agree across tables.
+
+use phb::aqm::red::RedParams;
+use phb::aqm::Limit;
+use phb::queue::QdiscConfig;
+use phb::Time;
+use phb_sim::scenario::{ClassDef, LinkDef, NodeDef, NodeKind, RunConfig, Scenario, SourceModel, TrafficGroup};
+use phb_sim::{run, Column};
+use proptest::prelude::*;
+
+fn qdisc(kind: u8, limit: u64) -> QdiscConfig {
+    match kind {
+        0 => QdiscConfig::fifo(Limit::Packets(limit)),
+        1 => QdiscConfig::fifo(Limit::Bytes(limit * 700)),
+        _ => QdiscConfig::red(RedParams { min_th: limit as f64 / 4.0, max_th: limit as f64 / 2.0, limit: Limit::Packets(limit), w_q: 0.02, ..RedParams::default() }),
+    }
+}
+
+/// A chain of `hops` routers between two hosts, every link of `rate_mbps`.
+fn chain(hops: usize, rates_mbps: &[u64], kinds: &[u8], limits: &[u64], loads: &[(u8, u64)], warmup_ms: u64) -> Scenario {
+    let mut nodes = vec![NodeDef { name: "s".into(), kind: NodeKind::Host }];
+    for i in 0..hops {
+        nodes.push(NodeDef { name: format!("r{i}"), kind: NodeKind::Router });
+    }
+    nodes.push(NodeDef { name: "d".into(), kind: NodeKind::Host });
+    let links = (0..=hops)
+        .map(|i| {
+            let q = qdisc(kinds[i % kinds.len()], limits[i % limits.len()]);
+            LinkDef { a: i, b: i + 1, rate_bps: rates_mbps[i % rates_mbps.len()] * 1_000_000, delay: Time::from_micros(500 * i as u64), qdisc_ab: q.clone(), qdisc_ba: q }
+        })
+        .collect();
+    let groups = loads
+        .iter()
+        .enumerate()
+        .map(|(g, &(kind, rate_mbps))| {
+            let source = match kind {
+                0 => SourceModel::Cbr { packet_size: 700, interval: Time::transmission(700, rate_mbps * 1_000_000) },
+                1 => SourceModel::ParetoOnOff { packet_size: 500, rate_bps: rate_mbps * 1_000_000, on_mean: Time::from_millis(20), off_mean: Time::from_millis(20), shape: 1.4 },
+                _ => SourceModel::ExpOnOff { packet_size: 200, rate_bps: rate_mbps * 1_000_000, on_mean: Time::from_millis(30), off_mean: Time::from_millis(10) },
+            };
+            TrafficGroup { name: format!("g{g}"), count: 3, src: 0, dst: hops + 1, class: g % 2, path: None, start: Time::from_millis(g as u64), stop: Time::from_millis(900), source }
+        })
+        .collect();
+    Scenario {
+        name: "prop".into(),
+        run: RunConfig { duration: Time::from_secs(1), warmup: Time::from_millis(warmup_ms), seed: 3, sample_interval: None },
+        classes: vec![ClassDef { name: "a".into(), codepoint: 0 }, ClassDef { name: "b".into(), codepoint: 10 }],
+        nodes,
+        links,
+        groups,
+    }
+}
+
+fn sum_u64(table: &phb_sim::Table, column: &str) -> u64 {
+    match table.column(column) {
+        Some(Column::U64(v)) => v.iter().sum(),
+        _ => panic!("no u64 column {column}"),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+    #[test]
+    fn every_run_conserves_packets(
+        hops in 0usize..4,
+        rates in proptest::collection::vec(1u64..20, 1..4),
+        kinds in proptest::collection::vec(0u8..3, 1..4),
+        limits in proptest::collection::vec(2u64..60, 1..4),
+        loads in proptest::collection::vec((0u8..3, 1u64..8), 1..4),
+        warmup_ms in 0u64..500,
+    ) {
+        let s = chain(hops, &rates, &kinds, &limits, &loads, warmup_ms);
+        let out = run(&s, None, &mut |_| {}).expect("conservation holds");
+        // With no warm-up, per-flow and end-to-end counts agree exactly.
+        if warmup_ms == 0 {
+            let flows = out.table("flows").unwrap();
+            let classes = out.table("classes").unwrap();
+            let (Some(Column::Str(scope)), Some(Column::U64(arrivals))) = (classes.column("scope"), classes.column("arrivals")) else { panic!() };
+            let end_to_end: u64 = (0..scope.len()).filter(|&i| scope[i] == "end-to-end").map(|i| arrivals[i]).sum();
+            prop_assert_eq!(end_to_end, sum_u64(flows, "sent_pkts"));
+        }
+    }
+}
