@@ -4,23 +4,29 @@
 //!
 //! - [`scenario`] — TOML scenario files: raw form, units, validation, overrides.
 //! - [`engine`] — the event list and the clock (integer nanoseconds).
-//! - [`net`] — nodes, full-duplex links with an output qdisc per direction,
-//!   routing (shortest path or pinned per flow).
+//! - [`net`] — nodes, full-duplex links with an optional random-loss element
+//!   and an output qdisc per direction, routing (shortest path or pinned).
 //! - [`traffic`] — UDP sources: CBR, Pareto and exponential ON/OFF.
-//! - [`measure`] — per-class, per-link and per-flow statistics, time series,
-//!   and the packet-conservation check.
+//! - [`tcp`] — TCP senders (Reno, NewReno, SACK) and receivers (SACK,
+//!   delayed ACKs), as state machines free of the simulator.
+//! - [`apps`] — what TCP carries: bulk transfers, files, phased on/off.
+//! - [`measure`] — per-class counters and delay histograms.
 //! - [`output`] — the tables a run returns.
 //!
 //! Start with [`run`]: it builds the network a [`scenario::Scenario`]
-//! describes, runs it, and returns the result tables.
+//! describes, runs it (`sim.rs`: the event loop and a packet's walk), checks
+//! packet conservation and returns the result tables (`report.rs`).
 
+pub mod apps;
 pub mod engine;
+mod flow;
 pub mod measure;
 pub mod net;
 pub mod output;
-pub mod scenario;
-pub mod sim;
 mod report;
+pub mod scenario;
+mod sim;
+pub mod tcp;
 pub mod traffic;
 
 pub use output::{Column, RunOutput, Table};

@@ -6,11 +6,17 @@
 //!   or still in the network (end to end) when the run stopped. Delays are
 //!   queueing delays (arrival at the qdisc to start of transmission) per
 //!   link, and one-way delays (creation to reception) end to end.
-//! - `flows`: one row per flow.
-//! - `timeseries`: long form `(time_s, scope, class, metric, value)`.
+//! - `flows`: one row per flow. "Packets" are UDP packets or TCP data
+//!   segments (retransmissions included); `throughput_bps` counts the IP
+//!   bytes of those received, `goodput_bps` the application bytes delivered
+//!   in order (for UDP the two are equal).
+//! - `transfers`: one row per completed TCP file transfer.
+//! - `timeseries`: long form `(time_s, scope, class, metric, value)`;
+//!   traced TCP flows appear with scope `flow/<name>`.
 
 use phb::{DropReason, Time};
 
+use crate::flow::{Flow, FlowTransport, Tcp};
 use crate::measure::ClassStats;
 use crate::net::Port;
 use crate::output::{Column, RunOutput, Table};
@@ -76,6 +82,17 @@ impl TimeSeries {
             }
         }
         self.record_classes(scenario, now, interval, &scope, &mut port.stats);
+    }
+
+    /// Congestion state of a traced TCP flow.
+    pub fn record_tcp(&mut self, now: Time, name: &str, tcp: &Tcp) {
+        let scope = format!("flow/{name}");
+        let mss = tcp.sender.mss() as f64;
+        self.push(now, &scope, "", "cwnd_segments", tcp.sender.cwnd_bytes() / mss);
+        self.push(now, &scope, "", "ssthresh_segments", tcp.sender.ssthresh_bytes() / mss);
+        if let Some(srtt) = tcp.sender.srtt() {
+            self.push(now, &scope, "", "srtt_s", srtt.as_secs_f64());
+        }
     }
 
     pub fn record_end_to_end(&mut self, scenario: &Scenario, now: Time, interval: Time, stats: &mut [ClassStats]) {
@@ -167,32 +184,60 @@ fn flows_table(sim: &Sim, measured_s: f64) -> Table {
     let mut t = Table::new("flows");
     let flows = &sim.flows;
     let counts: Vec<_> = flows.iter().map(|f| f.total.since(&f.at_warmup)).collect();
-    let strings = |get: &dyn Fn(&crate::sim::Flow) -> String| Column::Str(flows.iter().map(get).collect());
+    let strings = |get: &dyn Fn(&Flow) -> String| Column::Str(flows.iter().map(get).collect());
+    let numbers = |get: &dyn Fn(&crate::flow::FlowCounts) -> u64| Column::U64(counts.iter().map(get).collect());
+    let ratio = |num: &dyn Fn(&crate::flow::FlowCounts) -> f64, den: &dyn Fn(&crate::flow::FlowCounts) -> u64| {
+        Column::F64(counts.iter().map(|c| if den(c) > 0 { num(c) / den(c) as f64 } else { f64::NAN }).collect())
+    };
+    let sender_stat = |get: &dyn Fn(&crate::tcp::SenderStats) -> u64| {
+        Column::U64(flows.iter().map(|f| f.tcp().map_or(0, |t| get(&t.sender.stats))).collect())
+    };
     t.push("flow", strings(&|f| f.name.clone()));
     t.push("group", strings(&|f| scenario.groups[f.group].name.clone()));
+    t.push("transport", strings(&|f| match f.transport {
+        FlowTransport::Udp { .. } => "udp".into(),
+        FlowTransport::Tcp(_) => "tcp".into(),
+    }));
     t.push("class", strings(&|f| scenario.classes[f.class].name.clone()));
     t.push("src", strings(&|f| scenario.nodes[scenario.groups[f.group].src].name.clone()));
     t.push("dst", strings(&|f| scenario.nodes[scenario.groups[f.group].dst].name.clone()));
-    t.push("sent_pkts", Column::U64(counts.iter().map(|c| c.sent).collect()));
-    t.push("sent_bytes", Column::U64(counts.iter().map(|c| c.sent_bytes).collect()));
-    t.push("received_pkts", Column::U64(counts.iter().map(|c| c.received).collect()));
-    t.push("received_bytes", Column::U64(counts.iter().map(|c| c.received_bytes).collect()));
-    t.push("lost_pkts", Column::U64(counts.iter().map(|c| c.lost).collect()));
-    t.push(
-        "loss_rate",
-        Column::F64(counts.iter().map(|c| {
-            let resolved = c.received + c.lost;
-            if resolved > 0 { c.lost as f64 / resolved as f64 } else { f64::NAN }
-        }).collect()),
-    );
-    t.push(
-        "delay_mean_s",
-        Column::F64(counts.iter().map(|c| if c.received > 0 { c.delay_sum_ns as f64 * 1e-9 / c.received as f64 } else { f64::NAN }).collect()),
-    );
-    let throughput: Vec<f64> = counts.iter().map(|c| c.received_bytes as f64 * 8.0 / measured_s).collect();
-    t.push("throughput_bps", Column::F64(throughput.clone()));
-    // UDP delivers no duplicates: every received byte is useful.
-    t.push("goodput_bps", Column::F64(throughput));
+    t.push("start_s", Column::F64(flows.iter().map(|f| f.start.as_secs_f64()).collect()));
+    t.push("sent_pkts", numbers(&|c| c.sent));
+    t.push("sent_bytes", numbers(&|c| c.sent_bytes));
+    t.push("received_pkts", numbers(&|c| c.received));
+    t.push("received_bytes", numbers(&|c| c.received_bytes));
+    t.push("lost_pkts", numbers(&|c| c.lost));
+    t.push("loss_rate", ratio(&|c| c.lost as f64, &|c| c.received + c.lost));
+    t.push("delay_mean_s", ratio(&|c| c.delay_sum_ns as f64 * 1e-9, &|c| c.received));
+    t.push("throughput_bps", Column::F64(counts.iter().map(|c| c.received_bytes as f64 * 8.0 / measured_s).collect()));
+    t.push("goodput_bps", Column::F64(counts.iter().map(|c| c.delivered_bytes as f64 * 8.0 / measured_s).collect()));
+    t.push("acks_sent", numbers(&|c| c.acks_sent));
+    t.push("acks_lost", numbers(&|c| c.acks_lost));
+    t.push("retransmissions", sender_stat(&|s| s.retransmissions));
+    t.push("fast_retransmits", sender_stat(&|s| s.fast_retransmits));
+    t.push("timeouts", sender_stat(&|s| s.timeouts));
+    t
+}
+
+fn transfers_table(sim: &Sim) -> Table {
+    let (mut flow, mut size, mut start, mut end) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for f in &sim.flows {
+        if let Some(tcp) = f.tcp() {
+            for transfer in &tcp.app.transfers {
+                flow.push(f.name.clone());
+                size.push(transfer.size);
+                start.push(transfer.start.as_secs_f64());
+                end.push(transfer.end.as_secs_f64());
+            }
+        }
+    }
+    let completion = start.iter().zip(&end).map(|(s, e)| e - s).collect();
+    let mut t = Table::new("transfers");
+    t.push("flow", Column::Str(flow));
+    t.push("size_bytes", Column::U64(size));
+    t.push("start_s", Column::F64(start));
+    t.push("end_s", Column::F64(end));
+    t.push("completion_s", Column::F64(completion));
     t
 }
 
@@ -217,6 +262,7 @@ pub(crate) fn collect(sim: &mut Sim, seed: u64) -> RunOutput {
         }
     }
     let flows = flows_table(sim, measured_s);
+    let transfers = transfers_table(sim);
     let series = std::mem::take(&mut sim.series).into_table();
     RunOutput {
         scenario: scenario.name.clone(),
@@ -224,6 +270,6 @@ pub(crate) fn collect(sim: &mut Sim, seed: u64) -> RunOutput {
         duration_s: scenario.run.duration.as_secs_f64(),
         warmup_s: scenario.run.warmup.as_secs_f64(),
         events: sim.events_processed,
-        tables: vec![rows.into_table(), flows, series],
+        tables: vec![rows.into_table(), flows, transfers, series],
     }
 }

@@ -1,24 +1,33 @@
-//! Runs a scenario: builds the network, schedules the sources, processes
-//! events until the end, checks packet conservation and collects the tables.
+//! Runs a scenario: builds the network, starts the flows, processes events
+//! until the end, checks packet conservation and collects the tables.
 //!
 //! ## A packet's walk
 //!
-//! A source emits (`Emit`) → its host forwards it to the first port of its
-//! route → the port's qdisc admits or drops it → when the transmitter is
-//! free the qdisc gives the next packet, which is serialised (`TxDone` frees
-//! the transmitter) and propagates (`Arrive` at the far node) → the next
-//! port, until the destination host receives it.
+//! A source (UDP) or a TCP sender emits a packet → its host forwards it to
+//! the first port of its route → the port's loss element and qdisc admit or
+//! drop it → when the transmitter is free the qdisc gives the next packet,
+//! which is serialised (`TxDone` frees the transmitter) and propagates
+//! (`Arrive` at the far node) → the next port, until the destination host
+//! receives it: UDP and TCP data at the flow's destination (which answers
+//! TCP data with ACKs along the reverse route), ACKs at the flow's source.
+//!
+//! TCP timers are events too. A connection keeps at most one pending event
+//! per timer: when its deadline moves later, the pending event, on firing,
+//! finds the deadline not yet due and does nothing; when it moves earlier,
+//! a new event is scheduled and the old one becomes stale.
 
 use phb::{DropReason, Qdisc, Rng, Time};
 
+use crate::apps::Action;
 use crate::engine::{EventList, HeapEventList};
+use crate::flow::{Flow, FlowTransport};
 use crate::measure::ClassStats;
 use crate::net::routing::{pinned_path, shortest_path, Adjacency};
-use crate::net::{Meta, Port, Routes, SimPacket};
+use crate::net::{Kind, Meta, Port, Routes, SimPacket};
 use crate::output::RunOutput;
 use crate::report;
-use crate::scenario::Scenario;
-use crate::traffic::Source;
+use crate::scenario::{Scenario, Transport};
+use crate::tcp::Ack;
 
 /// A run that started but could not finish correctly. Always fatal.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -30,8 +39,18 @@ pub enum RunError {
 
 #[derive(Clone, Copy, Debug)]
 enum Event {
-    /// Flow `0` emits a packet.
+    /// UDP flow `0` emits a packet.
     Emit(u32),
+    /// TCP flow `0` starts (its application first writes).
+    Start(u32),
+    /// TCP flow `0` reaches its stop time.
+    Stop(u32),
+    /// TCP flow `0`'s retransmission timer may be due.
+    Rto(u32),
+    /// TCP flow `0`'s delayed-ACK timer may be due.
+    DelAck(u32),
+    /// TCP flow `0`'s application asked to be woken.
+    AppWake(u32),
     /// Port `0` has finished serialising a packet.
     TxDone(u32),
     /// The oldest packet on port `0`'s wire reaches the far node.
@@ -40,45 +59,6 @@ enum Event {
     Sample,
     /// Statistics count from now on.
     WarmupEnd,
-}
-
-/// Per-flow counts since the start of the run.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct FlowCounts {
-    pub sent: u64,
-    pub sent_bytes: u64,
-    pub received: u64,
-    pub received_bytes: u64,
-    pub lost: u64,
-    pub delay_sum_ns: u128,
-}
-
-impl FlowCounts {
-    pub fn since(&self, earlier: &FlowCounts) -> FlowCounts {
-        FlowCounts {
-            sent: self.sent - earlier.sent,
-            sent_bytes: self.sent_bytes - earlier.sent_bytes,
-            received: self.received - earlier.received,
-            received_bytes: self.received_bytes - earlier.received_bytes,
-            lost: self.lost - earlier.lost,
-            delay_sum_ns: self.delay_sum_ns - earlier.delay_sum_ns,
-        }
-    }
-}
-
-pub(crate) struct Flow {
-    pub name: String,
-    pub group: usize,
-    pub class: usize,
-    pub codepoint: u8,
-    pub route: u32,
-    pub packet_size: u32,
-    pub start: Time,
-    pub stop: Time,
-    pub source: Source,
-    pub next_seq: u64,
-    pub total: FlowCounts,
-    pub at_warmup: FlowCounts,
 }
 
 /// The state of a running simulation.
@@ -90,7 +70,7 @@ pub(crate) struct Sim<'s> {
     pub ports: Vec<Port>,
     routes: Routes,
     pub flows: Vec<Flow>,
-    /// End-to-end statistics per class.
+    /// End-to-end statistics per class (UDP packets and TCP data).
     pub end_to_end: Vec<ClassStats>,
     class_of_codepoint: [u8; 64],
     /// Reused buffer for the packets a qdisc drops.
@@ -106,11 +86,12 @@ impl<'s> Sim<'s> {
         let mut ports = Vec::with_capacity(2 * scenario.links.len());
         let mut adjacency: Adjacency = vec![Vec::new(); scenario.nodes.len()];
         for link in &scenario.links {
-            for (from, to, qdisc) in [(link.a, link.b, &link.qdisc_ab), (link.b, link.a, &link.qdisc_ba)] {
+            for (from, to, qdisc, loss) in [(link.a, link.b, &link.qdisc_ab, link.loss_ab), (link.b, link.a, &link.qdisc_ba, link.loss_ba)] {
                 let index = ports.len();
-                let name = format!("port/{}->{}", scenario.nodes[from].name, scenario.nodes[to].name);
-                let q = Qdisc::new(qdisc, link.rate_bps, Rng::derive(seed, &name));
-                ports.push(Port::new(from, to, link.rate_bps, link.delay, q, classes));
+                let name = format!("{}->{}", scenario.nodes[from].name, scenario.nodes[to].name);
+                let q = Qdisc::new(qdisc, link.rate_bps, Rng::derive(seed, &format!("port/{name}")));
+                let loss_rng = Rng::derive(seed, &format!("loss/{name}"));
+                ports.push(Port::new(from, to, link.rate_bps, link.delay, q, loss, loss_rng, classes));
                 adjacency[from].push((to, index, link.delay));
             }
         }
@@ -127,23 +108,21 @@ impl<'s> Sim<'s> {
             }
             .expect("validation guarantees a path between a flow's hosts");
             let route = routes.add(&path);
+            let ack_route = match &group.transport {
+                Transport::Udp(_) => route,
+                Transport::Tcp(_) => {
+                    let back = match &group.path {
+                        Some(nodes) => pinned_path(&adjacency, &nodes.iter().rev().copied().collect::<Vec<_>>()),
+                        None => shortest_path(&adjacency, group.dst, group.src),
+                    }
+                    .expect("links are full duplex");
+                    routes.add(&back)
+                }
+            };
+            let codepoint = scenario.classes[group.class].codepoint;
             for i in 0..group.count {
                 let name = if group.count == 1 { group.name.clone() } else { format!("{}.{}", group.name, i) };
-                let source = Source::new(&group.source, Rng::derive(seed, &format!("flow/{name}")));
-                flows.push(Flow {
-                    name,
-                    group: g,
-                    class: group.class,
-                    codepoint: scenario.classes[group.class].codepoint,
-                    route,
-                    packet_size: group.source.packet_size(),
-                    start: group.start,
-                    stop: group.stop,
-                    source,
-                    next_seq: 0,
-                    total: FlowCounts::default(),
-                    at_warmup: FlowCounts::default(),
-                });
+                flows.push(Flow::new(name, g, group, codepoint, route, ack_route, seed));
             }
         }
         Sim {
@@ -166,9 +145,22 @@ impl<'s> Sim<'s> {
     fn schedule_start(&mut self) {
         for f in 0..self.flows.len() {
             let flow = &mut self.flows[f];
-            let first = flow.start + flow.source.first_gap();
-            if first < flow.stop {
-                self.events.push(first, Event::Emit(f as u32));
+            let (start, stop) = (flow.start, flow.stop);
+            match &mut flow.transport {
+                FlowTransport::Udp { source, .. } => {
+                    let first = start + source.first_gap();
+                    if first < stop {
+                        self.events.push(first, Event::Emit(f as u32));
+                    }
+                }
+                FlowTransport::Tcp(_) => {
+                    if start < stop {
+                        self.events.push(start, Event::Start(f as u32));
+                        if stop < self.end {
+                            self.events.push(stop, Event::Stop(f as u32));
+                        }
+                    }
+                }
             }
         }
         if self.scenario.run.warmup > Time::ZERO {
@@ -192,6 +184,11 @@ impl<'s> Sim<'s> {
             }
             match event {
                 Event::Emit(flow) => self.emit(flow as usize),
+                Event::Start(flow) => self.tcp_start(flow as usize),
+                Event::Stop(flow) => self.tcp_stop(flow as usize),
+                Event::Rto(flow) => self.tcp_rto(flow as usize),
+                Event::DelAck(flow) => self.tcp_delack(flow as usize),
+                Event::AppWake(flow) => self.tcp_app_wake(flow as usize),
                 Event::TxDone(port) => {
                     self.ports[port as usize].busy = false;
                     self.start_transmission(port as usize);
@@ -214,27 +211,174 @@ impl<'s> Sim<'s> {
         progress(1.0);
     }
 
+    fn packet(&self, f: usize, size: u32, meta: Meta) -> SimPacket {
+        SimPacket { flow: f as u32, class: self.flows[f].codepoint, colour: phb::Colour::Green, size, created: self.now, enqueued: self.now, meta }
+    }
+
+    fn src_of(&self, f: usize) -> usize {
+        self.scenario.groups[self.flows[f].group].src
+    }
+
+    fn dst_of(&self, f: usize) -> usize {
+        self.scenario.groups[self.flows[f].group].dst
+    }
+
+    /// Counts a UDP packet or TCP data segment leaving its source.
+    fn count_sent(&mut self, f: usize, size: u32) {
+        let flow = &mut self.flows[f];
+        flow.total.sent += 1;
+        flow.total.sent_bytes += size as u64;
+        self.end_to_end[flow.class].arrive();
+    }
+
     fn emit(&mut self, f: usize) {
         let flow = &mut self.flows[f];
-        let pkt = SimPacket {
-            flow: f as u32,
-            class: flow.codepoint,
-            colour: phb::Colour::Green,
-            size: flow.packet_size,
-            created: self.now,
-            enqueued: self.now,
-            meta: Meta { route: flow.route, hop: 0, seq: flow.next_seq },
-        };
-        flow.next_seq += 1;
-        flow.total.sent += 1;
-        flow.total.sent_bytes += pkt.size as u64;
-        self.end_to_end[flow.class].arrive();
-        let next = self.now + flow.source.next_gap();
+        let FlowTransport::Udp { source, packet_size, next_seq } = &mut flow.transport else { unreachable!("only UDP flows emit") };
+        let (size, seq) = (*packet_size, *next_seq);
+        *next_seq += 1;
+        let next = self.now + source.next_gap();
         if next < flow.stop {
             self.events.push(next, Event::Emit(f as u32));
         }
-        let src = self.scenario.groups[flow.group].src;
-        self.forward(src, pkt);
+        let route = flow.route;
+        let pkt = self.packet(f, size, Meta { route, seq, ..Meta::default() });
+        self.count_sent(f, size);
+        self.forward(self.src_of(f), pkt);
+    }
+
+    fn tcp_start(&mut self, f: usize) {
+        let FlowTransport::Tcp(tcp) = &mut self.flows[f].transport else { unreachable!() };
+        let action = tcp.app.start(self.now);
+        self.tcp_apply(f, action);
+    }
+
+    fn tcp_stop(&mut self, f: usize) {
+        let FlowTransport::Tcp(tcp) = &mut self.flows[f].transport else { unreachable!() };
+        tcp.stopped = true;
+    }
+
+    /// Carries out what the application asked, then sends what TCP allows.
+    fn tcp_apply(&mut self, f: usize, action: Action) {
+        let now = self.now;
+        let FlowTransport::Tcp(tcp) = &mut self.flows[f].transport else { unreachable!() };
+        if action.withdraw {
+            tcp.sender.stop_writing();
+        }
+        if action.push > 0 {
+            tcp.sender.push(action.push, now, &mut tcp.out);
+        }
+        if let Some(wake) = action.wake {
+            self.events.push(wake, Event::AppWake(f as u32));
+        }
+        self.tcp_send(f);
+    }
+
+    /// Transmits the segments the sender produced and keeps its timer event.
+    fn tcp_send(&mut self, f: usize) {
+        let route = self.flows[f].route;
+        let FlowTransport::Tcp(tcp) = &mut self.flows[f].transport else { unreachable!() };
+        let mut out = std::mem::take(&mut tcp.out);
+        let header = tcp.header;
+        for seg in out.drain(..) {
+            let size = seg.len + header;
+            let pkt = self.packet(f, size, Meta { route, kind: Kind::Data, seq: seg.seq, len: seg.len, ..Meta::default() });
+            self.count_sent(f, size);
+            self.forward(self.src_of(f), pkt);
+        }
+        let FlowTransport::Tcp(tcp) = &mut self.flows[f].transport else { unreachable!() };
+        tcp.out = out;
+        if let Some(deadline) = tcp.sender.rto_deadline() {
+            if tcp.rto_event.is_none_or(|pending| deadline < pending) {
+                tcp.rto_event = Some(deadline);
+                self.events.push(deadline, Event::Rto(f as u32));
+            }
+        }
+    }
+
+    fn tcp_rto(&mut self, f: usize) {
+        let now = self.now;
+        let FlowTransport::Tcp(tcp) = &mut self.flows[f].transport else { unreachable!() };
+        if tcp.rto_event != Some(now) {
+            return;
+        }
+        tcp.rto_event = None;
+        if tcp.stopped {
+            return;
+        }
+        if tcp.sender.rto_deadline().is_some_and(|d| d <= now) {
+            tcp.sender.on_timeout(now, &mut tcp.out);
+        }
+        self.tcp_send(f);
+    }
+
+    fn tcp_app_wake(&mut self, f: usize) {
+        let now = self.now;
+        let FlowTransport::Tcp(tcp) = &mut self.flows[f].transport else { unreachable!() };
+        if tcp.stopped {
+            return;
+        }
+        let action = tcp.app.on_wake(now, tcp.sender.snd_max());
+        self.tcp_apply(f, action);
+    }
+
+    fn send_ack(&mut self, f: usize, ack: Ack) {
+        let FlowTransport::Tcp(tcp) = &self.flows[f].transport else { unreachable!() };
+        let mut meta = Meta { route: tcp.ack_route, kind: Kind::Ack, ack: ack.ack, sack_len: ack.sack_len, ..Meta::default() };
+        for (slot, &(start, end)) in meta.sack.iter_mut().zip(ack.blocks()) {
+            *slot = ((start - ack.ack) as u32, (end - ack.ack) as u32);
+        }
+        let pkt = self.packet(f, tcp.header, meta);
+        self.flows[f].total.acks_sent += 1;
+        self.forward(self.dst_of(f), pkt);
+    }
+
+    fn tcp_delack(&mut self, f: usize) {
+        let now = self.now;
+        let FlowTransport::Tcp(tcp) = &mut self.flows[f].transport else { unreachable!() };
+        if tcp.delack_event != Some(now) {
+            return;
+        }
+        tcp.delack_event = None;
+        if tcp.receiver.delack_deadline().is_some_and(|d| d <= now) {
+            if let Some(ack) = tcp.receiver.on_delack_timeout() {
+                self.send_ack(f, ack);
+            }
+        }
+    }
+
+    /// TCP data reaches the destination host.
+    fn tcp_receive(&mut self, pkt: &SimPacket) {
+        let f = pkt.flow as usize;
+        let now = self.now;
+        let FlowTransport::Tcp(tcp) = &mut self.flows[f].transport else { unreachable!() };
+        let ack = tcp.receiver.on_segment(pkt.meta.seq, pkt.meta.len, now);
+        let delivered = tcp.receiver.delivered;
+        if let Some(deadline) = tcp.receiver.delack_deadline() {
+            if tcp.delack_event.is_none_or(|pending| deadline < pending) {
+                tcp.delack_event = Some(deadline);
+                self.events.push(deadline, Event::DelAck(f as u32));
+            }
+        }
+        self.flows[f].total.delivered_bytes = delivered;
+        if let Some(ack) = ack {
+            self.send_ack(f, ack);
+        }
+    }
+
+    /// A TCP ACK reaches the source host.
+    fn tcp_ack_arrives(&mut self, pkt: &SimPacket) {
+        let f = pkt.flow as usize;
+        let now = self.now;
+        self.flows[f].total.acks_received += 1;
+        let FlowTransport::Tcp(tcp) = &mut self.flows[f].transport else { unreachable!() };
+        if tcp.stopped {
+            return;
+        }
+        let mut blocks = [(0, 0); 3];
+        let n = pkt.meta.sack_blocks(&mut blocks);
+        tcp.sender.on_ack(pkt.meta.ack, &blocks[..n], now, &mut tcp.out);
+        let action = tcp.app.on_acked(tcp.sender.snd_una(), now);
+        self.tcp_apply(f, action);
     }
 
     /// `pkt` is at `node`: send it on its route's next port, or deliver it.
@@ -254,13 +398,21 @@ impl<'s> Sim<'s> {
         let class = self.class_of_codepoint[(pkt.class & 63) as usize] as usize;
         let port = &mut self.ports[p];
         port.stats[class].arrive();
-        port.qdisc.enqueue(pkt, self.now, &mut self.dropped);
+        if port.loss > 0.0 && port.loss_rng.uniform() < port.loss {
+            self.dropped.push((pkt, DropReason::LossModule));
+        } else {
+            port.qdisc.enqueue(pkt, self.now, &mut self.dropped);
+        }
         while let Some((lost, reason)) = self.dropped.pop() {
             let lost_class = self.class_of_codepoint[(lost.class & 63) as usize] as usize;
             self.ports[p].stats[lost_class].drop(reason);
             let flow = &mut self.flows[lost.flow as usize];
-            flow.total.lost += 1;
-            self.end_to_end[flow.class].drop(reason);
+            if lost.meta.kind == Kind::Ack {
+                flow.total.acks_lost += 1;
+            } else {
+                flow.total.lost += 1;
+                self.end_to_end[flow.class].drop(reason);
+            }
         }
         if !self.ports[p].busy {
             self.start_transmission(p);
@@ -282,12 +434,20 @@ impl<'s> Sim<'s> {
     }
 
     fn deliver(&mut self, pkt: SimPacket) {
+        if pkt.meta.kind == Kind::Ack {
+            self.tcp_ack_arrives(&pkt);
+            return;
+        }
         let flow = &mut self.flows[pkt.flow as usize];
         let delay = (self.now - pkt.created).as_nanos();
         flow.total.received += 1;
         flow.total.received_bytes += pkt.size as u64;
         flow.total.delay_sum_ns += delay as u128;
         self.end_to_end[flow.class].depart(pkt.size, delay, self.measuring);
+        match pkt.meta.kind {
+            Kind::Data => self.tcp_receive(&pkt),
+            _ => flow.total.delivered_bytes += pkt.size as u64,
+        }
     }
 
     fn end_warmup(&mut self) {
@@ -308,6 +468,11 @@ impl<'s> Sim<'s> {
             self.series.record_port(scenario, now, interval, port);
         }
         self.series.record_end_to_end(scenario, now, interval, &mut self.end_to_end);
+        for flow in &self.flows {
+            if let Some(tcp) = flow.tcp().filter(|t| t.trace) {
+                self.series.record_tcp(now, &flow.name, tcp);
+            }
+        }
     }
 
     /// Checks that every packet created is received, dropped, queued or on
@@ -323,9 +488,10 @@ impl<'s> Sim<'s> {
                 )));
             }
         }
-        let sent: u64 = self.flows.iter().map(|f| f.total.sent).sum();
-        let received: u64 = self.flows.iter().map(|f| f.total.received).sum();
-        let lost: u64 = self.flows.iter().map(|f| f.total.lost).sum();
+        let total = |get: fn(&Flow) -> u64| -> u64 { self.flows.iter().map(get).sum() };
+        let sent = total(|f| f.total.sent + f.total.acks_sent);
+        let received = total(|f| f.total.received + f.total.acks_received);
+        let lost = total(|f| f.total.lost + f.total.acks_lost);
         let dropped_at_ports: u64 = self.ports.iter().flat_map(|p| &p.stats).map(|s| s.total.dropped()).sum();
         let queued: u64 = self.ports.iter().map(|p| p.qdisc.len_packets()).sum();
         let on_wires: u64 = self.ports.iter().map(|p| p.wire.len() as u64).sum();

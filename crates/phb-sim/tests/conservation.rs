@@ -6,7 +6,7 @@ use phb::aqm::red::RedParams;
 use phb::aqm::Limit;
 use phb::queue::QdiscConfig;
 use phb::Time;
-use phb_sim::scenario::{ClassDef, LinkDef, NodeDef, NodeKind, RunConfig, Scenario, SourceModel, TrafficGroup};
+use phb_sim::scenario::{ClassDef, LinkDef, NodeDef, NodeKind, RunConfig, Scenario, SourceModel, TrafficGroup, Transport};
 use phb_sim::{run, Column};
 use proptest::prelude::*;
 
@@ -28,7 +28,7 @@ fn chain(hops: usize, rates_mbps: &[u64], kinds: &[u8], limits: &[u64], loads: &
     let links = (0..=hops)
         .map(|i| {
             let q = qdisc(kinds[i % kinds.len()], limits[i % limits.len()]);
-            LinkDef { a: i, b: i + 1, rate_bps: rates_mbps[i % rates_mbps.len()] * 1_000_000, delay: Time::from_micros(500 * i as u64), qdisc_ab: q.clone(), qdisc_ba: q }
+            LinkDef { a: i, b: i + 1, rate_bps: rates_mbps[i % rates_mbps.len()] * 1_000_000, delay: Time::from_micros(500 * i as u64), qdisc_ab: q.clone(), qdisc_ba: q, loss_ab: 0.0, loss_ba: 0.0 }
         })
         .collect();
     let groups = loads
@@ -40,7 +40,7 @@ fn chain(hops: usize, rates_mbps: &[u64], kinds: &[u8], limits: &[u64], loads: &
                 1 => SourceModel::ParetoOnOff { packet_size: 500, rate_bps: rate_mbps * 1_000_000, on_mean: Time::from_millis(20), off_mean: Time::from_millis(20), shape: 1.4 },
                 _ => SourceModel::ExpOnOff { packet_size: 200, rate_bps: rate_mbps * 1_000_000, on_mean: Time::from_millis(30), off_mean: Time::from_millis(10) },
             };
-            TrafficGroup { name: format!("g{g}"), count: 3, src: 0, dst: hops + 1, class: g % 2, path: None, start: Time::from_millis(g as u64), stop: Time::from_millis(900), source }
+            TrafficGroup { name: format!("g{g}"), count: 3, src: 0, dst: hops + 1, class: g % 2, path: None, start: Time::from_millis(g as u64), start_jitter: Time::ZERO, stop: Time::from_millis(900), transport: Transport::Udp(source) }
         })
         .collect();
     Scenario {

@@ -7,7 +7,7 @@ use phb::aqm::red::RedParams;
 use phb::aqm::Limit;
 use phb::queue::QdiscConfig;
 use phb::Time;
-use phb_sim::scenario::{ClassDef, LinkDef, NodeDef, NodeKind, RunConfig, Scenario, SourceModel, TrafficGroup};
+use phb_sim::scenario::{ClassDef, LinkDef, NodeDef, NodeKind, RunConfig, Scenario, SourceModel, TrafficGroup, Transport};
 use phb_sim::{run, Column, RunOutput};
 
 fn node(name: &str, kind: NodeKind) -> NodeDef {
@@ -15,7 +15,7 @@ fn node(name: &str, kind: NodeKind) -> NodeDef {
 }
 
 fn link(a: usize, b: usize, rate_bps: u64, delay: Time, qdisc: QdiscConfig) -> LinkDef {
-    LinkDef { a, b, rate_bps, delay, qdisc_ab: qdisc.clone(), qdisc_ba: qdisc }
+    LinkDef { a, b, rate_bps, delay, qdisc_ab: qdisc.clone(), qdisc_ba: qdisc, loss_ab: 0.0, loss_ba: 0.0 }
 }
 
 /// s (0) -- r1 (1) -- r2 (2) -- d (3): access 100 Mb/s 1 ms, bottleneck
@@ -37,7 +37,7 @@ fn dumbbell(bottleneck_bps: u64, qdisc: QdiscConfig, groups: Vec<TrafficGroup>, 
 }
 
 fn group(name: &str, class: usize, count: u32, source: SourceModel) -> TrafficGroup {
-    TrafficGroup { name: name.into(), count, src: 0, dst: 3, class, path: None, start: Time::ZERO, stop: Time::MAX, source }
+    TrafficGroup { name: name.into(), count, src: 0, dst: 3, class, path: None, start: Time::ZERO, start_jitter: Time::ZERO, stop: Time::MAX, transport: Transport::Udp(source) }
 }
 
 fn cbr(packet_size: u32, rate_bps: u64) -> SourceModel {

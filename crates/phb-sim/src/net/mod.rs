@@ -11,15 +11,47 @@ pub mod routing;
 pub use port::Port;
 pub use routing::Routes;
 
-/// What the simulator adds to a packet beyond what the qdiscs see.
+/// What a packet is, for the host that receives it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    #[default]
+    Udp,
+    /// A TCP data segment: bytes `[seq, seq + len)`.
+    Data,
+    /// A TCP acknowledgement: `ack` and SACK blocks.
+    Ack,
+}
+
+/// What the simulator adds to a packet beyond what the qdiscs see: routing
+/// state and the transport header.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Meta {
     /// Index of the route in [`Routes`].
     pub route: u32,
     /// Ports already crossed.
     pub hop: u32,
-    /// Per-flow sequence number, from 0.
+    pub kind: Kind,
+    /// SACK blocks in use.
+    pub sack_len: u8,
+    /// Payload bytes (TCP data).
+    pub len: u32,
+    /// UDP: per-flow packet number; TCP data: first byte.
     pub seq: u64,
+    /// TCP ACK: next byte expected.
+    pub ack: u64,
+    /// TCP ACK: SACK blocks as offsets above `ack`, to keep packets small.
+    pub sack: [(u32, u32); 3],
+}
+
+impl Meta {
+    /// The SACK blocks as absolute byte ranges.
+    pub fn sack_blocks(&self, out: &mut [(u64, u64); 3]) -> usize {
+        for (slot, &(start, end)) in out.iter_mut().zip(&self.sack[..self.sack_len as usize]) {
+            *slot = (self.ack + start as u64, self.ack + end as u64);
+        }
+        self.sack_len as usize
+    }
 }
 
 /// A packet as the simulator moves it.

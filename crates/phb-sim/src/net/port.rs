@@ -1,4 +1,5 @@
-//! One direction of a link: an output qdisc, a transmitter and the wire.
+//! One direction of a link: an optional random-loss element, an output
+//! qdisc, a transmitter and the wire.
 //!
 //! The transmitter sends one packet at a time at the link rate; the wire
 //! delays each by the propagation delay. Packets on the wire arrive in the
@@ -7,9 +8,9 @@
 
 use std::collections::VecDeque;
 
-use phb::{Qdisc, Time};
+use phb::{Qdisc, Rng, Time};
 
-use super::SimPacket;
+use super::{Meta, SimPacket};
 use crate::measure::ClassStats;
 
 pub struct Port {
@@ -18,7 +19,10 @@ pub struct Port {
     pub to: usize,
     pub rate_bps: u64,
     pub delay: Time,
-    pub qdisc: Qdisc<super::Meta>,
+    pub qdisc: Qdisc<Meta>,
+    /// Probability that the loss element drops an arriving packet.
+    pub loss: f64,
+    pub loss_rng: Rng,
     /// A packet is being serialised.
     pub busy: bool,
     /// Packets serialised or being serialised, not yet at the far end.
@@ -28,13 +32,15 @@ pub struct Port {
 }
 
 impl Port {
-    pub fn new(from: usize, to: usize, rate_bps: u64, delay: Time, qdisc: Qdisc<super::Meta>, classes: usize) -> Port {
+    pub fn new(from: usize, to: usize, rate_bps: u64, delay: Time, qdisc: Qdisc<Meta>, loss: f64, loss_rng: Rng, classes: usize) -> Port {
         Port {
             from,
             to,
             rate_bps,
             delay,
             qdisc,
+            loss,
+            loss_rng,
             busy: false,
             wire: VecDeque::new(),
             stats: vec![ClassStats::default(); classes],

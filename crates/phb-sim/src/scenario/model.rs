@@ -8,6 +8,9 @@
 use phb::queue::QdiscConfig;
 use phb::Time;
 
+use crate::apps::AppModel;
+use crate::tcp::TcpConfig;
+
 /// A complete, validated scenario.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scenario {
@@ -69,6 +72,11 @@ pub struct LinkDef {
     pub qdisc_ab: QdiscConfig,
     /// The qdisc on `b`'s output towards `a`.
     pub qdisc_ba: QdiscConfig,
+    /// Random-loss elements in front of each direction's qdisc: each
+    /// arriving packet is dropped with this probability (reason
+    /// `loss_module`), for model validation. 0 for none.
+    pub loss_ab: f64,
+    pub loss_ba: f64,
 }
 
 /// N identical flows declared once. Flow `i` of group `g` is named
@@ -85,10 +93,30 @@ pub struct TrafficGroup {
     /// A pinned path (node indices from `src` to `dst`, each consecutive pair
     /// joined by a link); `None` follows shortest-path routing.
     pub path: Option<Vec<usize>>,
-    /// Sources start sending at `start` and stop at `stop`.
+    /// Flows start at `start` plus a uniform random jitter in
+    /// `[0, start_jitter)`, and stop sending at `stop`.
     pub start: Time,
+    pub start_jitter: Time,
     pub stop: Time,
-    pub source: SourceModel,
+    pub transport: Transport,
+}
+
+/// What the flows of a group send.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Transport {
+    /// UDP packets timed by a source model.
+    Udp(SourceModel),
+    /// A TCP connection from `src` to `dst` carrying an application's data;
+    /// ACKs return along the reverse path.
+    Tcp(TcpFlow),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpFlow {
+    pub config: TcpConfig,
+    pub app: AppModel,
+    /// Record cwnd, ssthresh and smoothed RTT at every sample interval.
+    pub trace: bool,
 }
 
 /// How a UDP source emits packets.

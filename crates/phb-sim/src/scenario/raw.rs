@@ -139,6 +139,9 @@ pub struct Link {
     pub qdisc: Option<String>,
     pub qdisc_forward: Option<String>,
     pub qdisc_reverse: Option<String>,
+    pub loss_forward: Option<f64>,
+    pub loss_reverse: Option<f64>,
+    pub extra_delay: Option<Quantity>,
 }
 
 /// `[[traffic]]`: the union of the keys of every kind.
@@ -151,15 +154,37 @@ pub struct Traffic {
     pub to: String,
     pub class: String,
     pub count: Option<u32>,
-    pub packet_size: Quantity,
+    pub packet_size: Option<Quantity>,
     pub rate: Option<Quantity>,
     pub interval: Option<Quantity>,
     pub on_mean: Option<Quantity>,
     pub off_mean: Option<Quantity>,
     pub shape: Option<f64>,
     pub start: Option<Quantity>,
+    pub start_jitter: Option<Quantity>,
     pub stop: Option<Quantity>,
     pub path: Option<Vec<String>>,
+    // TCP only.
+    pub profile: Option<TcpProfile>,
+    pub variant: Option<TcpVariant>,
+    pub mss: Option<Quantity>,
+    pub header: Option<Quantity>,
+    pub initial_window: Option<u32>,
+    pub initial_ssthresh: Option<u32>,
+    pub window: Option<u32>,
+    pub dupthresh: Option<u32>,
+    pub min_rto: Option<Quantity>,
+    pub max_rto: Option<Quantity>,
+    pub initial_rto: Option<Quantity>,
+    pub granularity: Option<Quantity>,
+    pub delayed_ack: Option<bool>,
+    pub delack_timeout: Option<Quantity>,
+    pub trace: Option<bool>,
+    pub app: Option<AppKind>,
+    pub file_size: Option<Quantity>,
+    pub file_size_dist: Option<SizeDistKind>,
+    pub think_time: Option<Quantity>,
+    pub phases: Option<Vec<Phase>>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
@@ -168,6 +193,56 @@ pub enum TrafficKind {
     Cbr,
     ParetoOnoff,
     ExpOnoff,
+    Tcp,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TcpProfile {
+    Ns2,
+    Ns3,
+    Linux,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TcpVariant {
+    Reno,
+    Newreno,
+    Sack,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AppKind {
+    Bulk,
+    Files,
+    Phases,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SizeDistKind {
+    Fixed,
+    Exponential,
+    Pareto,
+}
+
+/// One entry of a TCP flow's `phases`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Phase {
+    pub from: Quantity,
+    pub mode: PhaseKind,
+    pub chunk: Option<Quantity>,
+    pub pause: Option<Quantity>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PhaseKind {
+    Greedy,
+    Chunks,
 }
 
 /// A value with a unit, as written (`"10Mbps"`). A bare TOML number is kept

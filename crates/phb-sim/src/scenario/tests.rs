@@ -207,6 +207,8 @@ fn a_full_scenario_parses_into_the_exact_model() {
                 delay: Time::from_millis(1),
                 qdisc_ab: default.clone(),
                 qdisc_ba: default.clone(),
+                loss_ab: 0.0,
+                loss_ba: 0.0,
             },
             LinkDef {
                 a: 1,
@@ -215,6 +217,8 @@ fn a_full_scenario_parses_into_the_exact_model() {
                 delay: Time::ZERO,
                 qdisc_ab: edge.clone(),
                 qdisc_ba: edge.clone(),
+                loss_ab: 0.0,
+                loss_ba: 0.0,
             },
             LinkDef {
                 a: 3,
@@ -223,6 +227,8 @@ fn a_full_scenario_parses_into_the_exact_model() {
                 delay: Time::from_millis(10),
                 qdisc_ab: prio,
                 qdisc_ba: QdiscConfig::red(red),
+                loss_ab: 0.0,
+                loss_ba: 0.0,
             },
             LinkDef {
                 a: 4,
@@ -231,6 +237,8 @@ fn a_full_scenario_parses_into_the_exact_model() {
                 delay: Time::from_micros(500),
                 qdisc_ab: default,
                 qdisc_ba: edge,
+                loss_ab: 0.0,
+                loss_ba: 0.0,
             },
         ],
         groups: vec![
@@ -242,14 +250,15 @@ fn a_full_scenario_parses_into_the_exact_model() {
                 class: 1,
                 path: Some(vec![0, 3, 4, 2]),
                 start: Time::ZERO,
+                start_jitter: Time::ZERO,
                 stop: Time::from_secs(100),
                 // 82 bytes every 30 ms: 656 bits / 0.03 s = 21 866.67 bit/s.
-                source: SourceModel::ExpOnOff {
+                transport: Transport::Udp(SourceModel::ExpOnOff {
                     packet_size: 82,
                     rate_bps: 21_867,
                     on_mean: Time::from_secs(3),
                     off_mean: Time::from_secs(6),
-                },
+                }),
             },
             TrafficGroup {
                 name: "bulk".into(),
@@ -259,14 +268,15 @@ fn a_full_scenario_parses_into_the_exact_model() {
                 class: 0,
                 path: None,
                 start: Time::from_secs(1),
+                start_jitter: Time::ZERO,
                 stop: Time::from_secs(90),
-                source: SourceModel::ParetoOnOff {
+                transport: Transport::Udp(SourceModel::ParetoOnOff {
                     packet_size: 500,
                     rate_bps: 1_000_000,
                     on_mean: Time::from_millis(50),
                     off_mean: Time::from_millis(50),
                     shape: 1.5,
-                },
+                }),
             },
             TrafficGroup {
                 name: "stream".into(),
@@ -276,8 +286,9 @@ fn a_full_scenario_parses_into_the_exact_model() {
                 class: 0,
                 path: None,
                 start: Time::ZERO,
+                start_jitter: Time::ZERO,
                 stop: Time::from_secs(100),
-                source: SourceModel::Cbr { packet_size: 1000, interval: Time::from_millis(4) },
+                transport: Transport::Udp(SourceModel::Cbr { packet_size: 1000, interval: Time::from_millis(4) }),
             },
         ],
     };

@@ -19,6 +19,8 @@ use super::raw::{self, Quantity};
 use super::units;
 use super::ScenarioError;
 
+mod tcp;
+
 /// A link's qdisc when the file names none: a drop-tail FIFO of 50 packets,
 /// ns-2's default `Queue` `limit_`.
 const DEFAULT_QDISC_LIMIT: Limit = Limit::Packets(50);
@@ -427,7 +429,19 @@ impl Context<'_> {
                 ));
             }
             let rate_bps = self.rate(&format!("{path}.rate"), &link.rate)?;
-            let delay = self.time(&format!("{path}.delay"), &link.delay)?;
+            let mut delay = self.time(&format!("{path}.delay"), &link.delay)?;
+            if let Some(extra) = &link.extra_delay {
+                delay += self.time(&format!("{path}.extra_delay"), extra)?;
+            }
+            let loss = |key: &str, value: Option<f64>| -> Result<f64> {
+                match value {
+                    None => Ok(0.0),
+                    Some(p) if (0.0..1.0).contains(&p) => Ok(p),
+                    Some(p) => Err(self.err(&format!("{path}.{key}"), format!("a loss probability must be in [0, 1), got {p}"))),
+                }
+            };
+            let loss_ab = loss("loss_forward", link.loss_forward)?;
+            let loss_ba = loss("loss_reverse", link.loss_reverse)?;
             let lookup = |key: &str, name: &Option<String>| -> Result<Option<QdiscConfig>> {
                 let Some(name) = name else { return Ok(None) };
                 match qdiscs.get(name.as_str()) {
@@ -444,7 +458,7 @@ impl Context<'_> {
             let both = lookup("qdisc", &link.qdisc)?.unwrap_or_else(|| QdiscConfig::fifo(DEFAULT_QDISC_LIMIT));
             let qdisc_ab = lookup("qdisc_forward", &link.qdisc_forward)?.unwrap_or_else(|| both.clone());
             let qdisc_ba = lookup("qdisc_reverse", &link.qdisc_reverse)?.unwrap_or(both);
-            out.push(LinkDef { a, b, rate_bps, delay, qdisc_ab, qdisc_ba });
+            out.push(LinkDef { a, b, rate_bps, delay, qdisc_ab, qdisc_ba, loss_ab, loss_ba });
         }
         Ok(out)
     }
@@ -491,11 +505,23 @@ impl Context<'_> {
             if count == 0 {
                 return Err(self.err(&key("count"), "count must be at least 1"));
             }
-            let size = self.size(&key("packet_size"), &t.packet_size)?;
-            let packet_size = u32::try_from(size).ok().filter(|s| (1..=65535).contains(s)).ok_or_else(|| {
-                self.err(&key("packet_size"), format!("a packet size must be between 1 B and 65535 B, got {size} B"))
-            })?;
-            let source = self.source(&path, t, packet_size)?;
+            let transport = match t.kind {
+                raw::TrafficKind::Tcp => Transport::Tcp(self.tcp_flow(&path, t)?),
+                _ => {
+                    self.no_tcp_keys(&path, t)?;
+                    let size_key = key("packet_size");
+                    let quantity = self.required(&path, "packet_size", &t.packet_size, "a UDP source")?;
+                    let size = self.size(&size_key, quantity)?;
+                    let packet_size = u32::try_from(size).ok().filter(|s| (1..=65535).contains(s)).ok_or_else(|| {
+                        self.err(&size_key, format!("a packet size must be between 1 B and 65535 B, got {size} B"))
+                    })?;
+                    Transport::Udp(self.source(&path, t, packet_size)?)
+                }
+            };
+            let start_jitter = match &t.start_jitter {
+                Some(q) => self.time(&key("start_jitter"), q)?,
+                None => Time::ZERO,
+            };
             let start = match &t.start {
                 Some(q) => self.time(&key("start"), q)?,
                 None => Time::ZERO,
@@ -514,7 +540,18 @@ impl Context<'_> {
                 Some(names) => Some(self.pinned_path(&key("path"), names, nodes, links, src, dst)?),
                 None => None,
             };
-            out.push(TrafficGroup { name: t.name.clone(), count, src, dst, class, path: pinned, start, stop, source });
+            out.push(TrafficGroup {
+                name: t.name.clone(),
+                count,
+                src,
+                dst,
+                class,
+                path: pinned,
+                start,
+                start_jitter,
+                stop,
+                transport,
+            });
         }
         Ok(out)
     }
@@ -571,6 +608,7 @@ impl Context<'_> {
                 }
                 SourceModel::ParetoOnOff { packet_size, rate_bps, on_mean, off_mean, shape }
             }
+            raw::TrafficKind::Tcp => unreachable!("TCP groups are validated by tcp_flow"),
             raw::TrafficKind::ExpOnoff => {
                 let what = "an exp_onoff source";
                 self.only(path, what, present, &["rate", "interval", "on_mean", "off_mean"])?;

@@ -1,0 +1,18 @@
+//! TCP: the transport the papers' results are about.
+//!
+//! - [`config`] — parameters and the `ns2` / `linux` profiles.
+//! - [`rtt`] — RTT estimation and the retransmission timeout (RFC 6298).
+//! - [`sender`] — congestion control and Reno / NewReno / SACK recovery.
+//! - [`receiver`] — reassembly, cumulative and selective ACKs, delayed ACKs.
+//!
+//! The state machines know nothing of the simulator: they take `now` and
+//! return the segments or ACKs to send, so they are tested event by event.
+
+pub mod config;
+pub mod receiver;
+pub mod rtt;
+pub mod sender;
+
+pub use config::{TcpConfig, Variant};
+pub use receiver::{Ack, Receiver};
+pub use sender::{Segment, Sender, SenderStats};

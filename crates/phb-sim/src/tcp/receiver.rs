@@ -1,0 +1,214 @@
+//! The receiving side: reassembly, cumulative ACKs, SACK blocks and
+//! delayed ACKs.
+//!
+//! - Cumulative ACK of the next byte expected; out-of-order data is kept as
+//!   byte ranges.
+//! - SACK blocks (RFC 2018 §4): up to three, the first holding the segment
+//!   that triggered the ACK, then the most recently changed other ranges.
+//! - Delayed ACKs (RFC 5681 §4.2; ns-2's `DelAckSink`): an in-order segment
+//!   is acknowledged when a second full segment arrives or when the
+//!   delayed-ACK timer expires; an out-of-order segment, or one that fills a
+//!   hole, is acknowledged at once.
+
+use phb::Time;
+
+/// What an ACK carries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ack {
+    /// Next byte expected.
+    pub ack: u64,
+    /// SACK blocks `[start, end)`, the first `sack_len` valid.
+    pub sack: [(u64, u64); 3],
+    pub sack_len: u8,
+}
+
+impl Ack {
+    pub fn blocks(&self) -> &[(u64, u64)] {
+        &self.sack[..self.sack_len as usize]
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Range {
+    start: u64,
+    end: u64,
+    /// When this range last grew (a counter), for SACK block order.
+    touched: u64,
+}
+
+pub struct Receiver {
+    rcv_nxt: u64,
+    out_of_order: Vec<Range>,
+    sack: bool,
+    delayed_ack: bool,
+    delack_timeout: Time,
+    mss: u32,
+    /// In-order segments received but not yet acknowledged.
+    unacked: u32,
+    delack_deadline: Option<Time>,
+    arrivals: u64,
+    /// Bytes delivered in order to the application.
+    pub delivered: u64,
+}
+
+impl Receiver {
+    pub fn new(mss: u32, sack: bool, delayed_ack: bool, delack_timeout: Time) -> Receiver {
+        Receiver {
+            rcv_nxt: 0,
+            out_of_order: Vec::new(),
+            sack,
+            delayed_ack,
+            delack_timeout,
+            mss,
+            unacked: 0,
+            delack_deadline: None,
+            arrivals: 0,
+            delivered: 0,
+        }
+    }
+
+    /// When the delayed-ACK timer fires, if it runs.
+    pub fn delack_deadline(&self) -> Option<Time> {
+        self.delack_deadline
+    }
+
+    fn ack(&mut self, latest: Option<(u64, u64)>) -> Ack {
+        self.unacked = 0;
+        self.delack_deadline = None;
+        let mut ack = Ack { ack: self.rcv_nxt, ..Ack::default() };
+        if !self.sack || self.out_of_order.is_empty() {
+            return ack;
+        }
+        let mut order: Vec<&Range> = self.out_of_order.iter().collect();
+        order.sort_by_key(|r| std::cmp::Reverse(r.touched));
+        if let Some((start, end)) = latest {
+            if let Some(pos) = order.iter().position(|r| r.start <= start && end <= r.end) {
+                let first = order.remove(pos);
+                order.insert(0, first);
+            }
+        }
+        for (slot, r) in ack.sack.iter_mut().zip(order) {
+            *slot = (r.start, r.end);
+            ack.sack_len += 1;
+        }
+        ack
+    }
+
+    /// Adds `[start, end)` to the out-of-order ranges, merging neighbours.
+    fn store(&mut self, start: u64, end: u64) {
+        self.arrivals += 1;
+        let mut merged = Range { start, end, touched: self.arrivals };
+        self.out_of_order.retain(|r| {
+            if r.end < merged.start || r.start > merged.end {
+                true
+            } else {
+                merged.start = merged.start.min(r.start);
+                merged.end = merged.end.max(r.end);
+                false
+            }
+        });
+        let at = self.out_of_order.partition_point(|r| r.start < merged.start);
+        self.out_of_order.insert(at, merged);
+    }
+
+    /// A data segment `[seq, seq + len)` arrives at `now`. Returns the ACK
+    /// to send now, if any.
+    pub fn on_segment(&mut self, seq: u64, len: u32, now: Time) -> Option<Ack> {
+        let end = seq + len as u64;
+        if end <= self.rcv_nxt {
+            // A duplicate: acknowledge at once so the sender learns.
+            return Some(self.ack(None));
+        }
+        if seq > self.rcv_nxt {
+            self.store(seq, end);
+            return Some(self.ack(Some((seq, end))));
+        }
+        let had_holes = !self.out_of_order.is_empty();
+        self.rcv_nxt = end;
+        while let Some(first) = self.out_of_order.first() {
+            if first.start > self.rcv_nxt {
+                break;
+            }
+            self.rcv_nxt = self.rcv_nxt.max(first.end);
+            self.out_of_order.remove(0);
+        }
+        self.delivered = self.rcv_nxt;
+        if !self.delayed_ack || had_holes {
+            return Some(self.ack(None));
+        }
+        if len >= self.mss {
+            self.unacked += 1;
+        }
+        if self.unacked >= 2 {
+            return Some(self.ack(None));
+        }
+        if self.delack_deadline.is_none() {
+            self.delack_deadline = Some(now + self.delack_timeout);
+        }
+        None
+    }
+
+    /// The delayed-ACK timer fired.
+    pub fn on_delack_timeout(&mut self) -> Option<Ack> {
+        self.delack_deadline.take()?;
+        Some(self.ack(None))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn receiver(sack: bool, delayed: bool) -> Receiver {
+        Receiver::new(1000, sack, delayed, Time::from_millis(100))
+    }
+
+    #[test]
+    fn in_order_data_is_acknowledged_cumulatively() {
+        let mut r = receiver(false, false);
+        assert_eq!(r.on_segment(0, 1000, Time::ZERO).unwrap().ack, 1000);
+        assert_eq!(r.on_segment(1000, 1000, Time::ZERO).unwrap().ack, 2000);
+        assert_eq!(r.delivered, 2000);
+    }
+
+    #[test]
+    fn a_hole_gives_duplicate_acks_with_sack_blocks_latest_first() {
+        let mut r = receiver(true, false);
+        r.on_segment(0, 1000, Time::ZERO);
+        let a = r.on_segment(2000, 1000, Time::ZERO).unwrap();
+        assert_eq!((a.ack, a.blocks()), (1000, &[(2000, 3000)][..]));
+        let b = r.on_segment(5000, 1000, Time::ZERO).unwrap();
+        assert_eq!((b.ack, b.blocks()), (1000, &[(5000, 6000), (2000, 3000)][..]));
+        let c = r.on_segment(3000, 1000, Time::ZERO).unwrap();
+        assert_eq!(c.blocks(), &[(2000, 4000), (5000, 6000)][..]);
+        // Filling the first hole acknowledges up to the next one.
+        let d = r.on_segment(1000, 1000, Time::ZERO).unwrap();
+        assert_eq!((d.ack, d.blocks()), (4000, &[(5000, 6000)][..]));
+    }
+
+    #[test]
+    fn without_sack_no_blocks_are_sent() {
+        let mut r = receiver(false, false);
+        r.on_segment(0, 1000, Time::ZERO);
+        assert_eq!(r.on_segment(2000, 1000, Time::ZERO).unwrap().sack_len, 0);
+    }
+
+    #[test]
+    fn delayed_acks_cover_two_segments_or_wait_for_the_timer() {
+        let mut r = receiver(false, true);
+        assert_eq!(r.on_segment(0, 1000, Time::ZERO), None);
+        assert_eq!(r.delack_deadline(), Some(Time::from_millis(100)));
+        assert_eq!(r.on_segment(1000, 1000, Time::from_millis(1)).unwrap().ack, 2000);
+        assert_eq!(r.delack_deadline(), None);
+        assert_eq!(r.on_segment(2000, 1000, Time::from_millis(2)), None);
+        assert_eq!(r.on_delack_timeout().unwrap().ack, 3000);
+        assert_eq!(r.on_delack_timeout(), None);
+    }
+
+    #[test]
+    fn out_of_order_segments_are_acknowledged_at_once_even_with_delayed_acks() {
+        let mut r = receiver(false, true);
+        assert_eq!(r.on_segment(1000, 1000, Time::ZERO).unwrap().ack, 0);
+        assert_eq!(r.on_segment(0, 1000, Time::ZERO).unwrap().ack, 2000);
+    }
+}
