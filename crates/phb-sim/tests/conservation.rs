@@ -1,12 +1,15 @@
-//! Property test: whatever the network, load and buffers, every run ends
-//! with packets conserved (the simulator checks it and fails the run
-//! otherwise) and with counters that agree across tables.
+//! Property test: whatever the network, load (UDP and TCP of every variant)
+//! buffers and loss elements, every run ends with packets conserved (the
+//! simulator checks it and fails the run otherwise) and with counters that
+//! agree across tables.
 
 use phb::aqm::red::RedParams;
 use phb::aqm::Limit;
 use phb::queue::QdiscConfig;
 use phb::Time;
-use phb_sim::scenario::{ClassDef, LinkDef, NodeDef, NodeKind, RunConfig, Scenario, SourceModel, TrafficGroup, Transport};
+use phb_sim::apps::{AppModel, SizeDist};
+use phb_sim::scenario::{ClassDef, LinkDef, NodeDef, NodeKind, RunConfig, Scenario, SourceModel, TcpFlow, TrafficGroup, Transport};
+use phb_sim::tcp::{TcpConfig, Variant};
 use phb_sim::{run, Column};
 use proptest::prelude::*;
 
@@ -35,12 +38,18 @@ fn chain(hops: usize, rates_mbps: &[u64], kinds: &[u8], limits: &[u64], loads: &
         .iter()
         .enumerate()
         .map(|(g, &(kind, rate_mbps))| {
-            let source = match kind {
-                0 => SourceModel::Cbr { packet_size: 700, interval: Time::transmission(700, rate_mbps * 1_000_000) },
-                1 => SourceModel::ParetoOnOff { packet_size: 500, rate_bps: rate_mbps * 1_000_000, on_mean: Time::from_millis(20), off_mean: Time::from_millis(20), shape: 1.4 },
-                _ => SourceModel::ExpOnOff { packet_size: 200, rate_bps: rate_mbps * 1_000_000, on_mean: Time::from_millis(30), off_mean: Time::from_millis(10) },
+            let transport = match kind {
+                0 => Transport::Udp(SourceModel::Cbr { packet_size: 700, interval: Time::transmission(700, rate_mbps * 1_000_000) }),
+                1 => Transport::Udp(SourceModel::ParetoOnOff { packet_size: 500, rate_bps: rate_mbps * 1_000_000, on_mean: Time::from_millis(20), off_mean: Time::from_millis(20), shape: 1.4 }),
+                2 => Transport::Udp(SourceModel::ExpOnOff { packet_size: 200, rate_bps: rate_mbps * 1_000_000, on_mean: Time::from_millis(30), off_mean: Time::from_millis(10) }),
+                _ => {
+                    let variant = [Variant::Reno, Variant::NewReno, Variant::Sack][rate_mbps as usize % 3];
+                    let config = TcpConfig { variant, delayed_ack: rate_mbps % 2 == 0, ..TcpConfig::ns2() };
+                    let app = if rate_mbps % 2 == 0 { AppModel::Bulk } else { AppModel::Files { size: SizeDist::Fixed(20_000), think: Some(Time::from_millis(10)) } };
+                    Transport::Tcp(TcpFlow { config, app, trace: false })
+                }
             };
-            TrafficGroup { name: format!("g{g}"), count: 3, src: 0, dst: hops + 1, class: g % 2, path: None, start: Time::from_millis(g as u64), start_jitter: Time::ZERO, stop: Time::from_millis(900), transport: Transport::Udp(source) }
+            TrafficGroup { name: format!("g{g}"), count: 3, src: 0, dst: hops + 1, class: g % 2, path: None, start: Time::from_millis(g as u64), start_jitter: Time::from_millis(50), stop: Time::from_millis(900), transport }
         })
         .collect();
     Scenario {
@@ -68,10 +77,15 @@ proptest! {
         rates in proptest::collection::vec(1u64..20, 1..4),
         kinds in proptest::collection::vec(0u8..3, 1..4),
         limits in proptest::collection::vec(2u64..60, 1..4),
-        loads in proptest::collection::vec((0u8..3, 1u64..8), 1..4),
+        loads in proptest::collection::vec((0u8..4, 1u64..8), 1..4),
+        losses in proptest::collection::vec(0.0f64..0.05, 1..3),
         warmup_ms in 0u64..500,
     ) {
-        let s = chain(hops, &rates, &kinds, &limits, &loads, warmup_ms);
+        let mut s = chain(hops, &rates, &kinds, &limits, &loads, warmup_ms);
+        for (link, loss) in s.links.iter_mut().zip(&losses) {
+            link.loss_ab = *loss;
+            link.loss_ba = *loss / 2.0;
+        }
         let out = run(&s, None, &mut |_| {}).expect("conservation holds");
         // With no warm-up, per-flow and end-to-end counts agree exactly.
         if warmup_ms == 0 {

@@ -628,3 +628,80 @@ proptest! {
         let _ = load(&text, "p.toml", &[]);
     }
 }
+
+/// `FULL` with one more traffic group appended.
+fn with_traffic(extra: &str) -> String {
+    format!("{FULL}\n[[traffic]]\nname = \"extra\"\nfrom = \"s1\"\nto = \"d1\"\nclass = \"be\"\n{extra}")
+}
+
+#[test]
+fn a_tcp_group_takes_its_profile_and_overrides() {
+    let text = with_traffic(
+        "kind = \"tcp\"\ncount = 4\nstart_jitter = \"1s\"\nprofile = \"ns2\"\nvariant = \"sack\"\nwindow = 100\n\
+         delayed_ack = true\nmin_rto = \"1s\"\napp = \"files\"\nfile_size = \"100KB\"\nfile_size_dist = \"pareto\"\nshape = 1.2\n\
+         think_time = \"500ms\"\ntrace = true",
+    );
+    let scenario = load(&text, "f", &[]).unwrap();
+    let group = scenario.groups.last().unwrap();
+    assert_eq!((group.count, group.start_jitter), (4, Time::from_secs(1)));
+    let Transport::Tcp(tcp) = &group.transport else { panic!("not TCP") };
+    let expected = crate::tcp::TcpConfig {
+        variant: crate::tcp::Variant::Sack,
+        window: 100,
+        delayed_ack: true,
+        min_rto: Time::from_secs(1),
+        ..crate::tcp::TcpConfig::ns2()
+    };
+    assert_eq!(tcp.config, expected);
+    assert!(tcp.trace);
+    assert_eq!(
+        tcp.app,
+        crate::apps::AppModel::Files {
+            size: crate::apps::SizeDist::Pareto { mean: 100_000, shape: 1.2 },
+            think: Some(Time::from_millis(500))
+        }
+    );
+}
+
+#[test]
+fn tcp_phases_parse_in_order() {
+    let text = with_traffic(
+        "kind = \"tcp\"\napp = \"phases\"\nphases = [{ from = \"0s\", mode = \"greedy\" }, \
+         { from = \"10s\", mode = \"chunks\", chunk = \"8KB\", pause = \"175ms\" }]",
+    );
+    let scenario = load(&text, "f", &[]).unwrap();
+    let Transport::Tcp(tcp) = &scenario.groups.last().unwrap().transport else { panic!() };
+    assert_eq!(
+        tcp.app,
+        crate::apps::AppModel::Phases(vec![
+            (Time::ZERO, crate::apps::PhaseMode::Greedy),
+            (Time::from_secs(10), crate::apps::PhaseMode::Chunks { chunk: 8000, pause: Time::from_millis(175) }),
+        ])
+    );
+    let text = with_traffic(
+        "kind = \"tcp\"\napp = \"phases\"\nphases = [{ from = \"0s\", mode = \"greedy\" }, { from = \"0s\", mode = \"greedy\" }]",
+    );
+    assert!(invalid(load(&text, "f", &[]).unwrap_err()).1.contains("increasing order"));
+}
+
+#[test]
+fn tcp_and_udp_keys_do_not_mix() {
+    let text = with_traffic("kind = \"tcp\"\npacket_size = \"1000B\"");
+    expect_at(load(&text, "f", &[]).unwrap_err(), "traffic[3].packet_size", &text, "packet_size = \"1000B\"", "mss + header");
+    let text = with_traffic("kind = \"cbr\"\npacket_size = \"100B\"\nrate = \"1Mbps\"\nwindow = 20");
+    expect_at(load(&text, "f", &[]).unwrap_err(), "traffic[3].window", &text, "window = 20", "only to kind = \"tcp\"");
+    let text = with_traffic("kind = \"tcp\"\nfile_size = \"10KB\"");
+    expect_at(load(&text, "f", &[]).unwrap_err(), "traffic[3].file_size", &text, "file_size = \"10KB\"", "bulk application");
+    let text = with_traffic("kind = \"tcp\"\nwindow = 0");
+    expect_at(load(&text, "f", &[]).unwrap_err(), "traffic[3].window", &text, "window = 0", "at least 1 segment");
+}
+
+#[test]
+fn loss_elements_and_extra_delay_on_links() {
+    let text = FULL.replacen("rate = \"10Mbps\"", "rate = \"10Mbps\"\nloss_forward = 0.01\nextra_delay = \"5ms\"", 1);
+    let scenario = load(&text, "f", &[]).unwrap();
+    let link = &scenario.links[2];
+    assert_eq!((link.loss_ab, link.loss_ba, link.delay), (0.01, 0.0, Time::from_millis(15)));
+    let text = FULL.replacen("rate = \"10Mbps\"", "rate = \"10Mbps\"\nloss_reverse = 1.5", 1);
+    expect_at(load(&text, "f", &[]).unwrap_err(), "links[2].loss_reverse", &text, "loss_reverse = 1.5", "[0, 1)");
+}
