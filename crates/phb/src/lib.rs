@@ -11,6 +11,8 @@
 //! - [`rng`] — deterministic random streams derived from a seed and a name.
 //! - [`packet`] — what a queue sees of a packet: flow, class, colour, size, stamps.
 //! - [`aqm`] — active queue management: [`aqm::red`] (Floyd & Jacobson 1993, ns-2 semantics).
+//! - [`mark`] — meters, markers and policers for the edge.
+//! - [`sched`] — schedulers choosing the next class queue to serve.
 //! - [`queue`] — queueing disciplines built from the parts above: [`queue::fifo`]
 //!   (drop-tail), and [`queue::classful`] (classifier → per-class queues with a
 //!   drop policy → scheduler), which is where RED and later mechanisms are composed.
@@ -19,9 +21,11 @@
 //! every discipline through it.
 
 pub mod aqm;
+pub mod mark;
 pub mod packet;
 pub mod queue;
 pub mod rng;
+pub mod sched;
 pub mod time;
 
 pub use packet::{Colour, DropReason, Packet};
