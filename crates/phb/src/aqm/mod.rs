@@ -27,3 +27,14 @@ impl Limit {
         }
     }
 }
+
+/// What a buffer holds when a packet arrives, in total and by colour
+/// (indexed by `Colour as usize`), for policies that treat drop precedences
+/// differently (WRED, RIO).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Backlog {
+    pub pkts: u64,
+    pub bytes: u64,
+    pub pkts_by_colour: [u64; 3],
+    pub bytes_by_colour: [u64; 3],
+}
