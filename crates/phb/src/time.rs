@@ -38,7 +38,7 @@ impl Time {
         self.0
     }
     pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        self.0 as f64 / 1e9
     }
     /// Time to serialise `bytes` onto a link of `rate_bps` bits per second,
     /// rounded up to a whole nanosecond so that a link never exceeds its rate.

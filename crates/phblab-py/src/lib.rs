@@ -1,1 +1,158 @@
+//! # phblab-py — the Python binding of phblab (`phblab._core`)
+//!
+//! Thin on purpose: it hands scenario text to [`phb_sim::load`] and
+//! [`phb_sim::run`] and converts what comes back into Python dicts and lists.
+//! Everything a user sees (the CLI, DataFrames, result files, the printed
+//! summary) is in the Python package `python/phblab/`.
+//!
+//! Functions:
+//! - `version() -> str`
+//! - `validate(text, source_name, overrides) -> dict` — a short description
+//!   of the validated scenario.
+//! - `run(text, source_name, seed, overrides, progress) -> dict` — the
+//!   run's facts (`scenario`, `seed`, `duration_s`, `warmup_s`, `events`),
+//!   its tables as `tables: {table: {column: list}}`, and each column's
+//!   Rust type as `column_types: {table: {column: "f64" | "u64" | "str"}}`
+//!   (so that empty tables keep their schema).
+//!
+//! Exceptions: `ScenarioError` (a `ValueError`: the scenario or an override
+//! is wrong) and `RunError` (a `RuntimeError`: the run could not finish
+//! correctly, a simulator bug).
 
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use phb_sim::{Column, Scenario};
+
+create_exception!(
+    phblab._core,
+    ScenarioError,
+    PyValueError,
+    "The scenario file or a --set override is wrong; the message names the key and its position."
+);
+create_exception!(
+    phblab._core,
+    RunError,
+    PyRuntimeError,
+    "A run started but could not finish correctly (e.g. packet conservation violated): a simulator bug."
+);
+
+/// The version of the phblab crates this module was built from.
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+fn load(text: &str, source_name: &str, overrides: &[String]) -> PyResult<Scenario> {
+    phb_sim::load(text, source_name, overrides).map_err(|e| ScenarioError::new_err(e.to_string()))
+}
+
+/// Validates scenario `text` (called `source_name` in messages) with
+/// `overrides` (`"path.to.key=value"`) applied; raises `ScenarioError` or
+/// returns a short description of the scenario.
+#[pyfunction]
+#[pyo3(signature = (text, source_name = "<string>", overrides = Vec::new()))]
+fn validate<'py>(
+    py: Python<'py>,
+    text: &str,
+    source_name: &str,
+    overrides: Vec<String>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let scenario = load(text, source_name, &overrides)?;
+    let d = PyDict::new(py);
+    d.set_item("name", &scenario.name)?;
+    d.set_item("duration_s", scenario.run.duration.as_secs_f64())?;
+    d.set_item("warmup_s", scenario.run.warmup.as_secs_f64())?;
+    d.set_item("seed", scenario.run.seed)?;
+    d.set_item("nodes", scenario.nodes.len())?;
+    d.set_item("links", scenario.links.len())?;
+    d.set_item("classes", scenario.classes.iter().map(|c| c.name.as_str()).collect::<Vec<_>>())?;
+    d.set_item("flows", scenario.groups.iter().map(|g| u64::from(g.count)).sum::<u64>())?;
+    Ok(d)
+}
+
+/// Loads and runs a scenario with `seed` (the scenario's own when `None`).
+/// `progress`, when given, is called now and then with the fraction of
+/// simulated time done (a float in [0, 1]); the first exception it raises
+/// is re-raised after the run. Raises `ScenarioError` or `RunError`.
+///
+/// The simulation runs without holding the GIL (other Python threads keep
+/// running); it is re-acquired only to call `progress`.
+#[pyfunction]
+#[pyo3(signature = (text, source_name = "<string>", seed = None, overrides = Vec::new(), progress = None))]
+fn run<'py>(
+    py: Python<'py>,
+    text: &str,
+    source_name: &str,
+    seed: Option<u64>,
+    overrides: Vec<String>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let scenario = load(text, source_name, &overrides)?;
+    let mut callback_error: Option<PyErr> = None;
+    let result = py.detach(|| {
+        let mut report = |fraction: f64| {
+            let Some(callback) = &progress else { return };
+            if callback_error.is_some() {
+                return;
+            }
+            Python::attach(|py| {
+                if let Err(e) = callback.call1(py, (fraction,)) {
+                    callback_error = Some(e);
+                }
+            });
+        };
+        phb_sim::run(&scenario, seed, &mut report)
+    });
+    if let Some(e) = callback_error {
+        return Err(e);
+    }
+    let output = result.map_err(|e| RunError::new_err(e.to_string()))?;
+
+    let d = PyDict::new(py);
+    d.set_item("scenario", &output.scenario)?;
+    d.set_item("seed", output.seed)?;
+    d.set_item("duration_s", output.duration_s)?;
+    d.set_item("warmup_s", output.warmup_s)?;
+    d.set_item("events", output.events)?;
+    let tables = PyDict::new(py);
+    let column_types = PyDict::new(py);
+    for table in output.tables {
+        let columns = PyDict::new(py);
+        let types = PyDict::new(py);
+        for (name, column) in table.columns {
+            let kind = match column {
+                Column::F64(v) => {
+                    columns.set_item(&name, v)?;
+                    "f64"
+                }
+                Column::U64(v) => {
+                    columns.set_item(&name, v)?;
+                    "u64"
+                }
+                Column::Str(v) => {
+                    columns.set_item(&name, v)?;
+                    "str"
+                }
+            };
+            types.set_item(name, kind)?;
+        }
+        tables.set_item(&table.name, columns)?;
+        column_types.set_item(table.name, types)?;
+    }
+    d.set_item("tables", tables)?;
+    d.set_item("column_types", column_types)?;
+    Ok(d)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("RunError", m.py().get_type::<RunError>())?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,141 @@
+"""The Python API: `run` and `validate` a scenario given as a file or a dict.
+
+    import phblab
+    res = phblab.run("scenarios/examples/dumbbell-red.toml",
+                     seed=7, overrides={"qdiscs.bottleneck.max_p": 0.2})
+    res.classes          # a pandas DataFrame per table
+    res.write("results/red-maxp-0.2")
+
+Scenarios are parsed and validated by the Rust core; a dict is first written
+out as TOML (`phblab.scenario.to_toml`).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Union
+
+from phblab import _core
+from phblab.results import Results
+from phblab.scenario import to_toml, toml_value
+
+Scenario = Union[str, os.PathLike, Mapping[str, Any]]
+Overrides = Union[Mapping[str, Any], Iterable[str], None]
+
+# Show a progress bar only once a run has lasted this long (seconds).
+PROGRESS_DELAY_S = 2.0
+
+
+def scenario_text(scenario: Scenario) -> tuple[str, str]:
+    """The TOML text of `scenario` and its name for messages: a path is read
+    (and named by its path), a dict is written out as TOML (named "<dict>")."""
+    if isinstance(scenario, Mapping):
+        return to_toml(scenario), "<dict>"
+    if isinstance(scenario, (str, os.PathLike)):
+        path = Path(scenario)
+        return path.read_text(encoding="utf-8"), str(scenario)
+    raise TypeError(f"a scenario is a path or a dict, not {type(scenario).__name__}")
+
+
+def override_list(overrides: Overrides) -> list[str]:
+    """Overrides as "path=value" strings: a dict {"qdiscs.red.max_p": 0.2}
+    has its values written as TOML; a list of "k=v" strings is kept."""
+    if overrides is None:
+        return []
+    if isinstance(overrides, Mapping):
+        return [f"{key}={toml_value(value)}" for key, value in overrides.items()]
+    if isinstance(overrides, str):
+        return [overrides]
+    return [str(o) for o in overrides]
+
+
+class ProgressBar:
+    """A progress callback for `_core.run`: a tqdm bar over the fraction of
+    simulated time done, which appears only once the run has lasted
+    `delay_s` seconds, so that short runs print nothing."""
+
+    def __init__(self, delay_s: float = PROGRESS_DELAY_S, desc: str = "simulating") -> None:
+        self.start = time.monotonic()
+        self.delay_s = delay_s
+        self.desc = desc
+        self.bar = None
+
+    def __call__(self, fraction: float) -> None:
+        if self.bar is None:
+            elapsed = time.monotonic() - self.start
+            if elapsed < self.delay_s:
+                return
+            from tqdm import tqdm
+
+            self.bar = tqdm(
+                initial=self._steps(fraction),
+                total=1000,
+                miniters=1,
+                desc=self.desc,
+                bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}<{remaining}",
+                leave=False,
+            )
+            self.bar.start_t -= elapsed  # count the time before the bar appeared
+        done = self._steps(fraction)
+        if done > self.bar.n:
+            self.bar.update(done - self.bar.n)  # tqdm redraws at most every 0.1 s
+
+    @staticmethod
+    def _steps(fraction: float) -> int:
+        return int(1000 * min(1.0, max(0.0, fraction)))
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def run(
+    scenario: Scenario,
+    seed: int | None = None,
+    overrides: Overrides = None,
+    out: str | os.PathLike | None = None,
+    progress: bool | Callable[[float], None] = False,
+) -> Results:
+    """Runs a scenario and returns its `Results`.
+
+    Args:
+        scenario: a path to a TOML scenario file, or the same as a dict.
+        seed: the run's seed; None uses the scenario's `run.seed`.
+        overrides: changes applied before validation, as a dict
+            {"links[2].rate": "5Mbps"} or a list of "path=value" strings.
+        out: if given, the results are also written to this directory.
+        progress: True for a progress bar (shown once the run has lasted
+            2 s), or a callable taking the fraction of simulated time done.
+
+    Raises:
+        ScenarioError: the scenario or an override is invalid.
+        RunError: the run could not finish correctly (a simulator bug).
+    """
+    text, source = scenario_text(scenario)
+    sets = override_list(overrides)
+    bar = ProgressBar() if progress is True else None
+    callback = bar if bar is not None else (progress if callable(progress) else None)
+    start = time.perf_counter()
+    try:
+        raw = _core.run(text, source, seed, sets, callback)
+    finally:
+        if bar is not None:
+            bar.close()
+    wall = time.perf_counter() - start
+    results = Results.from_core(raw, wall_time_s=wall, overrides=sets, version=_core.version())
+    if out is not None:
+        results.write(out)
+    return results
+
+
+def validate(scenario: Scenario, overrides: Overrides = None) -> dict[str, Any]:
+    """Validates a scenario (path or dict) without running it.
+
+    Returns a description: name, duration_s, warmup_s, seed, nodes, links
+    (counts), classes (names) and flows (count). Raises ScenarioError.
+    """
+    text, source = scenario_text(scenario)
+    return _core.validate(text, source, override_list(overrides))
