@@ -5,7 +5,7 @@ use phb::{Rng, Time};
 
 use crate::apps::App;
 use crate::scenario::{TrafficGroup, Transport};
-use crate::tcp::{Receiver, Segment, Sender, Variant};
+use crate::tcp::{Receiver, Segment, Sender, SenderStats, Variant};
 use crate::traffic::Source;
 
 /// Per-flow counts since the start of the run. "Packets" are the flow's
@@ -58,6 +58,8 @@ pub struct Tcp {
     pub delack_event: Option<Time>,
     /// The flow has reached its stop time: it sends nothing more.
     pub stopped: bool,
+    /// The sender's counters when the warm-up ended.
+    pub stats_at_warmup: SenderStats,
 }
 
 pub enum FlowTransport {
@@ -106,6 +108,7 @@ impl Flow {
                     rto_event: None,
                     delack_event: None,
                     stopped: false,
+                    stats_at_warmup: SenderStats::default(),
                 }))
             }
         };

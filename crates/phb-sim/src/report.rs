@@ -190,7 +190,7 @@ fn flows_table(sim: &Sim, measured_s: f64) -> Table {
         Column::F64(counts.iter().map(|c| if den(c) > 0 { num(c) / den(c) as f64 } else { f64::NAN }).collect())
     };
     let sender_stat = |get: &dyn Fn(&crate::tcp::SenderStats) -> u64| {
-        Column::U64(flows.iter().map(|f| f.tcp().map_or(0, |t| get(&t.sender.stats))).collect())
+        Column::U64(flows.iter().map(|f| f.tcp().map_or(0, |t| get(&t.sender.stats) - get(&t.stats_at_warmup))).collect())
     };
     t.push("flow", strings(&|f| f.name.clone()));
     t.push("group", strings(&|f| scenario.groups[f.group].name.clone()));

@@ -457,6 +457,9 @@ impl<'s> Sim<'s> {
         }
         for flow in &mut self.flows {
             flow.at_warmup = flow.total;
+            if let FlowTransport::Tcp(tcp) = &mut flow.transport {
+                tcp.stats_at_warmup = tcp.sender.stats;
+            }
         }
     }
 
