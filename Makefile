@@ -1,7 +1,7 @@
 # phblab's set-up commands.
 #
 #   make setup   create $(VENV) and install phblab into it (Rust core built in release mode)
-#   make demo    run scenarios/examples/dumbbell-red.toml into results/demo
+#   make demo    run scenarios/examples/tcp-udp-red.toml into results/demo
 #   make test    Rust tests (release: the TCP tests are heavy) and Python tests
 #   make bench   the speed benchmark: each benches/scenarios/*.toml in its own process
 #   make clean   remove the venv, build products (cargo clean) and results/demo
@@ -32,7 +32,7 @@ $(VENV)/.phblab-installed: $(VENV)/.deps-installed pyproject.toml $(RUST_SOURCES
 	touch $@
 
 demo: setup
-	$(BIN)/phblab run scenarios/examples/dumbbell-red.toml --out results/demo
+	$(BIN)/phblab run scenarios/examples/tcp-udp-red.toml --out results/demo
 
 test: setup
 	cargo test --workspace --release

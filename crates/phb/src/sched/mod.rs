@@ -5,6 +5,65 @@
 //! the router. Hooks fire in this order: [`Scheduler::on_enqueue`] after a
 //! packet joins a queue, [`Scheduler::select`] when the link is free, and
 //! [`Scheduler::on_dequeue`] after the selected queue's head was taken.
+//!
+//! ## Map
+//!
+//! Rate-unaware, packet-count based:
+//!
+//! - [`priority`] — strict priority, queue 0 highest.
+//! - [`capped_priority`] — priority for an EF-like queue 0 capped by a token
+//!   bucket (RFC 3246 EF with a policing shaper), non-work-conserving for
+//!   queue 0.
+//! - [`wrr`] — Weighted Round Robin, ns-2 dsRED `WRR` semantics.
+//! - [`wirr`] — Weighted Interleaved Round Robin, ns-2 dsRED `WIRR` semantics.
+//!
+//! Byte-fair:
+//!
+//! - [`drr`] — Deficit Round Robin (Shreedhar & Varghese 1995).
+//! - [`wfq`] — WFQ / PGPS with GPS virtual time (Parekh & Gallager 1993;
+//!   Demers, Keshav & Shenker 1989).
+//! - [`wf2q_plus`] — WF²Q+ (Bennett & Zhang 1997).
+//! - [`scfq`] — Self-Clocked Fair Queueing (Golestani 1994).
+//! - [`virtual_clock`] — VirtualClock (Zhang 1990/1991).
+//!
+//! [`AnySched`] dispatches statically over all of them. Constructors
+//! validate their parameters and return a [`SchedError`].
+//!
+//! ## Conventions
+//!
+//! - Queues are numbered `0..n`; every constructor takes `n` (`queues`) and
+//!   checks that per-queue parameters have exactly `n` entries.
+//! - Ties (equal tags, equal priority) go to the lower queue index.
+//! - Timestamp schedulers keep, per queue, a FIFO of the tags of the packets
+//!   it holds, fed by `on_enqueue` / `on_dequeue`; packets within a queue
+//!   leave in FIFO order. Virtual times are `f64` (deterministic: the same
+//!   operations in the same order), VirtualClock's stamps are integer [`Time`].
+//! - Rates are bits per second, sizes bytes, as in the rest of the crate.
+//! - `select` may update internal state (round pointers, virtual time), but a
+//!   second `select` before the `on_dequeue` returns the same queue.
+
+pub mod capped_priority;
+pub mod drr;
+pub mod priority;
+pub mod scfq;
+pub mod virtual_clock;
+pub mod wf2q_plus;
+pub mod wfq;
+pub mod wirr;
+pub mod wrr;
+
+#[cfg(test)]
+mod tests;
+
+pub use capped_priority::CappedPriority;
+pub use drr::Drr;
+pub use priority::Priority;
+pub use scfq::Scfq;
+pub use virtual_clock::VirtualClock;
+pub use wf2q_plus::Wf2qPlus;
+pub use wfq::Wfq;
+pub use wirr::Wirr;
+pub use wrr::Wrr;
 
 use crate::time::Time;
 
@@ -34,3 +93,126 @@ pub trait Scheduler {
         None
     }
 }
+
+/// A scheduler's parameters were rejected by its constructor (fatal for the
+/// scenario that asked for it).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SchedError {
+    #[error("{scheduler}: needs at least one queue")]
+    NoQueues { scheduler: &'static str },
+    #[error("{scheduler}: `{param}` has {got} entries but there are {queues} queues (one entry per queue)")]
+    CountMismatch { scheduler: &'static str, param: &'static str, got: usize, queues: usize },
+    #[error("{scheduler}: `{param}` of queue {queue} must be positive and finite, got {value}")]
+    NotPositive { scheduler: &'static str, param: &'static str, queue: usize, value: f64 },
+    #[error("{scheduler}: `{param}` must be positive, got {value}")]
+    Zero { scheduler: &'static str, param: &'static str, value: f64 },
+}
+
+/// Checks the queue count and that `values` has one positive, finite entry
+/// per queue.
+pub(crate) fn check_per_queue(
+    scheduler: &'static str,
+    param: &'static str,
+    queues: usize,
+    values: &[f64],
+) -> Result<(), SchedError> {
+    if queues == 0 {
+        return Err(SchedError::NoQueues { scheduler });
+    }
+    if values.len() != queues {
+        return Err(SchedError::CountMismatch { scheduler, param, got: values.len(), queues });
+    }
+    for (queue, &value) in values.iter().enumerate() {
+        if !(value.is_finite() && value > 0.0) {
+            return Err(SchedError::NotPositive { scheduler, param, queue, value });
+        }
+    }
+    Ok(())
+}
+
+/// Panics (a broken invariant of the caller) unless there is one head per queue.
+#[inline]
+pub(crate) fn check_heads(scheduler: &'static str, heads: &[Option<Head>], queues: usize) {
+    assert_eq!(
+        heads.len(),
+        queues,
+        "{scheduler}: select got {} heads for {queues} queues",
+        heads.len()
+    );
+}
+
+/// The queue with the smallest key, ties to the one listed first (the lower
+/// index when `keys` is in queue order).
+pub(crate) fn smallest<K: PartialOrd>(keys: impl Iterator<Item = (usize, K)>) -> Option<usize> {
+    let mut best: Option<(usize, K)> = None;
+    for (i, k) in keys {
+        let better = match &best {
+            None => true,
+            Some((_, b)) => k < *b,
+        };
+        if better {
+            best = Some((i, k));
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+/// Static dispatch over every scheduler of this module.
+#[derive(Clone, Debug)]
+pub enum AnySched {
+    Priority(Priority),
+    CappedPriority(CappedPriority),
+    Wrr(Wrr),
+    Wirr(Wirr),
+    Drr(Drr),
+    Wfq(Wfq),
+    Wf2qPlus(Wf2qPlus),
+    Scfq(Scfq),
+    VirtualClock(VirtualClock),
+}
+
+macro_rules! dispatch {
+    ($self:expr, $s:ident => $body:expr) => {
+        match $self {
+            AnySched::Priority($s) => $body,
+            AnySched::CappedPriority($s) => $body,
+            AnySched::Wrr($s) => $body,
+            AnySched::Wirr($s) => $body,
+            AnySched::Drr($s) => $body,
+            AnySched::Wfq($s) => $body,
+            AnySched::Wf2qPlus($s) => $body,
+            AnySched::Scfq($s) => $body,
+            AnySched::VirtualClock($s) => $body,
+        }
+    };
+}
+
+impl Scheduler for AnySched {
+    #[inline]
+    fn on_enqueue(&mut self, queue: usize, size: u32, now: Time) {
+        dispatch!(self, s => s.on_enqueue(queue, size, now))
+    }
+    #[inline]
+    fn select(&mut self, heads: &[Option<Head>], now: Time) -> Option<usize> {
+        dispatch!(self, s => s.select(heads, now))
+    }
+    #[inline]
+    fn on_dequeue(&mut self, queue: usize, size: u32, now: Time) {
+        dispatch!(self, s => s.on_dequeue(queue, size, now))
+    }
+    #[inline]
+    fn next_eligible(&self, now: Time) -> Option<Time> {
+        dispatch!(self, s => s.next_eligible(now))
+    }
+}
+
+macro_rules! impl_from {
+    ($($variant:ident),*) => {
+        $(impl From<$variant> for AnySched {
+            fn from(s: $variant) -> AnySched {
+                AnySched::$variant(s)
+            }
+        })*
+    };
+}
+impl_from!(Priority, CappedPriority, Wrr, Wirr, Drr, Wfq, Wf2qPlus, Scfq, VirtualClock);

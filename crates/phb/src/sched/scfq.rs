@@ -1,0 +1,123 @@
+//! Self-Clocked Fair Queueing.
+//!
+//! S. J. Golestani, "A Self-Clocked Fair Queueing Scheme for Broadband
+//! Applications", IEEE INFOCOM 1994. WFQ's tags with the GPS simulation
+//! replaced by the system's own progress:
+//!
+//! - A packet of `L` bytes arriving at `a` to queue `k` gets
+//!   `F = max(F_prev, v̂(a)) + L/r_k` (`F_prev` the tag of queue `k`'s
+//!   previous packet, `r_k` its weight, here `phi`).
+//! - `v̂(t)` is the finish tag of the packet in service at `t`.
+//! - The link serves the smallest tag (ties to the lower queue index).
+//!
+//! Golestani resets `v̂` and the tags to 0 at the end of each busy period.
+//! Without a completion hook the scheduler cannot see that instant; it keeps
+//! `v̂` at the tag of the last packet served instead. The order is the same:
+//! served tags never decrease (a new tag exceeds `v̂`, and the one served is
+//! the smallest present), so after a busy period every `F_prev ≤ v̂` and each
+//! new tag is `v̂ + L/r_k`, the reset case shifted by `v̂`.
+
+use std::collections::VecDeque;
+
+use super::{check_heads, check_per_queue, smallest, Head, SchedError, Scheduler};
+use crate::time::Time;
+
+/// Self-Clocked Fair Queueing over `phi.len()` queues.
+#[derive(Clone, Debug)]
+pub struct Scfq {
+    /// `r_k`, the weights.
+    phi: Vec<f64>,
+    /// `v̂`: the tag of the packet in service (or last served).
+    v: f64,
+    /// Tag of each queue's latest arrival.
+    last_finish: Vec<f64>,
+    /// Tags of the packets each queue holds, FIFO.
+    tags: Vec<VecDeque<f64>>,
+}
+
+impl Scfq {
+    /// `phi[k]`: weight of queue `k` (> 0).
+    pub fn new(queues: usize, phi: Vec<f64>) -> Result<Scfq, SchedError> {
+        check_per_queue("SCFQ", "phi", queues, &phi)?;
+        Ok(Scfq {
+            phi,
+            v: 0.0,
+            last_finish: vec![0.0; queues],
+            tags: vec![VecDeque::new(); queues],
+        })
+    }
+
+    /// `v̂`, the tag of the packet in service.
+    pub fn virtual_time(&self) -> f64 {
+        self.v
+    }
+}
+
+impl Scheduler for Scfq {
+    fn on_enqueue(&mut self, queue: usize, size: u32, _now: Time) {
+        let f = self.last_finish[queue].max(self.v) + size as f64 / self.phi[queue];
+        self.last_finish[queue] = f;
+        self.tags[queue].push_back(f);
+    }
+
+    fn select(&mut self, heads: &[Option<Head>], _now: Time) -> Option<usize> {
+        check_heads("SCFQ", heads, self.phi.len());
+        smallest(heads.iter().enumerate().filter(|(_, h)| h.is_some()).map(|(i, _)| {
+            let f = *self.tags[i]
+                .front()
+                .unwrap_or_else(|| panic!("SCFQ: queue {i} has a head but no tag"));
+            (i, f)
+        }))
+    }
+
+    fn on_dequeue(&mut self, queue: usize, _size: u32, _now: Time) {
+        let f = self.tags[queue]
+            .pop_front()
+            .unwrap_or_else(|| panic!("SCFQ: dequeue from empty queue {queue}"));
+        self.v = f;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h(size: u32) -> Option<Head> {
+        Some(Head { size, enqueued: Time::ZERO })
+    }
+
+    #[test]
+    fn rejects_bad_parameters() {
+        assert_eq!(
+            Scfq::new(2, vec![1.0, f64::INFINITY]).unwrap_err().to_string(),
+            "SCFQ: `phi` of queue 1 must be positive and finite, got inf"
+        );
+        assert!(matches!(Scfq::new(2, vec![1.0]), Err(SchedError::CountMismatch { .. })));
+    }
+
+    /// φ = (1, 1). t=0: two 1000 B packets to queue 0 (F = 1000, 2000).
+    /// The first goes into service: v̂ = 1000. During it a 500 B packet
+    /// reaches queue 1: F = max(0, 1000) + 500 = 1500 < 2000, so it is
+    /// served next, making v̂ = 1500; then queue 0's second (v̂ = 2000).
+    /// A 100 B packet to queue 1 after the busy period: F = 2000 + 100.
+    #[test]
+    fn hand_checked_self_clock() {
+        let mut s = Scfq::new(2, vec![1.0, 1.0]).unwrap();
+        s.on_enqueue(0, 1000, Time::ZERO);
+        s.on_enqueue(0, 1000, Time::ZERO);
+        assert_eq!(s.select(&[h(1000), None], Time::ZERO), Some(0));
+        s.on_dequeue(0, 1000, Time::ZERO);
+        assert_eq!(s.virtual_time(), 1000.0);
+        s.on_enqueue(1, 500, Time::from_micros(1));
+        assert_eq!(s.select(&[h(1000), h(500)], Time::from_micros(8)), Some(1));
+        s.on_dequeue(1, 500, Time::from_micros(8));
+        assert_eq!(s.virtual_time(), 1500.0);
+        assert_eq!(s.select(&[h(1000), None], Time::from_micros(12)), Some(0));
+        s.on_dequeue(0, 1000, Time::from_micros(12));
+        assert_eq!(s.virtual_time(), 2000.0);
+        s.on_enqueue(1, 100, Time::from_secs(1));
+        assert_eq!(s.select(&[None, h(100)], Time::from_secs(1)), Some(1));
+        s.on_dequeue(1, 100, Time::from_secs(1));
+        assert_eq!(s.virtual_time(), 2100.0);
+    }
+}

@@ -1,0 +1,472 @@
+//! Cross-scheduler tests: a small link simulator, long-run shares, the
+//! capped-priority envelope, WF²Q+'s lag behind GPS, VirtualClock's
+//! reservation, and property tests over random arrivals.
+//!
+//! Rates are chosen so that transmission times are whole nanoseconds
+//! (1 Gb/s: 8 ns per byte; 10 Mb/s: 800 ns per byte), so the fluid
+//! reference `share·C·t` is exact.
+
+use std::collections::VecDeque;
+
+use proptest::prelude::*;
+
+use super::*;
+
+/// One packet's transmission.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Departure {
+    pub queue: usize,
+    pub size: u32,
+    pub start: Time,
+    pub end: Time,
+}
+
+/// Traffic for [`simulate`].
+pub(crate) struct Load<'a> {
+    /// Per queue, a size pattern cycled forever: the queue is kept
+    /// backlogged (`backlog` packets at t=0, one more each time one leaves).
+    /// An empty pattern: the queue gets only `arrivals`.
+    pub greedy: &'a [Vec<u32>],
+    pub backlog: usize,
+    /// Extra arrivals `(time, queue, size)`, sorted by time.
+    pub arrivals: &'a [(Time, usize, u32)],
+}
+
+/// A link of `rate_bps` serving per-queue FIFOs by `s`, until `packets`
+/// departures or `until`. Asserts on every decision that the scheduler
+/// picked a non-empty queue, and that it only holds back (None) with a
+/// backlog when `next_eligible` gives a later time.
+pub(crate) fn simulate<S: Scheduler>(
+    s: &mut S,
+    rate_bps: u64,
+    load: &Load,
+    packets: usize,
+    until: Time,
+) -> Vec<Departure> {
+    let n = load.greedy.len();
+    let mut queues: Vec<VecDeque<Head>> = vec![VecDeque::new(); n];
+    let mut cursor = vec![0usize; n];
+    let mut log = Vec::with_capacity(packets.min(1 << 20));
+    let enqueue = |s: &mut S, queues: &mut Vec<VecDeque<Head>>, q: usize, size: u32, t: Time| {
+        queues[q].push_back(Head { size, enqueued: t });
+        s.on_enqueue(q, size, t);
+    };
+    let refill = |cursor: &mut Vec<usize>, q: usize| -> Option<u32> {
+        let p = &load.greedy[q];
+        if p.is_empty() {
+            return None;
+        }
+        let size = p[cursor[q] % p.len()];
+        cursor[q] += 1;
+        Some(size)
+    };
+    for _ in 0..load.backlog {
+        for q in 0..n {
+            if let Some(size) = refill(&mut cursor, q) {
+                enqueue(s, &mut queues, q, size, Time::ZERO);
+            }
+        }
+    }
+    let mut next_arrival = 0;
+    let mut now = Time::ZERO;
+    while log.len() < packets && now < until {
+        while next_arrival < load.arrivals.len() && load.arrivals[next_arrival].0 <= now {
+            let (t, q, size) = load.arrivals[next_arrival];
+            enqueue(s, &mut queues, q, size, t);
+            next_arrival += 1;
+        }
+        let heads: Vec<Option<Head>> = queues.iter().map(|q| q.front().copied()).collect();
+        match s.select(&heads, now) {
+            Some(q) => {
+                let head = queues[q].pop_front().expect("scheduler selected an empty queue");
+                s.on_dequeue(q, head.size, now);
+                if let Some(size) = refill(&mut cursor, q) {
+                    enqueue(s, &mut queues, q, size, now);
+                }
+                let end = now + Time::transmission(head.size, rate_bps);
+                log.push(Departure { queue: q, size: head.size, start: now, end });
+                now = end;
+            }
+            None => {
+                let eligible = s.next_eligible(now);
+                if heads.iter().any(Option::is_some) {
+                    let t = eligible.expect("held back a backlog without a next_eligible time");
+                    assert!(t > now, "next_eligible {t:?} not after {now:?} though select said no");
+                }
+                let arrival = load.arrivals.get(next_arrival).map(|a| a.0);
+                now = match (eligible.filter(|&t| t > now), arrival) {
+                    (Some(a), Some(b)) => a.min(b),
+                    (Some(a), None) | (None, Some(a)) => a,
+                    (None, None) => break,
+                };
+            }
+        }
+    }
+    log
+}
+
+/// Serves `count` packets from queues preloaded at t=0 with `contents`
+/// (queue 0's packets enqueued first), at 1 Gb/s; the order of queues served.
+pub(crate) fn serve_order<S: Scheduler>(
+    s: &mut S,
+    contents: &[Vec<u32>],
+    count: usize,
+) -> Vec<usize> {
+    let mut arrivals = Vec::new();
+    for (q, sizes) in contents.iter().enumerate() {
+        arrivals.extend(sizes.iter().map(|&size| (Time::ZERO, q, size)));
+    }
+    let greedy = vec![Vec::new(); contents.len()];
+    let load = Load { greedy: &greedy, backlog: 0, arrivals: &arrivals };
+    let log = simulate(s, 1_000_000_000, &load, count, Time::MAX);
+    assert_eq!(log.len(), count, "queues ran dry");
+    log.iter().map(|d| d.queue).collect()
+}
+
+fn bytes_per_queue(log: &[Departure], n: usize) -> Vec<u64> {
+    let mut b = vec![0u64; n];
+    for d in log {
+        b[d.queue] += d.size as u64;
+    }
+    b
+}
+
+const GBPS: u64 = 1_000_000_000;
+const PACKETS: usize = 100_000;
+
+/// Mixed sizes: 1500; 64/1500; 576; 40/1000/1500.
+fn mixed_sizes() -> Vec<Vec<u32>> {
+    vec![vec![1500], vec![64, 1500], vec![576], vec![40, 1000, 1500]]
+}
+
+/// Runs `s` with every queue backlogged and checks each queue's byte share
+/// against `weights`' share within 1 % (relative). Returns the worst
+/// relative error.
+fn assert_shares<S: Scheduler>(s: &mut S, sizes: &[Vec<u32>], weights: &[f64]) -> f64 {
+    let load = Load { greedy: sizes, backlog: 50, arrivals: &[] };
+    let log = simulate(s, GBPS, &load, PACKETS, Time::MAX);
+    assert_eq!(log.len(), PACKETS);
+    let bytes = bytes_per_queue(&log, sizes.len());
+    let total: u64 = bytes.iter().sum();
+    let sum_w: f64 = weights.iter().sum();
+    let mut worst = 0.0f64;
+    for (q, (&b, &w)) in bytes.iter().zip(weights).enumerate() {
+        let share = b as f64 / total as f64;
+        let expected = w / sum_w;
+        let err = (share / expected - 1.0).abs();
+        worst = worst.max(err);
+        assert!(err < 0.01, "queue {q}: share {share:.5}, expected {expected:.5}");
+    }
+    worst
+}
+
+const W: [f64; 4] = [1.0, 2.0, 3.0, 4.0];
+
+#[test]
+fn wfq_long_run_shares_match_weights() {
+    let worst = assert_shares(&mut Wfq::new(4, W.to_vec(), GBPS).unwrap(), &mixed_sizes(), &W);
+    eprintln!("WFQ worst relative share error {worst:.2e}");
+}
+
+#[test]
+fn wf2q_plus_long_run_shares_match_weights() {
+    let worst = assert_shares(&mut Wf2qPlus::new(4, W.to_vec()).unwrap(), &mixed_sizes(), &W);
+    eprintln!("WF2Q+ worst relative share error {worst:.2e}");
+}
+
+#[test]
+fn scfq_long_run_shares_match_weights() {
+    let worst = assert_shares(&mut Scfq::new(4, W.to_vec()).unwrap(), &mixed_sizes(), &W);
+    eprintln!("SCFQ worst relative share error {worst:.2e}");
+}
+
+#[test]
+fn drr_long_run_shares_match_quanta() {
+    let mut s = Drr::new(4, vec![500, 1000, 1500, 2000]).unwrap();
+    let worst = assert_shares(&mut s, &mixed_sizes(), &W);
+    eprintln!("DRR worst relative share error {worst:.2e}");
+}
+
+#[test]
+fn virtual_clock_long_run_shares_match_rates() {
+    let mut s =
+        VirtualClock::new(4, vec![100_000_000, 200_000_000, 300_000_000, 400_000_000]).unwrap();
+    let worst = assert_shares(&mut s, &mixed_sizes(), &W);
+    eprintln!("VirtualClock worst relative share error {worst:.2e}");
+}
+
+#[test]
+fn wrr_and_wirr_long_run_shares_match_weights_with_equal_sizes() {
+    let sizes = vec![vec![1000]; 4];
+    let worst = assert_shares(&mut Wrr::new(4, vec![1, 2, 3, 4]).unwrap(), &sizes, &W);
+    eprintln!("WRR worst relative share error {worst:.2e}");
+    let worst = assert_shares(&mut Wirr::new(4, vec![1, 2, 3, 4]).unwrap(), &sizes, &W);
+    eprintln!("WIRR worst relative share error {worst:.2e}");
+}
+
+#[test]
+fn strict_priority_starves_queue_1_while_queue_0_is_backlogged() {
+    let sizes = vec![vec![1500], vec![64]];
+    let load = Load { greedy: &sizes, backlog: 5, arrivals: &[] };
+    let log = simulate(&mut Priority::new(2).unwrap(), GBPS, &load, 10_000, Time::MAX);
+    assert_eq!(log.len(), 10_000);
+    assert!(log.iter().all(|d| d.queue == 0));
+}
+
+/// Over every window `[t_j, t_k]` between two of queue 0's dequeue
+/// instants, bytes dequeued ≤ depth + rate·(t_k − t_j)/8. Sliding check:
+/// with prefix sums `P`, the worst window ending at `k` is
+/// `P[k+1] − min_j (P[j] − rate·t_j/8)`, kept as a running maximum.
+/// Exact: bytes are scaled by 8·10⁹ (units of bit·ns/s). Returns the
+/// largest excess of the envelope's slack used, in bytes.
+fn assert_envelope(log: &[Departure], rate_bps: u64, depth: u32) -> f64 {
+    const U: i128 = 8_000_000_000;
+    let mut prefix: i128 = 0; // bytes·U before departure k
+    let mut best_start: i128 = i128::MIN; // max_j (rate·t_j − P[j])
+    let mut worst: i128 = i128::MIN; // max over windows of (bytes − rate·τ)·U
+    for d in log.iter().filter(|d| d.queue == 0) {
+        let t = d.start.as_nanos() as i128;
+        best_start = best_start.max(rate_bps as i128 * t - prefix);
+        prefix += d.size as i128 * U;
+        let excess = prefix - rate_bps as i128 * t + best_start;
+        worst = worst.max(excess);
+        assert!(excess <= depth as i128 * U, "queue 0 exceeded depth + rate·τ at {:?}", d.start);
+    }
+    worst as f64 / U as f64
+}
+
+#[test]
+fn capped_priority_never_exceeds_its_envelope_and_uses_its_cap() {
+    // 10 Mb/s link; EF 200 B packets capped at 3 Mb/s with a 3000 B bucket;
+    // two greedy lower classes.
+    let (link, rate, depth) = (10_000_000, 3_000_000, 3000);
+    let sizes = vec![vec![200], vec![1500], vec![500]];
+    let load = Load { greedy: &sizes, backlog: 20, arrivals: &[] };
+    let mut s = CappedPriority::new(3, rate, depth).unwrap();
+    let log = simulate(&mut s, link, &load, PACKETS, Time::MAX);
+    let worst = assert_envelope(&log, rate, depth);
+    let ef_bytes: u64 = log.iter().filter(|d| d.queue == 0).map(|d| d.size as u64).sum();
+    let span = log.last().unwrap().end.as_secs_f64();
+    let ef_rate = ef_bytes as f64 * 8.0 / span;
+    eprintln!("capped EF: {ef_rate:.0} bit/s over {span:.2} s; worst window uses {worst} of {depth} B burst");
+    assert!((ef_rate / rate as f64 - 1.0).abs() < 0.01, "EF rate {ef_rate}");
+    // The greedy queue 1 takes the rest; queue 2 starves under it.
+    assert!(log.iter().all(|d| d.queue != 2));
+}
+
+#[test]
+fn capped_priority_alone_idles_the_link_to_hold_its_cap() {
+    let (link, rate, depth) = (10_000_000, 3_000_000, 3000);
+    let sizes = vec![vec![200], vec![]];
+    let load = Load { greedy: &sizes, backlog: 20, arrivals: &[] };
+    let mut s = CappedPriority::new(2, rate, depth).unwrap();
+    let log = simulate(&mut s, link, &load, 20_000, Time::MAX);
+    assert_eq!(log.len(), 20_000);
+    assert_envelope(&log, rate, depth);
+    // After the 15-packet burst, one 200 B packet every 200·8/3e6 s.
+    let gaps: Vec<u64> =
+        log.windows(2).skip(20).map(|w| (w[1].start - w[0].start).as_nanos()).collect();
+    assert!(gaps.iter().all(|&g| g == 533_334 || g == 533_333), "{:?}", &gaps[..5]);
+    let span = (log.last().unwrap().start - log[15].start).as_secs_f64();
+    let sent = (log.len() - 16) as f64 * 200.0 * 8.0;
+    assert!((sent / span / rate as f64 - 1.0).abs() < 1e-3);
+}
+
+/// Served bytes (continuous, so at packet boundaries the completed bytes)
+/// minus the fluid share `φ_i/Σφ·C·t`, extremes over all boundaries.
+/// Returns (max lag behind GPS, max lead over GPS) in bytes.
+fn lag_and_lead(log: &[Departure], weights: &[f64], rate_bps: u64, horizon: Time) -> (f64, f64) {
+    let sum: f64 = weights.iter().sum();
+    let c = rate_bps as f64 / 8e9; // bytes per ns
+    let mut served = vec![0.0f64; weights.len()];
+    let (mut lag, mut lead) = (0.0f64, 0.0f64);
+    for d in log.iter().take_while(|d| d.end <= horizon) {
+        served[d.queue] += d.size as f64;
+        let t = d.end.as_nanos() as f64;
+        for (q, &w) in weights.iter().enumerate() {
+            let diff = served[q] - w / sum * c * t;
+            lag = lag.max(-diff);
+            lead = lead.max(diff);
+        }
+    }
+    (lag, lead)
+}
+
+#[test]
+fn wf2q_plus_stays_within_one_packet_of_gps() {
+    let sizes = mixed_sizes();
+    let load = Load { greedy: &sizes, backlog: 50, arrivals: &[] };
+    let log = simulate(&mut Wf2qPlus::new(4, W.to_vec()).unwrap(), GBPS, &load, PACKETS, Time::MAX);
+    let (lag, lead) = lag_and_lead(&log, &W, GBPS, Time::MAX);
+    eprintln!("WF2Q+ vs GPS: max lag {lag} B, max lead {lead} B (L_max 1500)");
+    assert!(lag <= 1500.0 && lead <= 1500.0);
+    // WFQ, for comparison, also never lags by more than L_max (Parekh & Gallager).
+    let log =
+        simulate(&mut Wfq::new(4, W.to_vec(), GBPS).unwrap(), GBPS, &load, PACKETS, Time::MAX);
+    let (lag, lead) = lag_and_lead(&log, &W, GBPS, Time::MAX);
+    eprintln!("WFQ vs GPS: max lag {lag} B, max lead {lead} B");
+    assert!(lag <= 1500.0);
+}
+
+/// Bennett & Zhang's example: queue 0 (φ 10, 11 packets) against ten queues
+/// (φ 1, one packet each), 100 B packets at t=0. Until t = 2000 B-times GPS
+/// serves every queue at its share, so the fluid reference is exact there.
+/// WFQ runs queue 0 ahead by 500 B (ten packets by t = 1000 against 500 B of
+/// fluid); WF²Q+ keeps it within one packet.
+#[test]
+fn wf2q_plus_does_not_run_ahead_where_wfq_does() {
+    let mut phi = vec![10.0];
+    phi.extend([1.0; 10]);
+    let mut arrivals = vec![(Time::ZERO, 0, 100); 11];
+    arrivals.extend((1..=10).map(|q| (Time::ZERO, q, 100)));
+    let greedy = vec![Vec::new(); 11];
+    let load = Load { greedy: &greedy, backlog: 0, arrivals: &arrivals };
+    let horizon = Time::transmission(2000, GBPS);
+    let log = simulate(&mut Wfq::new(11, phi.clone(), GBPS).unwrap(), GBPS, &load, 21, Time::MAX);
+    let (_, wfq_lead) = lag_and_lead(&log, &phi, GBPS, horizon);
+    let log = simulate(&mut Wf2qPlus::new(11, phi.clone()).unwrap(), GBPS, &load, 21, Time::MAX);
+    let (wf2q_lag, wf2q_lead) = lag_and_lead(&log, &phi, GBPS, horizon);
+    assert_eq!(wfq_lead, 500.0);
+    assert!(wf2q_lead <= 100.0 && wf2q_lag <= 100.0, "lead {wf2q_lead}, lag {wf2q_lag}");
+}
+
+#[test]
+fn virtual_clock_serves_a_queue_at_its_reserved_rate() {
+    // 10 Mb/s link. Queue 0 reserves 2 Mb/s and sends exactly that: 250 B
+    // every 1 ms. Queue 1 reserves 8 Mb/s but is greedy (1500 B packets).
+    let (link, r0) = (10_000_000u64, 2_000_000u64);
+    let arrivals: Vec<(Time, usize, u32)> =
+        (0..2000).map(|k| (Time::from_millis(k), 0, 250)).collect();
+    let greedy = vec![vec![], vec![1500]];
+    let load = Load { greedy: &greedy, backlog: 10, arrivals: &arrivals };
+    let mut s = VirtualClock::new(2, vec![r0, 8_000_000]).unwrap();
+    let log = simulate(&mut s, link, &load, usize::MAX, Time::from_secs(2));
+    let q0: Vec<&Departure> = log.iter().filter(|d| d.queue == 0).collect();
+    assert_eq!(q0.len(), 2000, "queue 0 got all its reserved packets through");
+    // Delay bound: stamp (arrival + Vtick) + L_max/C.
+    let bound = Time::transmission(250, r0) + Time::transmission(1500, link);
+    let worst = q0.iter().zip(&arrivals).map(|(d, a)| d.end - a.0).max().unwrap();
+    eprintln!("VirtualClock: queue 0 worst delay {worst:?} (bound {bound:?})");
+    assert!(worst <= bound);
+    // Queue 1 gets the remaining 8 Mb/s.
+    let q1_bytes: u64 = log.iter().filter(|d| d.queue == 1).map(|d| d.size as u64).sum();
+    let q1_rate = q1_bytes as f64 * 8.0 / log.last().unwrap().end.as_secs_f64();
+    assert!((q1_rate / 8e6 - 1.0).abs() < 0.01, "queue 1 {q1_rate}");
+}
+
+/// All schedulers over 4 queues, through [`AnySched`].
+fn all_schedulers() -> Vec<(&'static str, AnySched)> {
+    vec![
+        ("priority", Priority::new(4).unwrap().into()),
+        ("capped", CappedPriority::new(4, 2_000_000, 3000).unwrap().into()),
+        ("wrr", Wrr::new(4, vec![1, 2, 3, 4]).unwrap().into()),
+        ("wirr", Wirr::new(4, vec![1, 2, 3, 4]).unwrap().into()),
+        ("drr", Drr::new(4, vec![300, 600, 1500, 40]).unwrap().into()),
+        ("wfq", Wfq::new(4, W.to_vec(), 10_000_000).unwrap().into()),
+        ("wf2q+", Wf2qPlus::new(4, W.to_vec()).unwrap().into()),
+        ("scfq", Scfq::new(4, W.to_vec()).unwrap().into()),
+        (
+            "virtual clock",
+            VirtualClock::new(4, vec![1_000_000, 2_000_000, 3_000_000, 4_000_000]).unwrap().into(),
+        ),
+    ]
+}
+
+#[test]
+fn runs_are_deterministic() {
+    let sizes = mixed_sizes();
+    let load = Load { greedy: &sizes, backlog: 3, arrivals: &[] };
+    for ((name, mut a), (_, mut b)) in all_schedulers().into_iter().zip(all_schedulers()) {
+        let la = simulate(&mut a, 10_000_000, &load, 5000, Time::MAX);
+        let lb = simulate(&mut b, 10_000_000, &load, 5000, Time::MAX);
+        assert_eq!(la, lb, "{name}");
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Enqueue(usize, u32),
+    Serve,
+    Wait(u64),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0..4usize, 1..=1500u32).prop_map(|(q, s)| Op::Enqueue(q, s)),
+        4 => Just(Op::Serve),
+        1 => (0..5_000_000u64).prop_map(Op::Wait),
+    ]
+}
+
+/// Applies `ops` to `s` at 10 Mb/s, checking every decision; then drains.
+fn check_invariants(name: &str, s: &mut AnySched, ops: &[Op]) -> Result<(), TestCaseError> {
+    let rate = 10_000_000;
+    let mut queues: Vec<VecDeque<u32>> = vec![VecDeque::new(); 4];
+    let mut now = Time::ZERO;
+    let heads = |queues: &Vec<VecDeque<u32>>| -> Vec<Option<Head>> {
+        queues.iter().map(|q| q.front().map(|&size| Head { size, enqueued: Time::ZERO })).collect()
+    };
+    // One decision; Ok(true) if a packet was sent.
+    let serve = |s: &mut AnySched,
+                 queues: &mut Vec<VecDeque<u32>>,
+                 now: &mut Time|
+     -> Result<bool, TestCaseError> {
+        let h = heads(queues);
+        match s.select(&h, *now) {
+            Some(q) => {
+                prop_assert!(h[q].is_some(), "{}: selected empty queue {}", name, q);
+                let size = queues[q].pop_front().unwrap();
+                s.on_dequeue(q, size, *now);
+                *now += Time::transmission(size, rate);
+                Ok(true)
+            }
+            None => {
+                if h.iter().any(Option::is_some) {
+                    // Only the capped class may be held back, and only alone.
+                    prop_assert_eq!(name, "capped");
+                    prop_assert!(
+                        h[1..].iter().all(Option::is_none),
+                        "capped held back with others backlogged"
+                    );
+                    let t = s.next_eligible(*now);
+                    prop_assert!(t.is_some_and(|t| t > *now), "{}: no next_eligible", name);
+                    *now = t.unwrap();
+                }
+                Ok(false)
+            }
+        }
+    };
+    for op in ops {
+        match *op {
+            Op::Enqueue(q, size) => {
+                queues[q].push_back(size);
+                s.on_enqueue(q, size, now);
+            }
+            Op::Serve => {
+                serve(s, &mut queues, &mut now)?;
+            }
+            Op::Wait(ns) => now += Time::from_nanos(ns),
+        }
+    }
+    let backlog: usize = queues.iter().map(VecDeque::len).sum();
+    let mut sent = 0;
+    for _ in 0..2 * backlog + 2 {
+        if serve(s, &mut queues, &mut now)? {
+            sent += 1;
+        }
+    }
+    prop_assert_eq!(sent, backlog, "{}: did not drain", name);
+    prop_assert_eq!(s.select(&heads(&queues), now), None);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn schedulers_select_only_non_empty_queues(ops in prop::collection::vec(op(), 0..300)) {
+        for (name, mut s) in all_schedulers() {
+            check_invariants(name, &mut s, &ops)?;
+        }
+    }
+}
