@@ -10,7 +10,8 @@
 //! - [`time`] — integer-nanosecond instants and durations.
 //! - [`rng`] — deterministic random streams derived from a seed and a name.
 //! - [`packet`] — what a queue sees of a packet: flow, class, colour, size, stamps.
-//! - [`aqm`] — active queue management: [`aqm::red`] (Floyd & Jacobson 1993, ns-2 semantics).
+//! - [`aqm`] — active queue management: RED (ns-2 semantics), WRED, RIO-C/D,
+//!   Adaptive RED, CoDel, PIE.
 //! - [`mark`] — meters, markers and policers for the edge.
 //! - [`sched`] — schedulers choosing the next class queue to serve.
 //! - [`queue`] — queueing disciplines built from the parts above: [`queue::fifo`]

@@ -2,12 +2,39 @@
 //! packet may join a buffer.
 //!
 //! - [`red`] — Random Early Detection (Floyd & Jacobson 1993) with ns-2's
-//!   refinements (gentle, wait, byte mode, idle-time correction).
+//!   refinements (gentle, wait, byte mode, idle-time correction). Start here:
+//!   the others reuse its average, drop curve and count-based spacing.
+//! - [`wred`] — Weighted RED: one average over the whole buffer, one
+//!   (`min_th`, `max_th`, `max_p`) triple per colour (ns-2 dsRED's WRED mode).
+//! - [`rio`] — RED with In and Out, coupled (RIO-C) or decoupled (RIO-D)
+//!   averages per colour (Clark & Fang 1998; ns-2 dsRED's RIO_C / RIO_D).
+//! - [`adaptive_red`] — Adaptive RED (Floyd, Gummadi & Shenker 2001): AIMD on
+//!   `max_p` to hold the average in a target band; automatic `w_q`.
+//! - [`codel`] — CoDel (RFC 8289): a dequeue-time dropper on sojourn time.
+//! - [`pie`] — PIE (RFC 8033): a PI controller on queueing delay sets an
+//!   arrival drop probability.
+//!
+//! Arrival-time droppers (`red`, `wred`, `rio`, `adaptive_red`, `pie`) answer
+//! `on_arrival(.., now) -> Option<DropReason>` and want `on_idle(now)` when the
+//! link finds the buffer empty; CoDel answers `on_dequeue(.., now) -> bool`.
+//! Periodic updates (Adaptive RED, PIE) are made lazily, on the first hook call
+//! at or after each due time, catching up every missed period in order, so no
+//! timer is needed and the result equals a timer's.
 //!
 //! A policy sees the backlog of the buffer it guards, which may be one queue
 //! or several class queues sharing one average (see [`crate::queue::classful`]).
 
+pub mod adaptive_red;
+pub mod codel;
+pub mod pie;
 pub mod red;
+pub mod rio;
+pub mod wred;
+
+#[cfg(test)]
+pub(crate) mod testbed;
+
+use crate::packet::Colour;
 
 /// A buffer limit: in packets or in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,6 +53,14 @@ impl Limit {
             Limit::Bytes(n) => bytes + size as u64 <= n,
         }
     }
+
+    /// A limit must be positive.
+    pub fn validate(self) -> Result<(), String> {
+        match self {
+            Limit::Packets(0) | Limit::Bytes(0) => Err("limit must be positive".into()),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// What a buffer holds when a packet arrives, in total and by colour
@@ -38,3 +73,41 @@ pub struct Backlog {
     pub pkts_by_colour: [u64; 3],
     pub bytes_by_colour: [u64; 3],
 }
+
+/// One drop precedence's RED curve, as the DiffServ droppers (WRED, RIO) and
+/// ns-2's dsRED give it per colour: thresholds of the average in packets and
+/// the drop probability at `max_th`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Thresholds {
+    pub min_th: f64,
+    pub max_th: f64,
+    pub max_p: f64,
+}
+
+impl Thresholds {
+    pub const fn new(min_th: f64, max_th: f64, max_p: f64) -> Thresholds {
+        Thresholds { min_th, max_th, max_p }
+    }
+
+    /// Checks `0 ≤ min_th < max_th` and `0 < max_p ≤ 1`; `what` names the
+    /// triple in the message (e.g. `"yellow"`).
+    pub fn validate(&self, what: &str) -> Result<(), String> {
+        if !(self.min_th >= 0.0) {
+            return Err(format!("{what}: min_th must be >= 0, got {}", self.min_th));
+        }
+        if !(self.max_th > self.min_th) {
+            return Err(format!(
+                "{what}: max_th ({}) must be greater than min_th ({})",
+                self.max_th, self.min_th
+            ));
+        }
+        if !(self.max_p > 0.0 && self.max_p <= 1.0) {
+            return Err(format!("{what}: max_p must be in (0, 1], got {}", self.max_p));
+        }
+        Ok(())
+    }
+}
+
+/// The colours in index order, with their names for messages.
+pub(crate) const COLOURS: [(Colour, &str); 3] =
+    [(Colour::Green, "green"), (Colour::Yellow, "yellow"), (Colour::Red, "red")];

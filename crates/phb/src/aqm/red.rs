@@ -26,6 +26,12 @@
 //! - As in ns-2, no early drop happens while fewer than two packets are queued,
 //!   and the first arrival after the average crosses `min_th` from below only
 //!   starts the count.
+//!
+//! The pieces are shared with the droppers built on RED (crate-private):
+//! `Average` (the EWMA with idle decay), `Curve` (`p_b`, the forced
+//! threshold, the spacing `p_a`, and where an arrival falls on the curve) and
+//! `Precedence` (one drop count and RED's packet-mode decision), used by
+//! WRED, RIO and, through [`Red`] itself, Adaptive RED.
 
 use crate::aqm::Limit;
 use crate::packet::DropReason;
@@ -104,82 +110,93 @@ impl RedParams {
     }
 }
 
-/// One RED instance: its parameters, its average and its drop count.
+/// The EWMA average of RED with ns-2's idle-time correction (Floyd &
+/// Jacobson §4), shared by every dropper built on RED's average (WRED, RIO,
+/// Adaptive RED).
 #[derive(Clone, Debug)]
-pub struct Red {
-    params: RedParams,
-    /// Thresholds in the unit of the average (packets, or bytes in byte mode).
-    min_th: f64,
-    max_th: f64,
-    /// Typical packets per second at the link rate (ns-2's `ptc_`).
-    packets_per_sec: f64,
+pub(crate) struct Average {
     avg: f64,
-    /// Arrivals since the last drop (ns-2's `count`, `count_bytes`).
-    count: u64,
-    count_bytes: u64,
-    /// Whether the average was at or above `min_th` at the previous arrival.
-    above_min: bool,
+    /// Since when the backlog this average follows has been empty, if it is.
     idle_since: Option<Time>,
-    rng: Rng,
 }
 
-impl Red {
-    /// A RED guarding a buffer drained at `link_rate_bps`.
-    pub fn new(params: RedParams, link_rate_bps: u64, rng: Rng) -> Red {
-        let unit = if params.byte_mode { params.mean_pktsize as f64 } else { 1.0 };
-        Red {
-            min_th: params.min_th * unit,
-            max_th: params.max_th * unit,
-            packets_per_sec: link_rate_bps as f64 / (8.0 * params.mean_pktsize as f64),
-            avg: 0.0,
-            count: 0,
-            count_bytes: 0,
-            above_min: false,
-            idle_since: Some(Time::ZERO),
-            rng,
-            params,
-        }
+impl Average {
+    /// A zero average over a buffer idle since time 0.
+    pub(crate) fn new() -> Average {
+        Average { avg: 0.0, idle_since: Some(Time::ZERO) }
     }
 
-    pub fn params(&self) -> &RedParams {
-        &self.params
-    }
-
-    /// The current average, in packets (bytes in byte mode).
-    pub fn avg(&self) -> f64 {
+    #[inline]
+    pub(crate) fn value(&self) -> f64 {
         self.avg
     }
 
-    /// The buffer found itself empty when the link asked for a packet at `now`.
+    /// The followed backlog was found empty at `now`; an idle period that
+    /// has already started keeps its start.
     #[inline]
-    pub fn on_idle(&mut self, now: Time) {
+    pub(crate) fn on_idle(&mut self, now: Time) {
         if self.idle_since.is_none() {
             self.idle_since = Some(now);
         }
     }
 
-    /// The unforced drop probability `p_b` for an average, before spacing.
-    pub fn drop_probability(&self, avg: f64) -> f64 {
-        let RedParams { max_p, gentle, .. } = self.params;
+    /// The followed backlog is empty from `now` on, whatever was known before.
+    #[inline]
+    pub(crate) fn restart_idle(&mut self, now: Time) {
+        self.idle_since = Some(now);
+    }
+
+    /// One arrival finds backlog `q`: `avg ← (1 − w_q)^(m+1)·avg + w_q·q`,
+    /// with `m = ⌊idle time · packets_per_sec⌋` after an idle period, else 0.
+    #[inline]
+    pub(crate) fn update(&mut self, q: f64, w_q: f64, packets_per_sec: f64, now: Time) -> f64 {
+        let decay_steps = match self.idle_since.take() {
+            Some(since) => (now.saturating_sub(since).as_secs_f64() * packets_per_sec) as i32,
+            None => 0,
+        };
+        self.avg = self.avg * (1.0 - w_q).powi(decay_steps + 1) + w_q * q;
+        self.avg
+    }
+}
+
+/// RED's drop curve, in the unit of the average (packets, or bytes in byte
+/// mode): thresholds, `max_p`, gentle and ns-2's wait.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Curve {
+    pub(crate) min_th: f64,
+    pub(crate) max_th: f64,
+    pub(crate) max_p: f64,
+    pub(crate) gentle: bool,
+    pub(crate) wait: bool,
+}
+
+impl Curve {
+    /// `p_b`, the unforced drop probability for an average, before spacing.
+    pub(crate) fn p_b(&self, avg: f64) -> f64 {
         let p = if avg < self.max_th {
-            max_p * (avg - self.min_th) / (self.max_th - self.min_th)
-        } else if gentle {
-            max_p + (1.0 - max_p) * (avg - self.max_th) / self.max_th
+            self.max_p * (avg - self.min_th) / (self.max_th - self.min_th)
+        } else if self.gentle {
+            self.max_p + (1.0 - self.max_p) * (avg - self.max_th) / self.max_th
         } else {
             1.0
         };
         p.clamp(0.0, 1.0)
     }
 
-    /// `p_a`: `p_b` spread over the arrivals since the last drop.
-    fn spaced_probability(&self, p_b: f64, size: u32) -> f64 {
-        let mean = self.params.mean_pktsize as f64;
-        let count = if self.params.byte_mode {
-            (self.count_bytes as f64 / mean).floor()
+    /// The average from which every arrival is dropped.
+    #[inline]
+    pub(crate) fn forced_from(&self) -> f64 {
+        if self.gentle {
+            2.0 * self.max_th
         } else {
-            self.count as f64
-        };
-        let mut p = if self.params.wait {
+            self.max_th
+        }
+    }
+
+    /// `p_a`: `p_b` spread over the `count` arrivals since the last drop
+    /// (Floyd & Jacobson §7; ns-2's `wait_`).
+    pub(crate) fn p_a(&self, p_b: f64, count: f64) -> f64 {
+        let p = if self.wait {
             if count * p_b < 1.0 {
                 0.0
             } else if count * p_b < 2.0 {
@@ -192,6 +209,163 @@ impl Red {
         } else {
             1.0
         };
+        p.min(1.0)
+    }
+
+    /// Where an arrival that finds `backlog` queued falls on the curve
+    /// (ns-2's `drop_early` preamble); tracks whether the average was at or
+    /// above `min_th` at the previous arrival in `above_min`.
+    pub(crate) fn zone(&self, avg: f64, backlog: f64, above_min: &mut bool) -> Zone {
+        if avg >= self.min_th && backlog > 1.0 {
+            if avg >= self.forced_from() {
+                Zone::Forced
+            } else if !*above_min {
+                *above_min = true;
+                Zone::FirstCrossing
+            } else {
+                Zone::Early
+            }
+        } else {
+            *above_min = false;
+            Zone::Below
+        }
+    }
+}
+
+/// See [`Curve::zone`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Zone {
+    /// Below `min_th`, or at most one packet queued: no early drop.
+    Below,
+    /// The first arrival after the average crossed `min_th`: starts the count.
+    FirstCrossing,
+    /// Between `min_th` and the forced threshold: an early drop with `p_a`.
+    Early,
+    /// At or above the forced threshold.
+    Forced,
+}
+
+/// The drop count of one precedence level of a packet-mode RED-style dropper
+/// (WRED, RIO): RED's decision for one arrival judged against one average.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Precedence {
+    /// Arrivals since the last drop (ns-2's `count`).
+    pub(crate) count: u64,
+    pub(crate) above_min: bool,
+}
+
+impl Precedence {
+    /// RED's decision, exactly as [`Red::on_arrival`] makes it in packet
+    /// mode, for an arrival of this precedence judged with `curve` against
+    /// `avg` while the buffer holds `pkts` packets and may admit it
+    /// (`admits`). Any drop resets the count.
+    pub(crate) fn judge(
+        &mut self,
+        curve: &Curve,
+        avg: f64,
+        pkts: u64,
+        admits: bool,
+        rng: &mut Rng,
+    ) -> Option<DropReason> {
+        self.count += 1;
+        let mut verdict = None;
+        match curve.zone(avg, pkts as f64, &mut self.above_min) {
+            Zone::Below => {}
+            Zone::Forced => verdict = Some(DropReason::ForcedDrop),
+            Zone::FirstCrossing => self.count = 1,
+            Zone::Early => {
+                let p_a = curve.p_a(curve.p_b(avg), self.count as f64);
+                if rng.uniform() <= p_a && p_a > 0.0 {
+                    self.count = 0;
+                    return Some(DropReason::EarlyDrop);
+                }
+            }
+        }
+        if !admits {
+            verdict = Some(DropReason::Overflow);
+        }
+        if verdict.is_some() {
+            self.count = 0;
+        }
+        verdict
+    }
+}
+
+/// One RED instance: its parameters, its average and its drop count.
+#[derive(Clone, Debug)]
+pub struct Red {
+    params: RedParams,
+    /// The curve with thresholds in the unit of the average (packets, or
+    /// bytes in byte mode).
+    curve: Curve,
+    /// Typical packets per second at the link rate (ns-2's `ptc_`).
+    packets_per_sec: f64,
+    average: Average,
+    /// Arrivals since the last drop (ns-2's `count`, `count_bytes`).
+    count: u64,
+    count_bytes: u64,
+    /// Whether the average was at or above `min_th` at the previous arrival.
+    above_min: bool,
+    rng: Rng,
+}
+
+impl Red {
+    /// A RED guarding a buffer drained at `link_rate_bps`.
+    pub fn new(params: RedParams, link_rate_bps: u64, rng: Rng) -> Red {
+        let unit = if params.byte_mode { params.mean_pktsize as f64 } else { 1.0 };
+        Red {
+            curve: Curve {
+                min_th: params.min_th * unit,
+                max_th: params.max_th * unit,
+                max_p: params.max_p,
+                gentle: params.gentle,
+                wait: params.wait,
+            },
+            packets_per_sec: link_rate_bps as f64 / (8.0 * params.mean_pktsize as f64),
+            average: Average::new(),
+            count: 0,
+            count_bytes: 0,
+            above_min: false,
+            rng,
+            params,
+        }
+    }
+
+    pub fn params(&self) -> &RedParams {
+        &self.params
+    }
+
+    /// The current average, in packets (bytes in byte mode).
+    pub fn avg(&self) -> f64 {
+        self.average.value()
+    }
+
+    /// Changes `max_p` (Adaptive RED's adaptation).
+    pub(crate) fn set_max_p(&mut self, max_p: f64) {
+        self.params.max_p = max_p;
+        self.curve.max_p = max_p;
+    }
+
+    /// The buffer found itself empty when the link asked for a packet at `now`.
+    #[inline]
+    pub fn on_idle(&mut self, now: Time) {
+        self.average.on_idle(now);
+    }
+
+    /// The unforced drop probability `p_b` for an average, before spacing.
+    pub fn drop_probability(&self, avg: f64) -> f64 {
+        self.curve.p_b(avg)
+    }
+
+    /// `p_a`: `p_b` spread over the arrivals since the last drop.
+    fn spaced_probability(&self, p_b: f64, size: u32) -> f64 {
+        let mean = self.params.mean_pktsize as f64;
+        let count = if self.params.byte_mode {
+            (self.count_bytes as f64 / mean).floor()
+        } else {
+            self.count as f64
+        };
+        let mut p = self.curve.p_a(p_b, count);
         if self.params.byte_mode && p < 1.0 {
             p = p * size as f64 / mean;
         }
@@ -202,34 +376,26 @@ impl Red {
     /// `bytes` bytes. Returns why it must be dropped, or `None` to admit it.
     pub fn on_arrival(&mut self, pkts: u64, bytes: u64, size: u32, now: Time) -> Option<DropReason> {
         let backlog = if self.params.byte_mode { bytes as f64 } else { pkts as f64 };
-        let w = self.params.w_q;
-        let decay_steps = match self.idle_since.take() {
-            Some(since) => ((now - since).as_secs_f64() * self.packets_per_sec) as i32,
-            None => 0,
-        };
-        self.avg = self.avg * (1.0 - w).powi(decay_steps + 1) + w * backlog;
+        let avg = self.average.update(backlog, self.params.w_q, self.packets_per_sec, now);
         self.count += 1;
         self.count_bytes += size as u64;
 
         let mut verdict = None;
-        if self.avg >= self.min_th && backlog > 1.0 {
-            let forced_from = if self.params.gentle { 2.0 * self.max_th } else { self.max_th };
-            if self.avg >= forced_from {
-                verdict = Some(DropReason::ForcedDrop);
-            } else if !self.above_min {
-                self.above_min = true;
+        match self.curve.zone(avg, backlog, &mut self.above_min) {
+            Zone::Below => {}
+            Zone::Forced => verdict = Some(DropReason::ForcedDrop),
+            Zone::FirstCrossing => {
                 self.count = 1;
                 self.count_bytes = size as u64;
-            } else {
-                let p_a = self.spaced_probability(self.drop_probability(self.avg), size);
+            }
+            Zone::Early => {
+                let p_a = self.spaced_probability(self.curve.p_b(avg), size);
                 if self.rng.uniform() <= p_a && p_a > 0.0 {
                     self.count = 0;
                     self.count_bytes = 0;
                     return Some(DropReason::EarlyDrop);
                 }
             }
-        } else {
-            self.above_min = false;
         }
         if !self.params.limit.admits(pkts, bytes, size) {
             verdict = Some(DropReason::Overflow);
