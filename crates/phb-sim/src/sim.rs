@@ -55,6 +55,8 @@ enum Event {
     TxDone(u32),
     /// The oldest packet on port `0`'s wire reaches the far node.
     Arrive(u32),
+    /// Port `0`'s qdisc held packets back (a rate cap) until now.
+    PortWake(u32),
     /// Record a time-series sample.
     Sample,
     /// Statistics count from now on.
@@ -192,6 +194,13 @@ impl<'s> Sim<'s> {
                 Event::TxDone(port) => {
                     self.ports[port as usize].busy = false;
                     self.start_transmission(port as usize);
+                }
+                Event::PortWake(port) => {
+                    let port = port as usize;
+                    self.ports[port].wake_pending = false;
+                    if !self.ports[port].busy {
+                        self.start_transmission(port);
+                    }
                 }
                 Event::Arrive(port) => {
                     let port = &mut self.ports[port as usize];
@@ -403,6 +412,15 @@ impl<'s> Sim<'s> {
         } else {
             port.qdisc.enqueue(pkt, self.now, &mut self.dropped);
         }
+        self.count_drops(p);
+        if !self.ports[p].busy {
+            self.start_transmission(p);
+        }
+    }
+
+    /// Counts the packets the qdisc of port `p` (or its loss element) just
+    /// dropped.
+    fn count_drops(&mut self, p: usize) {
         while let Some((lost, reason)) = self.dropped.pop() {
             let lost_class = self.class_of_codepoint[(lost.class & 63) as usize] as usize;
             self.ports[p].stats[lost_class].drop(reason);
@@ -414,14 +432,22 @@ impl<'s> Sim<'s> {
                 self.end_to_end[flow.class].drop(reason);
             }
         }
-        if !self.ports[p].busy {
-            self.start_transmission(p);
-        }
     }
 
     fn start_transmission(&mut self, p: usize) {
         let port = &mut self.ports[p];
-        let Some(pkt) = port.qdisc.dequeue(self.now) else { return };
+        let next = port.qdisc.dequeue(self.now, &mut self.dropped);
+        self.count_drops(p);
+        let port = &mut self.ports[p];
+        let Some(pkt) = next else {
+            if let Some(wake) = port.qdisc.next_wakeup(self.now) {
+                if !port.wake_pending {
+                    port.wake_pending = true;
+                    self.events.push(wake.max(self.now), Event::PortWake(p as u32));
+                }
+            }
+            return;
+        };
         let class = self.class_of_codepoint[(pkt.class & 63) as usize] as usize;
         let wait = (self.now - pkt.enqueued).as_nanos();
         port.stats[class].depart(pkt.size, wait, self.measuring);

@@ -25,6 +25,8 @@ pub struct Port {
     pub loss_rng: Rng,
     /// A packet is being serialised.
     pub busy: bool,
+    /// A wake-up event is scheduled for a qdisc that held packets back.
+    pub wake_pending: bool,
     /// Packets serialised or being serialised, not yet at the far end.
     pub wire: VecDeque<SimPacket>,
     /// Per class (index into the scenario's classes): queueing statistics.
@@ -42,6 +44,7 @@ impl Port {
             loss,
             loss_rng,
             busy: false,
+            wake_pending: false,
             wire: VecDeque::new(),
             stats: vec![ClassStats::default(); classes],
         }

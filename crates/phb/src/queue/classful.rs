@@ -6,23 +6,35 @@
 //! 1. **Classify**: the packet's codepoint picks a class queue through a
 //!    64-entry table (unlisted codepoints go to the default queue).
 //! 2. **Admit**: each queue belongs to one *buffer*, whose policy decides on
-//!    the backlog of all the queues it holds. A buffer with one queue is the
-//!    usual per-class buffer; a buffer with several is a shared buffer with
-//!    one average, as BEDS, PLC and RIO-style designs need.
-//!    Policies: drop-tail with a packet or byte limit, or [`Red`].
-//! 3. **Schedule**: the link takes the next packet from the queues by the
-//!    scheduler's rule — for now strict priority (queue order is priority
-//!    order); a single queue is FIFO.
+//!    the backlog of all the queues it holds (in total and by colour). A
+//!    buffer with one queue is the usual per-class buffer; a buffer with
+//!    several is a shared buffer with one average, as BEDS, PLC and RIO-style
+//!    designs need. Policies: drop-tail, [`Red`], [`Wred`], [`Rio`] (coupled
+//!    or decoupled), [`AdaptiveRed`], [`Pie`] — decided at arrival — and
+//!    [`CoDel`], which drops at the head when packets leave.
+//! 3. **Schedule**: the link takes the next packet from the queue the
+//!    scheduler ([`AnySched`]: strict or rate-capped priority, WRR, WIRR,
+//!    DRR, WFQ, WF²Q+, SCFQ, VirtualClock) selects. A rate-capped scheduler
+//!    may hold packets back; [`Classful::next_wakeup`] then says when to ask
+//!    again.
 //!
 //! Time stamps: a packet's `enqueued` is set when it is admitted.
 
 use std::collections::VecDeque;
 
+use crate::aqm::adaptive_red::{AdaptiveRed, AdaptiveRedParams};
+use crate::aqm::codel::{CoDel, CoDelParams};
+use crate::aqm::pie::{Pie, PieParams};
 use crate::aqm::red::{Red, RedParams};
-use crate::aqm::Limit;
+use crate::aqm::rio::{Rio, RioParams};
+use crate::aqm::wred::{Wred, WredParams};
+use crate::aqm::{Backlog, Limit};
 use crate::packet::{DropReason, Packet};
 use crate::queue::Dropped;
 use crate::rng::Rng;
+use crate::sched::{
+    AnySched, CappedPriority, Drr, Head, Priority, Scfq, Scheduler, VirtualClock, Wf2qPlus, Wfq, Wirr, Wrr,
+};
 use crate::time::Time;
 
 /// How a buffer admits packets.
@@ -32,6 +44,30 @@ pub enum BufferPolicy {
     DropTail { limit: Limit },
     /// Random Early Detection on the buffer's total backlog.
     Red(RedParams),
+    /// Weighted RED: one average, a curve per colour.
+    Wred(WredParams),
+    /// RIO, coupled or decoupled averages per colour.
+    Rio(RioParams),
+    /// Adaptive RED (max_p tuned to keep the average in a band).
+    AdaptiveRed(AdaptiveRedParams),
+    /// CoDel: drops at dequeue when the sojourn time stays above target.
+    CoDel(CoDelParams),
+    /// PIE: drop probability driven by the queueing delay.
+    Pie(PieParams),
+}
+
+impl BufferPolicy {
+    fn validate(&self) -> Result<(), String> {
+        match self {
+            BufferPolicy::DropTail { limit } => limit.validate(),
+            BufferPolicy::Red(p) => p.validate(),
+            BufferPolicy::Wred(p) => p.validate(),
+            BufferPolicy::Rio(p) => p.validate(),
+            BufferPolicy::AdaptiveRed(p) => p.validate(),
+            BufferPolicy::CoDel(p) => p.validate(),
+            BufferPolicy::Pie(p) => p.validate(),
+        }
+    }
 }
 
 /// One class queue: a name for results, and the buffer it belongs to.
@@ -42,12 +78,44 @@ pub struct QueueConfig {
     pub buffer: usize,
 }
 
-/// The order in which the scheduler serves the queues.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The scheduler and its per-queue parameters (one entry per queue, in
+/// queue order).
+#[derive(Clone, Debug, PartialEq)]
 pub enum SchedulerKind {
     /// Serve the first non-empty queue in declaration order. With one queue
     /// this is FIFO.
     StrictPriority,
+    /// Priority, with queue 0 limited to `rate_bps` by a token bucket of
+    /// `depth` bytes (an EF-like class).
+    CappedPriority { rate_bps: u64, depth: u32 },
+    Wrr { weights: Vec<u32> },
+    Wirr { weights: Vec<u32> },
+    Drr { quanta: Vec<u32> },
+    Wfq { weights: Vec<f64> },
+    Wf2qPlus { weights: Vec<f64> },
+    Scfq { weights: Vec<f64> },
+    /// Reserved rates, bits per second.
+    VirtualClock { rates: Vec<u64> },
+}
+
+impl SchedulerKind {
+    /// The scheduler for `queues` queues on a link of `link_rate_bps`.
+    pub fn build(&self, queues: usize, link_rate_bps: u64) -> Result<AnySched, String> {
+        let built: Result<AnySched, _> = match self {
+            SchedulerKind::StrictPriority => Priority::new(queues).map(Into::into),
+            SchedulerKind::CappedPriority { rate_bps, depth } => {
+                CappedPriority::new(queues, *rate_bps, *depth).map(Into::into)
+            }
+            SchedulerKind::Wrr { weights } => Wrr::new(queues, weights.clone()).map(Into::into),
+            SchedulerKind::Wirr { weights } => Wirr::new(queues, weights.clone()).map(Into::into),
+            SchedulerKind::Drr { quanta } => Drr::new(queues, quanta.clone()).map(Into::into),
+            SchedulerKind::Wfq { weights } => Wfq::new(queues, weights.clone(), link_rate_bps).map(Into::into),
+            SchedulerKind::Wf2qPlus { weights } => Wf2qPlus::new(queues, weights.clone()).map(Into::into),
+            SchedulerKind::Scfq { weights } => Scfq::new(queues, weights.clone()).map(Into::into),
+            SchedulerKind::VirtualClock { rates } => VirtualClock::new(queues, rates.clone()).map(Into::into),
+        };
+        built.map_err(|e| e.to_string())
+    }
 }
 
 /// A validated description of a classful discipline.
@@ -72,7 +140,8 @@ impl QdiscConfig {
         Self::single(BufferPolicy::Red(params))
     }
 
-    fn single(policy: BufferPolicy) -> QdiscConfig {
+    /// One FIFO queue managed by `policy`.
+    pub fn single(policy: BufferPolicy) -> QdiscConfig {
         QdiscConfig {
             queues: vec![QueueConfig { name: "fifo".into(), buffer: 0 }],
             buffers: vec![policy],
@@ -86,6 +155,9 @@ impl QdiscConfig {
     pub fn validate(&self) -> Result<(), String> {
         if self.queues.is_empty() {
             return Err("a qdisc needs at least one queue".into());
+        }
+        if self.queues.len() > 64 {
+            return Err(format!("a qdisc has at most 64 queues, got {}", self.queues.len()));
         }
         if self.default_queue >= self.queues.len() {
             return Err(format!("default queue {} does not exist", self.default_queue));
@@ -104,15 +176,9 @@ impl QdiscConfig {
             }
         }
         for policy in &self.buffers {
-            match policy {
-                BufferPolicy::DropTail { limit: Limit::Packets(0) | Limit::Bytes(0) } => {
-                    return Err("a drop-tail limit must be positive".into())
-                }
-                BufferPolicy::DropTail { .. } => {}
-                BufferPolicy::Red(p) => p.validate()?,
-            }
+            policy.validate()?;
         }
-        Ok(())
+        self.scheduler.build(self.queues.len(), 1_000_000_000).map(|_| ())
     }
 }
 
@@ -120,13 +186,35 @@ impl QdiscConfig {
 enum Admission {
     DropTail(Limit),
     Red(Box<Red>),
+    Wred(Box<Wred>),
+    Rio(Box<Rio>),
+    AdaptiveRed(Box<AdaptiveRed>),
+    CoDel(Box<CoDel>),
+    Pie(Box<Pie>),
 }
 
 #[derive(Debug)]
 struct Buffer {
     admission: Admission,
-    pkts: u64,
-    bytes: u64,
+    backlog: Backlog,
+}
+
+impl Buffer {
+    fn add(&mut self, size: u32, colour: usize) {
+        let b = &mut self.backlog;
+        b.pkts += 1;
+        b.bytes += size as u64;
+        b.pkts_by_colour[colour] += 1;
+        b.bytes_by_colour[colour] += size as u64;
+    }
+
+    fn remove(&mut self, size: u32, colour: usize) {
+        let b = &mut self.backlog;
+        b.pkts -= 1;
+        b.bytes -= size as u64;
+        b.pkts_by_colour[colour] -= 1;
+        b.bytes_by_colour[colour] -= size as u64;
+    }
 }
 
 #[derive(Debug)]
@@ -141,7 +229,9 @@ pub struct Classful<M> {
     queue_of_codepoint: [u8; 64],
     queues: Vec<ClassQueue<M>>,
     buffers: Vec<Buffer>,
-    scheduler: SchedulerKind,
+    scheduler: AnySched,
+    /// Reused for the heads handed to the scheduler.
+    heads: Vec<Option<Head>>,
     pkts: u64,
     bytes: u64,
 }
@@ -158,24 +248,33 @@ impl<M> Classful<M> {
         let buffers = config
             .buffers
             .iter()
-            .map(|policy| Buffer {
-                admission: match policy {
+            .map(|policy| {
+                let mut stream = || Rng::derive(seeds.next_u64(), "buffer");
+                let admission = match policy {
                     BufferPolicy::DropTail { limit } => Admission::DropTail(*limit),
-                    BufferPolicy::Red(params) => {
-                        let stream = Rng::derive(seeds.next_u64(), "red");
-                        Admission::Red(Box::new(Red::new(params.clone(), link_rate_bps, stream)))
+                    BufferPolicy::Red(p) => Admission::Red(Box::new(Red::new(p.clone(), link_rate_bps, stream()))),
+                    BufferPolicy::Wred(p) => Admission::Wred(Box::new(Wred::new(p.clone(), link_rate_bps, stream()))),
+                    BufferPolicy::Rio(p) => Admission::Rio(Box::new(Rio::new(p.clone(), link_rate_bps, stream()))),
+                    BufferPolicy::AdaptiveRed(p) => {
+                        Admission::AdaptiveRed(Box::new(AdaptiveRed::new(p.clone(), link_rate_bps, stream())))
                     }
-                },
-                pkts: 0,
-                bytes: 0,
+                    BufferPolicy::CoDel(p) => Admission::CoDel(Box::new(CoDel::new(p.clone()))),
+                    BufferPolicy::Pie(p) => Admission::Pie(Box::new(Pie::new(p.clone(), stream()))),
+                };
+                Buffer { admission, backlog: Backlog::default() }
             })
             .collect();
-        let queues = config
-            .queues
-            .iter()
-            .map(|q| ClassQueue { packets: VecDeque::new(), buffer: q.buffer })
-            .collect();
-        Classful { queue_of_codepoint, queues, buffers, scheduler: config.scheduler, pkts: 0, bytes: 0 }
+        let queues = config.queues.iter().map(|q| ClassQueue { packets: VecDeque::new(), buffer: q.buffer }).collect();
+        let scheduler = config.scheduler.build(config.queues.len(), link_rate_bps).expect("validated scheduler");
+        Classful {
+            queue_of_codepoint,
+            queues,
+            buffers,
+            scheduler,
+            heads: vec![None; config.queues.len()],
+            pkts: 0,
+            bytes: 0,
+        }
     }
 
     /// The queue a codepoint is classified into.
@@ -186,44 +285,98 @@ impl<M> Classful<M> {
 
     pub fn enqueue(&mut self, mut pkt: Packet<M>, now: Time, dropped: &mut Dropped<M>) {
         let q = self.classify(pkt.class);
-        let b = self.queues[q].buffer;
-        let buffer = &mut self.buffers[b];
+        let buffer = &mut self.buffers[self.queues[q].buffer];
+        let backlog = &buffer.backlog;
+        let (size, colour) = (pkt.size, pkt.colour);
         let verdict = match &mut buffer.admission {
             Admission::DropTail(limit) => {
-                (!limit.admits(buffer.pkts, buffer.bytes, pkt.size)).then_some(DropReason::Overflow)
+                (!limit.admits(backlog.pkts, backlog.bytes, size)).then_some(DropReason::Overflow)
             }
-            Admission::Red(red) => red.on_arrival(buffer.pkts, buffer.bytes, pkt.size, now),
+            Admission::Red(red) => red.on_arrival(backlog.pkts, backlog.bytes, size, now),
+            Admission::Wred(wred) => wred.on_arrival(backlog, size, colour, now),
+            Admission::Rio(rio) => rio.on_arrival(backlog, size, colour, now),
+            Admission::AdaptiveRed(ared) => ared.on_arrival(backlog, size, colour, now),
+            Admission::CoDel(codel) => codel.on_arrival(backlog, size, now),
+            Admission::Pie(pie) => pie.on_arrival(backlog, size, now),
         };
         if let Some(reason) = verdict {
             dropped.push((pkt, reason));
             return;
         }
-        buffer.pkts += 1;
-        buffer.bytes += pkt.size as u64;
+        buffer.add(size, colour as usize);
         self.pkts += 1;
-        self.bytes += pkt.size as u64;
+        self.bytes += size as u64;
         pkt.enqueued = now;
         self.queues[q].packets.push_back(pkt);
+        self.scheduler.on_enqueue(q, size, now);
     }
 
-    pub fn dequeue(&mut self, now: Time) -> Option<Packet<M>> {
+    /// Tells the idle-aware policies which buffers the link found empty.
+    fn mark_idle_buffers(&mut self, now: Time) {
         for buffer in &mut self.buffers {
-            if buffer.pkts == 0 {
-                if let Admission::Red(red) = &mut buffer.admission {
-                    red.on_idle(now);
+            if buffer.backlog.pkts > 0 {
+                continue;
+            }
+            match &mut buffer.admission {
+                Admission::DropTail(_) => {}
+                Admission::Red(red) => red.on_idle(now),
+                Admission::Wred(wred) => wred.on_idle(now),
+                Admission::Rio(rio) => rio.on_idle(now),
+                Admission::AdaptiveRed(ared) => ared.on_idle(now),
+                Admission::CoDel(codel) => codel.on_idle(now),
+                Admission::Pie(pie) => pie.on_idle(now),
+            }
+        }
+    }
+
+    /// The link is free at `now`: the next packet to send, if the scheduler
+    /// allows one. Packets a dequeue-time policy (CoDel) drops on the way
+    /// are pushed onto `dropped`.
+    pub fn dequeue(&mut self, now: Time, dropped: &mut Dropped<M>) -> Option<Packet<M>> {
+        self.mark_idle_buffers(now);
+        loop {
+            for (head, queue) in self.heads.iter_mut().zip(&self.queues) {
+                *head = queue.packets.front().map(|p| Head { size: p.size, enqueued: p.enqueued });
+            }
+            let q = self.scheduler.select(&self.heads, now)?;
+            let pkt = self.queues[q].packets.pop_front().expect("schedulers select non-empty queues");
+            let b = self.queues[q].buffer;
+            let buffer = &mut self.buffers[b];
+            buffer.remove(pkt.size, pkt.colour as usize);
+            self.pkts -= 1;
+            self.bytes -= pkt.size as u64;
+            self.scheduler.on_dequeue(q, pkt.size, now);
+            let sojourn = now.saturating_sub(pkt.enqueued);
+            let drop = match &mut buffer.admission {
+                Admission::CoDel(codel) => codel.on_dequeue(sojourn, buffer.backlog.bytes, now),
+                Admission::Pie(pie) => {
+                    pie.on_dequeue(sojourn, pkt.size, now);
+                    false
+                }
+                Admission::Rio(rio) => {
+                    rio.on_dequeue(&buffer.backlog, now);
+                    false
+                }
+                _ => false,
+            };
+            if !drop {
+                return Some(pkt);
+            }
+            dropped.push((pkt, DropReason::EarlyDrop));
+            if self.buffers[b].backlog.pkts == 0 {
+                if let Admission::CoDel(codel) = &mut self.buffers[b].admission {
+                    codel.on_idle(now);
                 }
             }
         }
-        let q = match self.scheduler {
-            SchedulerKind::StrictPriority => self.queues.iter().position(|q| !q.packets.is_empty())?,
-        };
-        let pkt = self.queues[q].packets.pop_front()?;
-        let buffer = &mut self.buffers[self.queues[q].buffer];
-        buffer.pkts -= 1;
-        buffer.bytes -= pkt.size as u64;
-        self.pkts -= 1;
-        self.bytes -= pkt.size as u64;
-        Some(pkt)
+    }
+
+    /// When a scheduler that held packets back will allow one.
+    pub fn next_wakeup(&self, now: Time) -> Option<Time> {
+        if self.pkts == 0 {
+            return None;
+        }
+        self.scheduler.next_eligible(now)
     }
 
     pub fn len_packets(&self) -> u64 {
@@ -237,8 +390,10 @@ impl<M> Classful<M> {
     pub fn averages(&self, out: &mut Vec<Option<f64>>) {
         out.clear();
         out.extend(self.buffers.iter().map(|b| match &b.admission {
-            Admission::DropTail(_) => None,
             Admission::Red(red) => Some(red.avg()),
+            Admission::Wred(wred) => Some(wred.avg()),
+            Admission::AdaptiveRed(ared) => Some(ared.avg()),
+            _ => None,
         }));
     }
 }
@@ -261,7 +416,7 @@ mod tests {
         }
         assert_eq!(dropped.iter().map(|(p, r)| (p.flow, *r)).collect::<Vec<_>>(),
                    vec![(3, DropReason::Overflow), (4, DropReason::Overflow)]);
-        let order: Vec<u32> = std::iter::from_fn(|| q.dequeue(Time::ZERO)).map(|p| p.flow).collect();
+        let order: Vec<u32> = std::iter::from_fn(|| q.dequeue(Time::ZERO, &mut Vec::new())).map(|p| p.flow).collect();
         assert_eq!(order, vec![0, 1, 2]);
         assert_eq!((q.len_packets(), q.len_bytes()), (0, 0));
     }
@@ -281,7 +436,7 @@ mod tests {
     fn enqueue_stamps_the_time() {
         let mut q: Classful<()> = Classful::new(&QdiscConfig::fifo(Limit::Packets(3)), 1_000_000, Rng::derive(0, "q"));
         q.enqueue(pkt(0, 100, 0), Time::from_millis(7), &mut Vec::new());
-        assert_eq!(q.dequeue(Time::from_millis(9)).unwrap().enqueued, Time::from_millis(7));
+        assert_eq!(q.dequeue(Time::from_millis(9), &mut Vec::new()).unwrap().enqueued, Time::from_millis(7));
     }
 
     fn two_class_shared(policy: BufferPolicy) -> QdiscConfig {
@@ -305,7 +460,7 @@ mod tests {
         q.enqueue(pkt(0, 100, 1), Time::ZERO, &mut dropped);
         q.enqueue(pkt(46, 100, 2), Time::ZERO, &mut dropped);
         q.enqueue(pkt(12, 100, 3), Time::ZERO, &mut dropped); // unlisted: default (tcp)
-        let order: Vec<u32> = std::iter::from_fn(|| q.dequeue(Time::ZERO)).map(|p| p.flow).collect();
+        let order: Vec<u32> = std::iter::from_fn(|| q.dequeue(Time::ZERO, &mut Vec::new())).map(|p| p.flow).collect();
         assert_eq!(order, vec![2, 1, 3]);
     }
 
@@ -408,7 +563,7 @@ mod properties {
                     }
                     Op::Take => {
                         let udp_waiting = !q.queues[0].packets.is_empty();
-                        if let Some(p) = q.dequeue(now) {
+                        if let Some(p) = q.dequeue(now, &mut dropped) {
                             taken += 1;
                             let queue = usize::from(p.class != 46);
                             prop_assert!(queue == 0 || !udp_waiting, "tcp served while udp waited");

@@ -7,9 +7,9 @@
 //! become further variants.
 //!
 //! - [`classful`] — the composition classifier → per-class queues with a
-//!   buffer policy (drop-tail or RED, possibly shared by several queues) →
-//!   scheduler. A FIFO drop-tail queue and a single RED queue are its
-//!   one-queue cases.
+//!   buffer policy (drop-tail, RED, WRED, RIO, Adaptive RED, CoDel, PIE;
+//!   possibly shared by several queues) → scheduler (any of [`crate::sched`]).
+//!   A FIFO drop-tail queue and a single RED queue are its one-queue cases.
 
 pub mod classful;
 
@@ -47,10 +47,19 @@ impl<M> Qdisc<M> {
     }
 
     /// The link is free at `now`: the packet to transmit next, if any.
+    /// Packets dropped at dequeue (CoDel) are pushed onto `dropped`.
     #[inline]
-    pub fn dequeue(&mut self, now: Time) -> Option<Packet<M>> {
+    pub fn dequeue(&mut self, now: Time, dropped: &mut Dropped<M>) -> Option<Packet<M>> {
         match self {
-            Qdisc::Classful(q) => q.dequeue(now),
+            Qdisc::Classful(q) => q.dequeue(now, dropped),
+        }
+    }
+
+    /// After a `dequeue` that gave nothing while packets wait (a rate cap
+    /// held them back): when to try again.
+    pub fn next_wakeup(&self, now: Time) -> Option<Time> {
+        match self {
+            Qdisc::Classful(q) => q.next_wakeup(now),
         }
     }
 
