@@ -13,15 +13,17 @@
 //! - [`aqm`] — active queue management: RED (ns-2 semantics), WRED, RIO-C/D,
 //!   Adaptive RED, CoDel, PIE.
 //! - [`mark`] — meters, markers and policers for the edge.
+//! - [`classify`] — classifiers, the DSCP behaviour-aggregate table and the edge conditioner.
 //! - [`sched`] — schedulers choosing the next class queue to serve.
-//! - [`queue`] — queueing disciplines built from the parts above: [`queue::fifo`]
-//!   (drop-tail), and [`queue::classful`] (classifier → per-class queues with a
-//!   drop policy → scheduler), which is where RED and later mechanisms are composed.
+//! - [`queue`] — queueing disciplines built from the parts above:
+//!   [`queue::classful`] (classifier → per-class queues with a buffer policy →
+//!   scheduler), whose one-queue forms are the FIFO drop-tail and RED queues.
 //!
 //! Start with [`queue::Qdisc`]: the simulator (and later the router) talks to
 //! every discipline through it.
 
 pub mod aqm;
+pub mod classify;
 pub mod mark;
 pub mod packet;
 pub mod queue;

@@ -66,7 +66,23 @@ pub struct Qdisc {
     pub gentle: Option<bool>,
     pub wait: Option<bool>,
     pub mode: Option<RedMode>,
+    pub green: Option<ColourCurve>,
+    pub yellow: Option<ColourCurve>,
+    pub red: Option<ColourCurve>,
+    pub interval: Option<Quantity>,
+    pub beta: Option<f64>,
+    pub top: Option<f64>,
+    pub bottom: Option<f64>,
+    pub target: Option<Quantity>,
+    pub maxpacket: Option<Quantity>,
+    pub count_reuse: Option<CountReuse>,
+    pub t_update: Option<Quantity>,
+    pub alpha: Option<f64>,
+    pub max_burst: Option<Quantity>,
+    pub derandomize: Option<bool>,
     pub scheduler: Option<Scheduler>,
+    pub cap_rate: Option<Quantity>,
+    pub cap_depth: Option<Quantity>,
     pub buffers: Option<Vec<Buffer>>,
     pub queues: Option<Vec<Queue>>,
     pub default_queue: Option<String>,
@@ -77,6 +93,12 @@ pub struct Qdisc {
 pub enum QdiscKind {
     Fifo,
     Red,
+    Wred,
+    RioC,
+    RioD,
+    AdaptiveRed,
+    Codel,
+    Pie,
     Classful,
 }
 
@@ -92,6 +114,15 @@ pub enum RedMode {
 #[serde(rename_all = "snake_case")]
 pub enum Scheduler {
     Priority,
+    CappedPriority,
+    Wrr,
+    Wirr,
+    Drr,
+    Wfq,
+    #[serde(rename = "wf2q_plus")]
+    Wf2qPlus,
+    Scfq,
+    VirtualClock,
 }
 
 /// `[[qdiscs.NAME.buffers]]` of a classful qdisc: a drop-tail or RED policy
@@ -110,6 +141,20 @@ pub struct Buffer {
     pub gentle: Option<bool>,
     pub wait: Option<bool>,
     pub mode: Option<RedMode>,
+    pub green: Option<ColourCurve>,
+    pub yellow: Option<ColourCurve>,
+    pub red: Option<ColourCurve>,
+    pub interval: Option<Quantity>,
+    pub beta: Option<f64>,
+    pub top: Option<f64>,
+    pub bottom: Option<f64>,
+    pub target: Option<Quantity>,
+    pub maxpacket: Option<Quantity>,
+    pub count_reuse: Option<CountReuse>,
+    pub t_update: Option<Quantity>,
+    pub alpha: Option<f64>,
+    pub max_burst: Option<Quantity>,
+    pub derandomize: Option<bool>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
@@ -117,6 +162,29 @@ pub struct Buffer {
 pub enum Policy {
     Droptail,
     Red,
+    Wred,
+    RioC,
+    RioD,
+    AdaptiveRed,
+    Codel,
+    Pie,
+}
+
+/// A colour's RED curve in WRED and RIO: `{ min_th = 40, max_th = 70, max_p = 0.02 }`.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ColourCurve {
+    pub min_th: f64,
+    pub max_th: f64,
+    pub max_p: f64,
+}
+
+/// CoDel's rule for the count when the dropping state is re-entered.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CountReuse {
+    Rfc,
+    Ns2,
 }
 
 /// `[[qdiscs.NAME.queues]]` of a classful qdisc.
@@ -127,6 +195,12 @@ pub struct Queue {
     #[serde(default)]
     pub classes: Vec<String>,
     pub buffer: String,
+    /// WRR, WIRR (integer), WFQ, WF2Q+, SCFQ: the queue's weight.
+    pub weight: Option<f64>,
+    /// DRR: bytes per round.
+    pub quantum: Option<Quantity>,
+    /// VirtualClock: the reserved rate.
+    pub rate: Option<Quantity>,
 }
 
 /// `[[links]]`.

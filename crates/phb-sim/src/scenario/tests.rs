@@ -705,3 +705,58 @@ fn loss_elements_and_extra_delay_on_links() {
     let text = FULL.replacen("rate = \"10Mbps\"", "rate = \"10Mbps\"\nloss_reverse = 1.5", 1);
     expect_at(load(&text, "f", &[]).unwrap_err(), "links[2].loss_reverse", &text, "loss_reverse = 1.5", "[0, 1)");
 }
+
+/// `FULL` with one more qdisc appended (it need not be used by a link).
+fn with_qdisc(extra: &str) -> Result<Scenario, ScenarioError> {
+    load(&format!("{FULL}\n[qdiscs.extra]\n{extra}"), "f", &[])
+}
+
+#[test]
+fn every_dropper_is_a_qdisc_kind_and_a_buffer_policy() {
+    for (kind, keys) in [
+        ("wred", "limit = \"100pkt\"\ngreen = { min_th = 40, max_th = 70, max_p = 0.02 }\nyellow = { min_th = 25, max_th = 50, max_p = 0.1 }\nred = { min_th = 10, max_th = 30, max_p = 0.2 }"),
+        ("rio_c", "limit = \"100pkt\"\ngreen = { min_th = 40, max_th = 70, max_p = 0.02 }\nyellow = { min_th = 25, max_th = 50, max_p = 0.1 }\nred = { min_th = 10, max_th = 30, max_p = 0.2 }\nw_q = 0.01"),
+        ("adaptive_red", "limit = \"100pkt\"\nmin_th = 20\nmax_th = 60\ninterval = \"500ms\""),
+        ("codel", "target = \"5ms\"\ninterval = \"100ms\"\ncount_reuse = \"ns2\""),
+        ("pie", "target = \"15ms\"\nt_update = \"15ms\"\nalpha = 0.125\nbeta = 1.25"),
+    ] {
+        with_qdisc(&format!("kind = \"{kind}\"\n{keys}")).unwrap_or_else(|e| panic!("{kind}: {e}"));
+        with_qdisc(&format!("kind = \"classful\"\n[[qdiscs.extra.buffers]]\nname = \"b\"\npolicy = \"{kind}\"\n{}\n[[qdiscs.extra.queues]]\nname = \"q\"\nbuffer = \"b\"", keys.replace('\n', "\n")))
+            .unwrap_or_else(|e| panic!("{kind} buffer: {e}"));
+    }
+    let err = with_qdisc("kind = \"codel\"\nmin_th = 3").unwrap_err();
+    assert!(invalid(err).1.contains("does not apply to a codel qdisc"));
+    let err = with_qdisc("kind = \"wred\"\nlimit = \"100pkt\"\ngreen = { min_th = 40, max_th = 70, max_p = 0.02 }").unwrap_err();
+    assert!(invalid(err).1.contains("needs `yellow`"));
+    let err = with_qdisc("kind = \"codel\"\ntarget = \"200ms\"").unwrap_err();
+    assert!(invalid(err).1.contains("interval"), "CoDel's interval must exceed its target");
+}
+
+#[test]
+fn schedulers_take_their_per_queue_parameters() {
+    let two_queues = |scheduler: &str, q0: &str, q1: &str| {
+        format!(
+            "kind = \"classful\"\n{scheduler}\n[[qdiscs.extra.buffers]]\nname = \"b\"\npolicy = \"droptail\"\nlimit = \"50pkt\"\n\
+             [[qdiscs.extra.queues]]\nname = \"ef\"\nclasses = [\"ef\"]\nbuffer = \"b\"\n{q0}\n\
+             [[qdiscs.extra.queues]]\nname = \"be\"\nbuffer = \"b\"\n{q1}"
+        )
+    };
+    let use_it = |text: String| -> Result<QdiscConfig, ScenarioError> {
+        let full = format!("{FULL}\n[qdiscs.extra]\n{text}").replacen("qdisc_forward = \"prio\"", "qdisc_forward = \"extra\"", 1);
+        load(&full, "f", &[]).map(|s| s.links[2].qdisc_ab.clone())
+    };
+    let wfq = use_it(two_queues("scheduler = \"wfq\"", "weight = 3", "weight = 1")).unwrap();
+    assert_eq!(wfq.scheduler, SchedulerKind::Wfq { weights: vec![3.0, 1.0] });
+    let drr = use_it(two_queues("scheduler = \"drr\"", "quantum = \"1500B\"", "quantum = \"500B\"")).unwrap();
+    assert_eq!(drr.scheduler, SchedulerKind::Drr { quanta: vec![1500, 500] });
+    let vc = use_it(two_queues("scheduler = \"virtual_clock\"", "rate = \"2Mbps\"", "rate = \"8Mbps\"")).unwrap();
+    assert_eq!(vc.scheduler, SchedulerKind::VirtualClock { rates: vec![2_000_000, 8_000_000] });
+    let capped = use_it(two_queues("scheduler = \"capped_priority\"\ncap_rate = \"1Mbps\"\ncap_depth = \"3000B\"", "", "")).unwrap();
+    assert_eq!(capped.scheduler, SchedulerKind::CappedPriority { rate_bps: 1_000_000, depth: 3000 });
+    let err = use_it(two_queues("scheduler = \"wrr\"", "weight = 1.5", "weight = 1")).unwrap_err();
+    assert!(invalid(err).1.contains("whole number"));
+    let err = use_it(two_queues("scheduler = \"wfq\"", "weight = 1", "")).unwrap_err();
+    assert!(invalid(err).1.contains("needs `weight` on every queue"));
+    let err = use_it(two_queues("scheduler = \"priority\"", "quantum = \"1B\"", "")).unwrap_err();
+    assert!(invalid(err).1.contains("does not apply to the priority scheduler"));
+}

@@ -7,9 +7,8 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use phb::aqm::red::RedParams;
 use phb::aqm::Limit;
-use phb::queue::{BufferPolicy, QdiscConfig, QueueConfig, SchedulerKind};
+use phb::queue::{BufferPolicy, QdiscConfig, QueueConfig};
 use phb::Time;
 use toml_edit::Document;
 
@@ -19,7 +18,11 @@ use super::raw::{self, Quantity};
 use super::units;
 use super::ScenarioError;
 
+mod policy;
+mod sched;
 mod tcp;
+
+use policy::{policy_keys, PolicyKeys};
 
 /// A link's qdisc when the file names none: a drop-tail FIFO of 50 packets,
 /// ns-2's default `Queue` `limit_`.
@@ -92,6 +95,11 @@ impl Context<'_> {
 
     fn time(&self, key: &str, q: &Quantity) -> Result<Time> {
         units::parse_time(&q.0).map_err(|m| self.err(key, m))
+    }
+
+    /// The time at `key`, or `default` when the key is absent.
+    fn time_or(&self, key: &str, value: &Option<Quantity>, default: Time) -> Result<Time> {
+        value.as_ref().map_or(Ok(default), |q| self.time(key, q))
     }
 
     fn positive_time(&self, key: &str, q: &Quantity) -> Result<Time> {
@@ -211,87 +219,43 @@ impl Context<'_> {
     }
 
     fn qdisc(&self, path: &str, q: &raw::Qdisc, classes: &[ClassDef]) -> Result<QdiscConfig> {
-        let present: &Present = &[
-            ("limit", q.limit.is_some()),
-            ("min_th", q.min_th.is_some()),
-            ("max_th", q.max_th.is_some()),
-            ("w_q", q.w_q.is_some()),
-            ("max_p", q.max_p.is_some()),
-            ("mean_pktsize", q.mean_pktsize.is_some()),
-            ("gentle", q.gentle.is_some()),
-            ("wait", q.wait.is_some()),
-            ("mode", q.mode.is_some()),
+        let keys = policy_keys!(q);
+        let classful_keys: &Present = &[
             ("scheduler", q.scheduler.is_some()),
+            ("cap_rate", q.cap_rate.is_some()),
+            ("cap_depth", q.cap_depth.is_some()),
             ("buffers", q.buffers.is_some()),
             ("queues", q.queues.is_some()),
             ("default_queue", q.default_queue.is_some()),
         ];
-        let keys = PolicyKeys {
-            limit: &q.limit,
-            min_th: q.min_th,
-            max_th: q.max_th,
-            w_q: q.w_q,
-            max_p: q.max_p,
-            mean_pktsize: &q.mean_pktsize,
-            gentle: q.gentle,
-            wait: q.wait,
-            mode: q.mode,
+        let single = |policy: raw::Policy, what: &str| -> Result<QdiscConfig> {
+            self.only(path, what, classful_keys, &[])?;
+            Ok(QdiscConfig::single(self.policy(path, policy, &keys, what)?))
         };
         let config = match q.kind {
-            raw::QdiscKind::Fifo => {
-                self.only(path, "a fifo qdisc", present, &["limit"])?;
-                QdiscConfig::fifo(self.drop_tail_limit(path, &keys, "a fifo qdisc")?)
-            }
-            raw::QdiscKind::Red => {
-                self.only(path, "a red qdisc", present, RED_KEYS)?;
-                QdiscConfig::red(self.red_params(path, &keys, "a red qdisc")?)
-            }
+            raw::QdiscKind::Fifo => single(raw::Policy::Droptail, "a fifo qdisc")?,
+            raw::QdiscKind::Red => single(raw::Policy::Red, "a red qdisc")?,
+            raw::QdiscKind::Wred => single(raw::Policy::Wred, "a wred qdisc")?,
+            raw::QdiscKind::RioC => single(raw::Policy::RioC, "a rio_c qdisc")?,
+            raw::QdiscKind::RioD => single(raw::Policy::RioD, "a rio_d qdisc")?,
+            raw::QdiscKind::AdaptiveRed => single(raw::Policy::AdaptiveRed, "an adaptive_red qdisc")?,
+            raw::QdiscKind::Codel => single(raw::Policy::Codel, "a codel qdisc")?,
+            raw::QdiscKind::Pie => single(raw::Policy::Pie, "a pie qdisc")?,
             raw::QdiscKind::Classful => {
-                self.only(path, "a classful qdisc", present, &["scheduler", "buffers", "queues", "default_queue"])?;
-                self.classful(path, q, classes)?
+                let what = "a classful qdisc";
+                match keys.present().iter().find(|(_, set)| *set) {
+                    Some((key, _)) => {
+                        return Err(self.err(
+                            &join(path, key),
+                            format!("`{key}` does not apply to {what}; set it on one of its [[buffers]]"),
+                        ))
+                    }
+                    None => self.classful(path, q, classes)?,
+                }
             }
         };
         config.validate().map_err(|m| self.err(path, m))?;
         Ok(config)
-    }
-
-    fn drop_tail_limit(&self, path: &str, keys: &PolicyKeys, what: &str) -> Result<Limit> {
-        let key = join(path, "limit");
-        let limit = self.required(path, "limit", keys.limit, what)?;
-        match units::parse_limit(&limit.0).map_err(|m| self.err(&key, m))? {
-            Limit::Packets(0) | Limit::Bytes(0) => Err(self.err(&key, "a drop-tail limit must be positive")),
-            limit => Ok(limit),
-        }
-    }
-
-    fn red_params(&self, path: &str, keys: &PolicyKeys, what: &str) -> Result<RedParams> {
-        let defaults = RedParams::default();
-        let limit = self.required(path, "limit", keys.limit, what)?;
-        let params = RedParams {
-            min_th: *self.required(path, "min_th", &keys.min_th, what)?,
-            max_th: *self.required(path, "max_th", &keys.max_th, what)?,
-            w_q: keys.w_q.unwrap_or(defaults.w_q),
-            max_p: keys.max_p.unwrap_or(defaults.max_p),
-            limit: units::parse_limit(&limit.0).map_err(|m| self.err(&join(path, "limit"), m))?,
-            mean_pktsize: match keys.mean_pktsize {
-                Some(q) => {
-                    let key = join(path, "mean_pktsize");
-                    let size = self.size(&key, q)?;
-                    u32::try_from(size).map_err(|_| self.err(&key, format!("{:?} is too large a packet size", q.0)))?
-                }
-                None => defaults.mean_pktsize,
-            },
-            gentle: keys.gentle.unwrap_or(defaults.gentle),
-            wait: keys.wait.unwrap_or(defaults.wait),
-            byte_mode: keys.mode == Some(raw::RedMode::Bytes),
-        };
-        params.validate().map_err(|message| {
-            // RedParams' messages start with the parameter they are about.
-            let param = message.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("");
-            let key = if RED_KEYS.contains(&param) { join(path, param) } else { path.to_owned() };
-            self.err(&key, message)
-        })?;
-        Ok(params)
     }
 
     fn classful(&self, path: &str, q: &raw::Qdisc, classes: &[ClassDef]) -> Result<QdiscConfig> {
@@ -354,45 +318,22 @@ impl Context<'_> {
             })?,
             None => queues.len() - 1,
         };
-        let scheduler = match q.scheduler.unwrap_or(raw::Scheduler::Priority) {
-            raw::Scheduler::Priority => SchedulerKind::StrictPriority,
-        };
+        let scheduler = self.scheduler(path, q, queues_raw)?;
         Ok(QdiscConfig { queues, buffers, classify, default_queue, scheduler })
     }
 
     fn buffer(&self, path: &str, b: &raw::Buffer) -> Result<BufferPolicy> {
-        let present: &Present = &[
-            ("limit", b.limit.is_some()),
-            ("min_th", b.min_th.is_some()),
-            ("max_th", b.max_th.is_some()),
-            ("w_q", b.w_q.is_some()),
-            ("max_p", b.max_p.is_some()),
-            ("mean_pktsize", b.mean_pktsize.is_some()),
-            ("gentle", b.gentle.is_some()),
-            ("wait", b.wait.is_some()),
-            ("mode", b.mode.is_some()),
-        ];
-        let keys = PolicyKeys {
-            limit: &b.limit,
-            min_th: b.min_th,
-            max_th: b.max_th,
-            w_q: b.w_q,
-            max_p: b.max_p,
-            mean_pktsize: &b.mean_pktsize,
-            gentle: b.gentle,
-            wait: b.wait,
-            mode: b.mode,
+        let what = match b.policy {
+            raw::Policy::Droptail => "a droptail buffer",
+            raw::Policy::Red => "a red buffer",
+            raw::Policy::Wred => "a wred buffer",
+            raw::Policy::RioC => "a rio_c buffer",
+            raw::Policy::RioD => "a rio_d buffer",
+            raw::Policy::AdaptiveRed => "an adaptive_red buffer",
+            raw::Policy::Codel => "a codel buffer",
+            raw::Policy::Pie => "a pie buffer",
         };
-        match b.policy {
-            raw::Policy::Droptail => {
-                self.only(path, "a droptail buffer", present, &["limit"])?;
-                Ok(BufferPolicy::DropTail { limit: self.drop_tail_limit(path, &keys, "a droptail buffer")? })
-            }
-            raw::Policy::Red => {
-                self.only(path, "a red buffer", present, RED_KEYS)?;
-                Ok(BufferPolicy::Red(self.red_params(path, &keys, "a red buffer")?))
-            }
-        }
+        self.policy(path, b.policy, &policy_keys!(b), what)
     }
 
     fn links(
@@ -687,21 +628,6 @@ impl Context<'_> {
             None => Err(self.err(key, "a pinned path needs at least the source and the destination")),
         }
     }
-}
-
-const RED_KEYS: &[&str] = &["limit", "min_th", "max_th", "w_q", "max_p", "mean_pktsize", "gentle", "wait", "mode"];
-
-/// The drop-policy keys a `fifo`/`red` qdisc and a classful buffer share.
-struct PolicyKeys<'a> {
-    limit: &'a Option<Quantity>,
-    min_th: Option<f64>,
-    max_th: Option<f64>,
-    w_q: Option<f64>,
-    max_p: Option<f64>,
-    mean_pktsize: &'a Option<Quantity>,
-    gentle: Option<bool>,
-    wait: Option<bool>,
-    mode: Option<raw::RedMode>,
 }
 
 enum RateOrInterval {

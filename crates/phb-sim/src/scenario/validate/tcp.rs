@@ -53,10 +53,6 @@ impl Context<'_> {
         }
     }
 
-    fn time_or(&self, key: &str, value: &Option<raw::Quantity>, default: Time) -> Result<Time> {
-        value.as_ref().map_or(Ok(default), |q| self.time(key, q))
-    }
-
     fn bytes_u32(&self, key: &str, value: &Option<raw::Quantity>, default: u32, min: u64) -> Result<u32> {
         let Some(q) = value else { return Ok(default) };
         let bytes = self.size(key, q)?;

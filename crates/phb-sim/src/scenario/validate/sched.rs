@@ -1,0 +1,101 @@
+//! Validation of a classful qdisc's scheduler and its per-queue parameters.
+
+use phb::queue::SchedulerKind;
+
+use super::{Context, Result};
+use crate::scenario::location::join;
+use crate::scenario::raw;
+
+impl Context<'_> {
+    /// The scheduler of classful qdisc `q` at `path`, reading `weight`,
+    /// `quantum` or `rate` from each queue as the scheduler needs.
+    pub(super) fn scheduler(&self, path: &str, q: &raw::Qdisc, queues: &[raw::Queue]) -> Result<SchedulerKind> {
+        let kind = q.scheduler.unwrap_or(raw::Scheduler::Priority);
+        let name = match kind {
+            raw::Scheduler::Priority => "priority",
+            raw::Scheduler::CappedPriority => "capped_priority",
+            raw::Scheduler::Wrr => "wrr",
+            raw::Scheduler::Wirr => "wirr",
+            raw::Scheduler::Drr => "drr",
+            raw::Scheduler::Wfq => "wfq",
+            raw::Scheduler::Wf2qPlus => "wf2q_plus",
+            raw::Scheduler::Scfq => "scfq",
+            raw::Scheduler::VirtualClock => "virtual_clock",
+        };
+        let wants = match kind {
+            raw::Scheduler::Priority | raw::Scheduler::CappedPriority => None,
+            raw::Scheduler::Drr => Some("quantum"),
+            raw::Scheduler::VirtualClock => Some("rate"),
+            _ => Some("weight"),
+        };
+        for (i, queue) in queues.iter().enumerate() {
+            let qpath = format!("{}[{i}]", join(path, "queues"));
+            for (key, set) in [("weight", queue.weight.is_some()), ("quantum", queue.quantum.is_some()), ("rate", queue.rate.is_some())] {
+                if set && wants != Some(key) {
+                    return Err(self.err(&join(&qpath, key), format!("`{key}` does not apply to the {name} scheduler")));
+                }
+                if !set && wants == Some(key) {
+                    return Err(self.err(&qpath, format!("the {name} scheduler needs `{key}` on every queue")));
+                }
+            }
+        }
+        if kind != raw::Scheduler::CappedPriority {
+            for (key, set) in [("cap_rate", q.cap_rate.is_some()), ("cap_depth", q.cap_depth.is_some())] {
+                if set {
+                    return Err(self.err(&join(path, key), format!("`{key}` applies only to scheduler = \"capped_priority\"")));
+                }
+            }
+        }
+        let weights = || -> Vec<f64> { queues.iter().map(|queue| queue.weight.unwrap_or_default()).collect() };
+        let integer_weights = || -> Result<Vec<u32>> {
+            queues
+                .iter()
+                .enumerate()
+                .map(|(i, queue)| {
+                    let w = queue.weight.unwrap_or_default();
+                    if w >= 1.0 && w.fract() == 0.0 && w <= u32::MAX as f64 {
+                        Ok(w as u32)
+                    } else {
+                        Err(self.err(
+                            &format!("{}[{i}].weight", join(path, "queues")),
+                            format!("the {name} scheduler needs a whole number of packets per round, at least 1; got {w}"),
+                        ))
+                    }
+                })
+                .collect()
+        };
+        Ok(match kind {
+            raw::Scheduler::Priority => SchedulerKind::StrictPriority,
+            raw::Scheduler::CappedPriority => {
+                let what = "the capped_priority scheduler";
+                let rate_bps = self.rate(&join(path, "cap_rate"), self.required(path, "cap_rate", &q.cap_rate, what)?)?;
+                let depth_key = join(path, "cap_depth");
+                let depth = self.size(&depth_key, self.required(path, "cap_depth", &q.cap_depth, what)?)?;
+                let depth = u32::try_from(depth).ok().filter(|&d| d > 0).ok_or_else(|| self.err(&depth_key, "the bucket depth must be between 1 B and 4 GB"))?;
+                SchedulerKind::CappedPriority { rate_bps, depth }
+            }
+            raw::Scheduler::Wrr => SchedulerKind::Wrr { weights: integer_weights()? },
+            raw::Scheduler::Wirr => SchedulerKind::Wirr { weights: integer_weights()? },
+            raw::Scheduler::Wfq => SchedulerKind::Wfq { weights: weights() },
+            raw::Scheduler::Wf2qPlus => SchedulerKind::Wf2qPlus { weights: weights() },
+            raw::Scheduler::Scfq => SchedulerKind::Scfq { weights: weights() },
+            raw::Scheduler::Drr => {
+                let mut quanta = Vec::with_capacity(queues.len());
+                for (i, queue) in queues.iter().enumerate() {
+                    let key = format!("{}[{i}].quantum", join(path, "queues"));
+                    let bytes = self.size(&key, queue.quantum.as_ref().expect("checked above"))?;
+                    quanta.push(u32::try_from(bytes).ok().filter(|&b| b > 0).ok_or_else(|| self.err(&key, "a quantum must be between 1 B and 4 GB"))?);
+                }
+                SchedulerKind::Drr { quanta }
+            }
+            raw::Scheduler::VirtualClock => {
+                let mut rates = Vec::with_capacity(queues.len());
+                for (i, queue) in queues.iter().enumerate() {
+                    let key = format!("{}[{i}].rate", join(path, "queues"));
+                    rates.push(self.rate(&key, queue.rate.as_ref().expect("checked above"))?);
+                }
+                SchedulerKind::VirtualClock { rates }
+            }
+        })
+    }
+}
