@@ -16,6 +16,7 @@
 //! finds the deadline not yet due and does nothing; when it moves earlier,
 //! a new event is scheduled and the old one becomes stale.
 
+use phb::classify::{PacketKey, Protocol};
 use phb::{DropReason, Qdisc, Rng, Time};
 
 use crate::apps::Action;
@@ -88,12 +89,18 @@ impl<'s> Sim<'s> {
         let mut ports = Vec::with_capacity(2 * scenario.links.len());
         let mut adjacency: Adjacency = vec![Vec::new(); scenario.nodes.len()];
         for link in &scenario.links {
-            for (from, to, qdisc, loss) in [(link.a, link.b, &link.qdisc_ab, link.loss_ab), (link.b, link.a, &link.qdisc_ba, link.loss_ba)] {
+            let directions = [
+                (link.a, link.b, &link.qdisc_ab, &link.conditioner_ab, link.loss_ab),
+                (link.b, link.a, &link.qdisc_ba, &link.conditioner_ba, link.loss_ba),
+            ];
+            for (from, to, qdisc, conditioner, loss) in directions {
                 let index = ports.len();
                 let name = format!("{}->{}", scenario.nodes[from].name, scenario.nodes[to].name);
                 let q = Qdisc::new(qdisc, link.rate_bps, Rng::derive(seed, &format!("port/{name}")));
                 let loss_rng = Rng::derive(seed, &format!("loss/{name}"));
-                ports.push(Port::new(from, to, link.rate_bps, link.delay, q, loss, loss_rng, classes));
+                let mut port = Port::new(from, to, link.rate_bps, link.delay, q, loss, loss_rng, classes);
+                port.conditioner = conditioner.as_ref().map(|c| c.build(Rng::derive(seed, &format!("conditioner/{name}"))));
+                ports.push(port);
                 adjacency[from].push((to, index, link.delay));
             }
         }
@@ -403,7 +410,28 @@ impl<'s> Sim<'s> {
         }
     }
 
-    fn enqueue(&mut self, p: usize, pkt: SimPacket) {
+    /// What the edge conditioner of a port sees of a packet.
+    fn packet_key(&self, pkt: &SimPacket) -> PacketKey {
+        let f = pkt.flow as usize;
+        let group = &self.scenario.groups[self.flows[f].group];
+        let (src, dst) = if pkt.meta.kind == Kind::Ack { (group.dst, group.src) } else { (group.src, group.dst) };
+        let protocol = if pkt.meta.kind == Kind::Udp { Protocol::Udp } else { Protocol::Tcp };
+        PacketKey { flow: pkt.flow, group: self.flows[f].group as u32, src: src as u32, dst: dst as u32, protocol, codepoint: pkt.class }
+    }
+
+    fn enqueue(&mut self, p: usize, mut pkt: SimPacket) {
+        if self.ports[p].conditioner.is_some() {
+            let key = self.packet_key(&pkt);
+            let conditioner = self.ports[p].conditioner.as_mut().expect("checked");
+            let verdict = conditioner.condition(&key, pkt.colour, pkt.size, self.now);
+            if let Err(reason) = verdict.apply(&mut pkt) {
+                let class = self.class_of_codepoint[(pkt.class & 63) as usize] as usize;
+                self.ports[p].stats[class].arrive();
+                self.dropped.push((pkt, reason));
+                self.count_drops(p);
+                return;
+            }
+        }
         let class = self.class_of_codepoint[(pkt.class & 63) as usize] as usize;
         let port = &mut self.ports[p];
         port.stats[class].arrive();

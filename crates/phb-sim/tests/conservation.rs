@@ -31,7 +31,7 @@ fn chain(hops: usize, rates_mbps: &[u64], kinds: &[u8], limits: &[u64], loads: &
     let links = (0..=hops)
         .map(|i| {
             let q = qdisc(kinds[i % kinds.len()], limits[i % limits.len()]);
-            LinkDef { a: i, b: i + 1, rate_bps: rates_mbps[i % rates_mbps.len()] * 1_000_000, delay: Time::from_micros(500 * i as u64), qdisc_ab: q.clone(), qdisc_ba: q, loss_ab: 0.0, loss_ba: 0.0 }
+            LinkDef { a: i, b: i + 1, rate_bps: rates_mbps[i % rates_mbps.len()] * 1_000_000, delay: Time::from_micros(500 * i as u64), qdisc_ab: q.clone(), qdisc_ba: q, conditioner_ab: None, conditioner_ba: None, loss_ab: 0.0, loss_ba: 0.0 }
         })
         .collect();
     let groups = loads

@@ -15,7 +15,7 @@ fn node(name: &str, kind: NodeKind) -> NodeDef {
 }
 
 fn link(a: usize, b: usize, rate_bps: u64, delay: Time, qdisc: QdiscConfig) -> LinkDef {
-    LinkDef { a, b, rate_bps, delay, qdisc_ab: qdisc.clone(), qdisc_ba: qdisc, loss_ab: 0.0, loss_ba: 0.0 }
+    LinkDef { a, b, rate_bps, delay, qdisc_ab: qdisc.clone(), qdisc_ba: qdisc, conditioner_ab: None, conditioner_ba: None, loss_ab: 0.0, loss_ba: 0.0 }
 }
 
 /// s (0) -- r1 (1) -- r2 (2) -- d (3): access 100 Mb/s 1 ms, bottleneck

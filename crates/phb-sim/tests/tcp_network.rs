@@ -15,7 +15,7 @@ use phb_sim::{run, Column, RunOutput};
 /// and may drop data at random with probability `loss`.
 fn dumbbell(bottleneck_bps: u64, bottleneck_delay: Time, access_bps: u64, qdisc: QdiscConfig, loss: f64, groups: Vec<TrafficGroup>, duration: Time, warmup: Time) -> Scenario {
     let fifo = QdiscConfig::fifo(Limit::Packets(10_000));
-    let link = |a, b, rate_bps, delay, q: QdiscConfig, loss_ab| LinkDef { a, b, rate_bps, delay, qdisc_ab: q.clone(), qdisc_ba: q, loss_ab, loss_ba: 0.0 };
+    let link = |a, b, rate_bps, delay, q: QdiscConfig, loss_ab| LinkDef { a, b, rate_bps, delay, qdisc_ab: q.clone(), qdisc_ba: q, conditioner_ab: None, conditioner_ba: None, loss_ab, loss_ba: 0.0 };
     Scenario {
         name: "tcp".into(),
         run: RunConfig { duration, warmup, seed: 1, sample_interval: None },

@@ -1,5 +1,5 @@
-//! One direction of a link: an optional random-loss element, an output
-//! qdisc, a transmitter and the wire.
+//! One direction of a link: an optional edge conditioner and random-loss
+//! element, an output qdisc, a transmitter and the wire.
 //!
 //! The transmitter sends one packet at a time at the link rate; the wire
 //! delays each by the propagation delay. Packets on the wire arrive in the
@@ -8,6 +8,7 @@
 
 use std::collections::VecDeque;
 
+use phb::classify::Conditioner;
 use phb::{Qdisc, Rng, Time};
 
 use super::{Meta, SimPacket};
@@ -20,6 +21,8 @@ pub struct Port {
     pub rate_bps: u64,
     pub delay: Time,
     pub qdisc: Qdisc<Meta>,
+    /// The edge conditioner at this port's ingress, if any.
+    pub conditioner: Option<Conditioner>,
     /// Probability that the loss element drops an arriving packet.
     pub loss: f64,
     pub loss_rng: Rng,
@@ -41,6 +44,7 @@ impl Port {
             rate_bps,
             delay,
             qdisc,
+            conditioner: None,
             loss,
             loss_rng,
             busy: false,

@@ -5,6 +5,7 @@
 //! from it cannot fail on bad input. The raw, file-shaped form lives in
 //! [`super::raw`]; [`super::load`] turns one into the other.
 
+use phb::classify::ConditionerConfig;
 use phb::queue::QdiscConfig;
 use phb::Time;
 
@@ -72,6 +73,11 @@ pub struct LinkDef {
     pub qdisc_ab: QdiscConfig,
     /// The qdisc on `b`'s output towards `a`.
     pub qdisc_ba: QdiscConfig,
+    /// Edge traffic conditioners at the ingress of each direction (before
+    /// the loss element and the qdisc): classify, meter, then mark, drop or
+    /// pass. Match fields refer to group, node and codepoint numbers.
+    pub conditioner_ab: Option<ConditionerConfig>,
+    pub conditioner_ba: Option<ConditionerConfig>,
     /// Random-loss elements in front of each direction's qdisc: each
     /// arriving packet is dropped with this probability (reason
     /// `loss_module`), for model validation. 0 for none.

@@ -27,6 +27,8 @@ pub struct File {
     #[serde(default)]
     pub qdiscs: BTreeMap<String, Qdisc>,
     #[serde(default)]
+    pub conditioners: BTreeMap<String, Conditioner>,
+    #[serde(default)]
     pub links: Vec<Link>,
     #[serde(default)]
     pub traffic: Vec<Traffic>,
@@ -203,6 +205,79 @@ pub struct Queue {
     pub rate: Option<Quantity>,
 }
 
+/// `[conditioners.NAME]`: an edge traffic conditioner.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Conditioner {
+    pub rules: Vec<Rule>,
+}
+
+/// `[[conditioners.NAME.rules]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    pub name: String,
+    #[serde(rename = "match")]
+    pub matches: Option<RuleMatch>,
+    pub meter: Option<Meter>,
+    pub green: Option<String>,
+    pub yellow: Option<String>,
+    pub red: Option<String>,
+}
+
+/// A rule's `match = { ... }`: every listed field must match.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleMatch {
+    pub classes: Option<Vec<String>>,
+    pub groups: Option<Vec<String>>,
+    pub src: Option<Vec<String>>,
+    pub dst: Option<Vec<String>>,
+    pub protocol: Option<Protocol>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Protocol {
+    Tcp,
+    Udp,
+}
+
+/// A rule's `meter = { kind = "trtcm", ... }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Meter {
+    pub kind: MeterKind,
+    pub rate: Option<Quantity>,
+    pub burst_size: Option<Quantity>,
+    pub cir: Option<Quantity>,
+    pub cbs: Option<Quantity>,
+    pub ebs: Option<Quantity>,
+    pub pir: Option<Quantity>,
+    pub pbs: Option<Quantity>,
+    pub ctr: Option<Quantity>,
+    pub ptr: Option<Quantity>,
+    pub win_length: Option<Quantity>,
+    pub mode: Option<MeterMode>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum MeterKind {
+    TokenBucket,
+    Srtcm,
+    Trtcm,
+    Tsw2cm,
+    Tsw3cm,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum MeterMode {
+    Blind,
+    Aware,
+}
+
 /// `[[links]]`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -213,6 +288,8 @@ pub struct Link {
     pub qdisc: Option<String>,
     pub qdisc_forward: Option<String>,
     pub qdisc_reverse: Option<String>,
+    pub conditioner_forward: Option<String>,
+    pub conditioner_reverse: Option<String>,
     pub loss_forward: Option<f64>,
     pub loss_reverse: Option<f64>,
     pub extra_delay: Option<Quantity>,

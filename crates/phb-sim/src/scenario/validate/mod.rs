@@ -18,6 +18,7 @@ use super::raw::{self, Quantity};
 use super::units;
 use super::ScenarioError;
 
+mod conditioner;
 mod policy;
 mod sched;
 mod tcp;
@@ -46,7 +47,9 @@ pub(super) fn validate(file: &raw::File, doc: &Document<&str>, source_name: &str
         .iter()
         .map(|(name, q)| Ok((name.as_str(), cx.qdisc(&join("qdiscs", name), q, &classes)?)))
         .collect::<Result<BTreeMap<_, _>>>()?;
-    let links = cx.links(&file.links, &nodes, &qdiscs)?;
+    let group_names: Vec<&str> = file.traffic.iter().map(|t| t.name.as_str()).collect();
+    let conditioners = cx.conditioners(&file.conditioners, &classes, &nodes, &group_names)?;
+    let links = cx.links(&file.links, &nodes, &qdiscs, &conditioners)?;
     let groups = cx.traffic(&file.traffic, &run, &classes, &nodes, &links)?;
     Ok(Scenario { name, run, classes, nodes, links, groups })
 }
@@ -341,6 +344,7 @@ impl Context<'_> {
         links: &[raw::Link],
         nodes: &[NodeDef],
         qdiscs: &BTreeMap<&str, QdiscConfig>,
+        conditioners: &BTreeMap<String, phb::classify::ConditionerConfig>,
     ) -> Result<Vec<LinkDef>> {
         let mut out: Vec<LinkDef> = Vec::with_capacity(links.len());
         for (i, link) in links.iter().enumerate() {
@@ -381,6 +385,17 @@ impl Context<'_> {
                     Some(p) => Err(self.err(&format!("{path}.{key}"), format!("a loss probability must be in [0, 1), got {p}"))),
                 }
             };
+            let conditioner = |key: &str, name: &Option<String>| -> Result<Option<phb::classify::ConditionerConfig>> {
+                let Some(name) = name else { return Ok(None) };
+                conditioners.get(name).cloned().map(Some).ok_or_else(|| {
+                    self.err(
+                        &format!("{path}.{key}"),
+                        format!("{name} is not a conditioner; conditioners defined under [conditioners] are {}", list(conditioners.keys().map(String::as_str))),
+                    )
+                })
+            };
+            let conditioner_ab = conditioner("conditioner_forward", &link.conditioner_forward)?;
+            let conditioner_ba = conditioner("conditioner_reverse", &link.conditioner_reverse)?;
             let loss_ab = loss("loss_forward", link.loss_forward)?;
             let loss_ba = loss("loss_reverse", link.loss_reverse)?;
             let lookup = |key: &str, name: &Option<String>| -> Result<Option<QdiscConfig>> {
@@ -399,7 +414,7 @@ impl Context<'_> {
             let both = lookup("qdisc", &link.qdisc)?.unwrap_or_else(|| QdiscConfig::fifo(DEFAULT_QDISC_LIMIT));
             let qdisc_ab = lookup("qdisc_forward", &link.qdisc_forward)?.unwrap_or_else(|| both.clone());
             let qdisc_ba = lookup("qdisc_reverse", &link.qdisc_reverse)?.unwrap_or(both);
-            out.push(LinkDef { a, b, rate_bps, delay, qdisc_ab, qdisc_ba, loss_ab, loss_ba });
+            out.push(LinkDef { a, b, rate_bps, delay, qdisc_ab, qdisc_ba, conditioner_ab, conditioner_ba, loss_ab, loss_ba });
         }
         Ok(out)
     }
