@@ -42,6 +42,8 @@ def same(a, b) -> bool:
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     if a is None or b is None:
         return a is b
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
 
 
