@@ -768,3 +768,24 @@ fn schedulers_take_their_per_queue_parameters() {
     let err = use_it(two_queues("scheduler = \"priority\"", "quantum = \"1B\"", "")).unwrap_err();
     assert!(invalid(err).1.contains("does not apply to the priority scheduler"));
 }
+
+#[test]
+fn conditioners_are_validated_with_their_meters() {
+    let conditioner = |meter: &str, green: &str| {
+        format!(
+            "{FULL}\n[conditioners.edge]\n[[conditioners.edge.rules]]\nname = \"c\"\nmatch = {{ src = [\"s1\"], protocol = \"udp\" }}\n{meter}\n{green}\n"
+        )
+        .replacen("qdisc = \"edge\"", "qdisc = \"edge\"\nconditioner_forward = \"edge\"", 1)
+    };
+    let ok = conditioner("meter = { kind = \"trtcm\", cir = \"1Mbps\", cbs = \"3KB\", pir = \"2Mbps\", pbs = \"6KB\" }", "green = \"EF\"\nyellow = \"pass\"\nred = \"drop\"");
+    let scenario = load(&ok, "f", &[]).unwrap();
+    assert!(scenario.links.iter().any(|l| l.conditioner_ab.is_some()));
+    let text = conditioner("meter = { kind = \"trtcm\", cir = \"2Mbps\", cbs = \"3KB\", pir = \"1Mbps\", pbs = \"6KB\" }", "");
+    let ((key, _, _), message) = invalid(load(&text, "f", &[]).unwrap_err());
+    assert!(key.ends_with("rules[0].meter.pir"), "{key}");
+    assert!(message.contains("PIR") && message.contains("CIR"), "{message}");
+    let text = conditioner("", "green = \"AF21\"");
+    assert!(invalid(load(&text, "f", &[]).unwrap_err()).1.contains("not the codepoint of a class"));
+    let text = conditioner("", "green = \"AF99\"");
+    assert!(invalid(load(&text, "f", &[]).unwrap_err()).1.contains("AF11"), "the message lists valid names");
+}
