@@ -21,10 +21,10 @@ RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null
 
 setup: $(VENV)/.phblab-installed
 
-$(VENV)/.deps-installed:
+$(VENV)/.deps-installed: Makefile
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "phblab needs Python >= 3.11; set PYTHON=python3.11 or newer")'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip maturin pandas pyarrow tqdm pytest scipy
+	$(BIN)/python -m pip install -q --upgrade pip maturin pandas pyarrow tqdm pytest scipy matplotlib "dask[distributed]"
 	touch $@
 
 $(VENV)/.phblab-installed: $(VENV)/.deps-installed pyproject.toml $(RUST_SOURCES)

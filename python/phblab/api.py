@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Union
 
 from phblab import _core
+from phblab.entry import scenario_text_of_file
 from phblab.results import Results
 from phblab.scenario import to_toml, toml_value
 
@@ -30,12 +31,13 @@ PROGRESS_DELAY_S = 2.0
 
 def scenario_text(scenario: Scenario) -> tuple[str, str]:
     """The TOML text of `scenario` and its name for messages: a path is read
-    (and named by its path), a dict is written out as TOML (named "<dict>")."""
+    (and named by its path), a dict is written out as TOML (named "<dict>").
+    A catalog entry's `[reproduce]` section is left out (`phblab.entry`)."""
     if isinstance(scenario, Mapping):
-        return to_toml(scenario), "<dict>"
+        return to_toml({k: v for k, v in scenario.items() if k != "reproduce"}), "<dict>"
     if isinstance(scenario, (str, os.PathLike)):
         path = Path(scenario)
-        return path.read_text(encoding="utf-8"), str(scenario)
+        return scenario_text_of_file(path.read_text(encoding="utf-8")), str(scenario)
     raise TypeError(f"a scenario is a path or a dict, not {type(scenario).__name__}")
 
 

@@ -1,12 +1,18 @@
-"""The `phblab` command: run and validate scenario files.
+"""The `phblab` command: run and validate scenario files, sweep them, plot,
+reproduce the catalog's papers and write the report.
 
     phblab validate scenarios/examples/dumbbell-red.toml
     phblab run scenarios/examples/dumbbell-red.toml --set links[2].rate=5Mbps
+    phblab sweep scenarios/examples/dumbbell-red.toml --grid qdiscs.bottleneck.max_p=0.05,0.1,0.2 --seeds 3
+    phblab plot results/dumbbell-red-sweep --x qdiscs.bottleneck.max_p --y delay_mean_s
+    phblab reproduce --list
+    phblab report
     phblab --version
 
 Exit status: 0 on success, 2 for a bad scenario, override or command line
 (the message, naming the key and its position, goes to stderr), 1 if a run
-fails in the simulator itself.
+fails in the simulator itself, 3 if a reproduction does not match its
+expected values.
 """
 
 from __future__ import annotations
@@ -18,11 +24,13 @@ import time
 from pathlib import Path
 
 from phblab import _core, api
+from phblab.entry import scenario_text_of_file
 from phblab.results import Results
 from phblab.summary import print_summary
 
 EXIT_RUN_FAILED = 1
 EXIT_BAD_INPUT = 2
+EXIT_REPRODUCTION_FAILED = 3
 
 _SET_HELP = (
     "change one value of the scenario before it is validated, e.g. "
@@ -110,14 +118,159 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument("file", metavar="FILE", help="the scenario file (TOML)")
     validate.add_argument("--set", metavar="KEY=VALUE", action="append", default=[], dest="overrides", help=_SET_HELP)
     validate.set_defaults(func=_validate)
+    _add_workflow(sub)
     return parser
+
+
+_SWEEP_EPILOG = """\
+examples:
+  phblab sweep scenarios/examples/dumbbell-red.toml --grid qdiscs.bottleneck.max_p=0.05,0.1,0.2 --seeds 3
+  phblab sweep small.toml --grid 'links[1].rate=5Mbps,10Mbps' --grid traffic[0].count=5,10 --jobs 2
+  phblab sweep small.toml --grid qdiscs.bottleneck.max_p=0.1,0.2 --dask tcp://scheduler:8786
+  phblab sweep small.toml --grid qdiscs.bottleneck.max_p=0.1,0.2 --dask local
+
+The sweep directory holds runs/<key>/ (one results directory per run, kept
+for resumption), classes.parquet and flows.parquet (every run's rows with
+the swept keys, seed and run key as columns), runs.parquet, summary.parquet
+and group_summary.parquet (mean and 95% CI across seeds) and sweep.json.
+Rerunning the same command skips complete runs. docs/workflow.md has more.
+"""
+
+_PLOT_EPILOG = """\
+examples:
+  phblab plot results/dumbbell-red-sweep --x qdiscs.bottleneck.max_p --y delay_mean_s --by class
+  phblab plot results/dumbbell-red-sweep --y throughput_bps --scope 'r1->r2' --out red-throughput
+  phblab plot results/dumbbell-red-sweep --y goodput_bps --table groups --by group
+  phblab plot results/dumbbell-red                       # one run: time series and delay CDF
+
+Every plot is written as PNG and SVG (--out without suffix).
+"""
+
+_REPRODUCE_EPILOG = """\
+examples:
+  phblab reproduce --list
+  phblab reproduce vukadinovic-2004/appendix-b
+  phblab reproduce --all --jobs 2
+  phblab reproduce regression/fifo-vs-red --seeds 2       # fewer seeds than the entry asks
+
+Results go to results/reproduce/<id>/ (the sweep, comparison.json and .csv,
+plots); complete runs there are reused. Exit status 3 if a value is out of
+tolerance. docs/workflow.md describes catalog entries.
+"""
+
+
+def _add_workflow(sub) -> None:
+    fmt = argparse.RawDescriptionHelpFormatter
+    sw = sub.add_parser(
+        "sweep",
+        help="run a scenario over a grid of values and seeds",
+        description=_wrap(
+            "Run a scenario for every combination of the --grid values, each with several "
+            "seeds, in parallel, and combine the results into one dataset with statistics "
+            "across seeds. Complete runs in the output directory are reused, so an "
+            "interrupted sweep resumes where it stopped."
+        ),
+        epilog=_SWEEP_EPILOG,
+        formatter_class=fmt,
+    )
+    sw.add_argument("file", metavar="FILE", help="the scenario file (TOML)")
+    sw.add_argument(
+        "--grid",
+        metavar="KEY=V1,V2,...",
+        action="append",
+        default=[],
+        help="a swept scenario path and its values, e.g. qdiscs.bottleneck.max_p=0.05,0.1; "
+        "values are read as for --set; repeat for a cartesian product",
+    )
+    sw.add_argument("--seeds", metavar="N", type=int, default=1, help="seeds 1..N per grid point (default 1)")
+    sw.add_argument("--seed-list", metavar="S1,S2", help="explicit seeds instead of --seeds")
+    sw.add_argument("--jobs", "-j", metavar="J", type=int, help="local worker processes (default: one per core)")
+    sw.add_argument("--out", metavar="DIR", help="sweep directory (default: results/<scenario name>-sweep)")
+    sw.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run on a Dask distributed scheduler at ADDRESS (tcp://host:8786), or 'local' "
+        "for a local Dask cluster",
+    )
+    sw.add_argument("--set", metavar="KEY=VALUE", action="append", default=[], dest="overrides", help="a fixed override for every run")
+    sw.add_argument("--quiet", "-q", action="store_true", help="no progress bar and no summary")
+    sw.set_defaults(func=_sweep)
+
+    pl = sub.add_parser(
+        "plot",
+        help="plot a sweep (metric vs swept key) or a run (time series, delay CDF)",
+        description=_wrap(
+            "Plot a sweep directory: a metric against a swept key, one line per class (or "
+            "group, scope) and per value of the other swept keys, with the mean across seeds "
+            "and its 95% confidence band. Or plot one run's results directory: its time "
+            "series (queue length, per-class delay and throughput) and its delay CDF."
+        ),
+        epilog=_PLOT_EPILOG,
+        formatter_class=fmt,
+    )
+    pl.add_argument("results", metavar="RESULTS", help="a sweep directory or a run's results directory")
+    pl.add_argument("--x", help="the swept key on the x axis (default: the first)")
+    pl.add_argument("--y", default="delay_mean_s", help="the metric column (default delay_mean_s)")
+    pl.add_argument("--by", default="class", help="one line per value of this column (default class; 'none' for none)")
+    pl.add_argument("--scope", default="end-to-end", help="classes scope: end-to-end (default) or a link such as 'r1->r2'")
+    pl.add_argument("--table", choices=["classes", "groups"], help="classes (per scope and class) or groups (flow totals per traffic group)")
+    pl.add_argument("--logx", action="store_true")
+    pl.add_argument("--logy", action="store_true")
+    pl.add_argument("--timeseries", action="store_true", help="a run: the time series only")
+    pl.add_argument("--cdf", action="store_true", help="a run: the delay CDF only")
+    pl.add_argument("--out", metavar="FILE", help="output path without suffix (PNG and SVG are written)")
+    pl.set_defaults(func=_plot)
+
+    rp = sub.add_parser(
+        "reproduce",
+        help="run catalog entries and compare with the papers' values",
+        description=_wrap(
+            "Run reproductions from the catalog (scenario files with a [reproduce] section "
+            "under scenarios/), compare our values with the paper's (or recorded regression "
+            "values), print pass or fail with the gap, and plot ours beside theirs."
+        ),
+        epilog=_REPRODUCE_EPILOG,
+        formatter_class=fmt,
+    )
+    rp.add_argument("ids", metavar="ID", nargs="*", help="entry ids (paper/id, or id alone when unique)")
+    rp.add_argument("--list", action="store_true", help="list the catalog's entries")
+    rp.add_argument("--all", action="store_true", help="run every entry")
+    rp.add_argument("--catalog", metavar="DIR", help="the catalog root (default: ./scenarios, or $PHBLAB_CATALOG)")
+    rp.add_argument("--results", metavar="DIR", default=None, help="where results go (default results/reproduce)")
+    rp.add_argument("--jobs", "-j", metavar="J", type=int, help="local worker processes (default: one per core)")
+    rp.add_argument("--seeds", metavar="N", type=int, help="seeds 1..N instead of the entry's")
+    rp.add_argument("--dask", metavar="ADDRESS", help="as for sweep")
+    rp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    rp.set_defaults(func=_reproduce)
+
+    rep = sub.add_parser(
+        "report",
+        help="write the HTML reproduction report",
+        description=_wrap(
+            "Write a static HTML page with every catalog entry's plots, our values beside the "
+            "expected ones, pass or fail, assumptions and run parameters, from the results "
+            "`phblab reproduce` left (or after running them, with --run). The page and every "
+            "file it links are in the output directory; open index.html in a browser."
+        ),
+        formatter_class=fmt,
+    )
+    rep.add_argument("--out", metavar="DIR", help="output directory (default results/report)")
+    rep.add_argument("--results", metavar="DIR", help="reproduce results to read (default results/reproduce)")
+    rep.add_argument("--catalog", metavar="DIR", help="the catalog root (default: ./scenarios)")
+    rep.add_argument("--run", action="store_true", help="run `reproduce` on every entry first")
+    rep.add_argument("--jobs", "-j", metavar="J", type=int, help="with --run: local worker processes")
+    rep.set_defaults(func=_report)
 
 
 def _read(path: str) -> str:
     try:
-        return Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise _BadInput(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
+    try:
+        return scenario_text_of_file(text)  # a catalog entry's [reproduce] is not for the core
+    except ValueError as e:
+        raise _BadInput(f"{path}: {e}") from None
 
 
 class _BadInput(Exception):
@@ -156,6 +309,160 @@ def _validate(args: argparse.Namespace) -> int:
         f"in {len(classes)} class{'es' if len(classes) != 1 else ''} ({', '.join(classes)}), "
         f"duration {d['duration_s']:g} s (warm-up {d['warmup_s']:g} s), seed {d['seed']}"
     )
+    return 0
+
+
+class _DaskClient:
+    """`--dask ADDRESS`: a distributed.Client, closed (with its local cluster) on exit."""
+
+    def __init__(self, address: str | None) -> None:
+        self.address = address
+        self.client = None
+
+    def __enter__(self):
+        if not self.address:
+            return None
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise _BadInput("--dask needs the 'distributed' package: pip install 'dask[distributed]'") from None
+        if self.address == "local":
+            self.client = Client(LocalCluster(dashboard_address=None))
+        else:
+            try:
+                self.client = Client(self.address, timeout=30)
+            except OSError as e:
+                raise _BadInput(f"--dask {self.address}: cannot connect: {e}") from None
+        return self.client
+
+    def __exit__(self, *exc) -> None:
+        if self.client is not None:
+            cluster = self.client.cluster if self.address == "local" else None
+            self.client.close()
+            if cluster is not None:
+                cluster.close()
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from phblab import stats
+    from phblab.sweep import SweepError, is_path, parse_grid_arg, sweep
+
+    try:
+        grid = dict(parse_grid_arg(g) for g in args.grid)
+        seeds = [int(x) for x in args.seed_list.split(",")] if args.seed_list else args.seeds
+    except ValueError as e:
+        raise _BadInput(str(e)) from None
+    bad = [k for k in grid if not is_path(k)]
+    if bad:
+        raise _BadInput(f"--grid {bad[0]}: not a scenario path (e.g. run.duration, links[1].delay)")
+    _read(args.file)  # a readable file, or a clear message
+    with _DaskClient(args.dask) as client:
+        try:
+            sw = sweep(
+                args.file, grid=grid, seeds=seeds, jobs=args.jobs, out=args.out, client=client,
+                overrides=args.overrides, progress=not args.quiet,
+            )
+        except SweepError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return EXIT_RUN_FAILED
+        except ValueError as e:
+            if isinstance(e, _core.ScenarioError):
+                raise
+            raise _BadInput(str(e)) from None
+    if not args.quiet:
+        print(f"{sw.name}: {len(sw.runs)} runs ({sw.ran} run now, {len(sw.runs) - sw.ran} reused)")
+        print()
+        print("end-to-end:")
+        print(stats.format_summary(sw.summary(scope="end-to-end"), by=[*sw.keys, "class"]))
+        print()
+    print(f"sweep written to {sw.dir}/")
+    return 0
+
+
+def _plot(args: argparse.Namespace) -> int:
+    from phblab import plot
+
+    path = Path(args.results)
+    written = []
+    try:
+        if (path / "sweep.json").is_file():
+            by = None if args.by.lower() == "none" else args.by
+            written += plot.plot_metric(
+                path, x=args.x, y=args.y, by=by, scope=args.scope, table=args.table,
+                out=args.out, logx=args.logx, logy=args.logy,
+            )
+        elif (path / "summary.json").is_file():
+            both = not (args.timeseries or args.cdf)
+            if args.timeseries or both:
+                out = args.out if args.out and args.timeseries else None
+                try:
+                    written += plot.plot_timeseries(path, out=out)
+                except ValueError as e:
+                    if not both:
+                        raise
+                    print(f"note: {e}", file=sys.stderr)
+            if args.cdf or both:
+                out = args.out if args.out and args.cdf else None
+                written += plot.plot_delay_cdf(path, scope=args.scope, out=out)
+        else:
+            raise _BadInput(f"{path}: neither a sweep directory (sweep.json) nor a run's results (summary.json)")
+    except (ValueError, FileNotFoundError) as e:
+        raise _BadInput(str(e)) from None
+    for p in written:
+        print(f"wrote {p}")
+    return 0
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    from phblab import catalog
+
+    try:
+        if args.list:
+            print(catalog.list_entries(catalog.load_catalog(args.catalog)))
+            return 0
+        if args.all:
+            entries = catalog.load_catalog(args.catalog)
+        elif args.ids:
+            entries = catalog.find_entries(args.ids, args.catalog)
+        else:
+            raise _BadInput("give entry ids, --all or --list (see phblab reproduce --help)")
+    except catalog.CatalogError as e:
+        raise _BadInput(str(e)) from None
+    results = args.results or catalog.DEFAULT_RESULTS
+    failed = []
+    with _DaskClient(args.dask) as client:
+        for i, entry in enumerate(entries):
+            if i:
+                print()
+            try:
+                outcome = catalog.reproduce(
+                    entry, results=results, jobs=args.jobs, client=client, seeds=args.seeds, progress=not args.quiet
+                )
+            except catalog.CatalogError as e:
+                raise _BadInput(str(e)) from None
+            print(catalog.format_outcome(outcome), flush=True)
+            if not outcome.passed:
+                failed.append(entry.id)
+    if len(entries) > 1:
+        print()
+        print(f"{len(entries) - len(failed)}/{len(entries)} entries pass" + (f"; failing: {', '.join(failed)}" if failed else ""))
+    return EXIT_REPRODUCTION_FAILED if failed else 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from phblab import catalog, report
+
+    results = args.results or catalog.DEFAULT_RESULTS
+    try:
+        entries = catalog.load_catalog(args.catalog)
+        if args.run:
+            for entry in entries:
+                outcome = catalog.reproduce(entry, results=results, jobs=args.jobs, progress=True)
+                print(catalog.format_outcome(outcome).splitlines()[-1].strip() + f"  ({entry.id})")
+        page = report.write_report(out=args.out or report.DEFAULT_OUT, results=results, entries=entries)
+    except (catalog.CatalogError, FileExistsError) as e:
+        raise _BadInput(str(e)) from None
+    print(f"report written to {page}")
     return 0
 
 

@@ -13,6 +13,12 @@
 //! - [`codel`] — CoDel (RFC 8289): a dequeue-time dropper on sojourn time.
 //! - [`pie`] — PIE (RFC 8033): a PI controller on queueing delay sets an
 //!   arrival drop probability.
+//! - [`plr`] — Proportional Loss Rate droppers PLR(M) and PLR(∞) (Dovrolis &
+//!   Ramanathan 2000): given that an AQM drops one packet, choose the class
+//!   that loses it so that loss rates stay proportional to `σ_i`.
+//! - [`plc`] — the Packet Loss Controller (Vukadinović 2004, Section 6):
+//!   behind a RED on the total backlog of a TCP and a UDP queue served by
+//!   BPR, rescues TCP packets RED marks and evicts queued UDP bytes instead.
 //!
 //! Arrival-time droppers (`red`, `wred`, `rio`, `adaptive_red`, `pie`) answer
 //! `on_arrival(.., now) -> Option<DropReason>` and want `on_idle(now)` when the
@@ -27,6 +33,8 @@
 pub mod adaptive_red;
 pub mod codel;
 pub mod pie;
+pub mod plc;
+pub mod plr;
 pub mod red;
 pub mod rio;
 pub mod wred;

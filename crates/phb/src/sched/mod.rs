@@ -26,6 +26,19 @@
 //! - [`scfq`] — Self-Clocked Fair Queueing (Golestani 1994).
 //! - [`virtual_clock`] — VirtualClock (Zhang 1990/1991).
 //!
+//! Proportional delay differentiation (Vukadinović 2004, Sections 3–5;
+//! Dovrolis, Stiliadis & Ramanathan 1999). Each takes per-queue parameters
+//! `s_i` (larger → lower delay, target `d̄_i/d̄_j = s_j/s_i`; the thesis'
+//! TS/DS pair with ratio δ is `s = [1, δ]`, also via `with_delta`):
+//!
+//! - [`bpr`] — Backlog-Proportional Rate, eq. (10), packetized with virtual
+//!   service functions (eqs. 23–27).
+//! - [`bpr_plus`] — BPR⁺: per-packet timestamps, rates from the quadratic (22).
+//! - [`wtp`] — Waiting-Time Priority, eq. (7).
+//! - [`pad`] — Proportional Average Delay.
+//! - [`mdp`] — Mean-Delay Proportional (rule assumed, see the module).
+//! - [`dwfq`] — Dynamic WFQ (weight rule assumed, see the module).
+//!
 //! [`AnySched`] dispatches statically over all of them. Constructors
 //! validate their parameters and return a [`SchedError`].
 //!
@@ -42,8 +55,13 @@
 //! - `select` may update internal state (round pointers, virtual time), but a
 //!   second `select` before the `on_dequeue` returns the same queue.
 
+pub mod bpr;
+pub mod bpr_plus;
 pub mod capped_priority;
 pub mod drr;
+pub mod dwfq;
+pub mod mdp;
+pub mod pad;
 pub mod priority;
 pub mod scfq;
 pub mod virtual_clock;
@@ -51,12 +69,18 @@ pub mod wf2q_plus;
 pub mod wfq;
 pub mod wirr;
 pub mod wrr;
+pub mod wtp;
 
 #[cfg(test)]
 mod tests;
 
+pub use bpr::Bpr;
+pub use bpr_plus::BprPlus;
 pub use capped_priority::CappedPriority;
 pub use drr::Drr;
+pub use dwfq::Dwfq;
+pub use mdp::Mdp;
+pub use pad::Pad;
 pub use priority::Priority;
 pub use scfq::Scfq;
 pub use virtual_clock::VirtualClock;
@@ -64,6 +88,7 @@ pub use wf2q_plus::Wf2qPlus;
 pub use wfq::Wfq;
 pub use wirr::Wirr;
 pub use wrr::Wrr;
+pub use wtp::Wtp;
 
 use crate::time::Time;
 
@@ -169,6 +194,12 @@ pub enum AnySched {
     Wf2qPlus(Wf2qPlus),
     Scfq(Scfq),
     VirtualClock(VirtualClock),
+    Bpr(Bpr),
+    BprPlus(BprPlus),
+    Wtp(Wtp),
+    Pad(Pad),
+    Mdp(Mdp),
+    Dwfq(Dwfq),
 }
 
 macro_rules! dispatch {
@@ -183,6 +214,12 @@ macro_rules! dispatch {
             AnySched::Wf2qPlus($s) => $body,
             AnySched::Scfq($s) => $body,
             AnySched::VirtualClock($s) => $body,
+            AnySched::Bpr($s) => $body,
+            AnySched::BprPlus($s) => $body,
+            AnySched::Wtp($s) => $body,
+            AnySched::Pad($s) => $body,
+            AnySched::Mdp($s) => $body,
+            AnySched::Dwfq($s) => $body,
         }
     };
 }
@@ -216,3 +253,4 @@ macro_rules! impl_from {
     };
 }
 impl_from!(Priority, CappedPriority, Wrr, Wirr, Drr, Wfq, Wf2qPlus, Scfq, VirtualClock);
+impl_from!(Bpr, BprPlus, Wtp, Pad, Mdp, Dwfq);

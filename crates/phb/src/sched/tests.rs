@@ -470,3 +470,193 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// Proportional delay differentiation (BPR, BPR+, WTP, PAD, MDP, DWFQ).
+
+/// Two classes of 500 B packets with Poisson arrivals (exponential gaps from
+/// `phb::Rng`), each offering `load/2` of a 10 Mb/s link, `per_class`
+/// packets each; sorted by time (ties: class 0 first).
+fn poisson_two_classes(seed: u64, load: f64, per_class: usize) -> Vec<(Time, usize, u32)> {
+    const SIZE: u32 = 500;
+    let tx = Time::transmission(SIZE, 10_000_000).as_nanos() as f64; // 400 µs
+    let mean_gap = tx / (load / 2.0);
+    let mut all = Vec::with_capacity(2 * per_class);
+    for q in 0..2 {
+        let mut rng = crate::Rng::derive(seed, &format!("pdd/class{q}"));
+        let mut t = 0.0;
+        for _ in 0..per_class {
+            t += rng.exponential(mean_gap);
+            all.push((Time::from_nanos(t.round() as u64), q, SIZE));
+        }
+    }
+    all.sort_by_key(|&(t, q, _)| (t, q));
+    all
+}
+
+/// Mean queueing delay (arrival to start of transmission) per class, in
+/// seconds, matching each class's departures with its arrivals in order.
+fn mean_delays(arrivals: &[(Time, usize, u32)], log: &[Departure]) -> [f64; 2] {
+    let mut sum = [0.0f64; 2];
+    let mut n = [0usize; 2];
+    let mut arr: [Vec<Time>; 2] = [Vec::new(), Vec::new()];
+    for &(t, q, _) in arrivals {
+        arr[q].push(t);
+    }
+    for d in log {
+        let a = arr[d.queue][n[d.queue]];
+        sum[d.queue] += (d.start - a).as_secs_f64();
+        n[d.queue] += 1;
+    }
+    [sum[0] / n[0] as f64, sum[1] / n[1] as f64]
+}
+
+/// Runs `s` over the two-class Poisson load; (delay ratio TS/DS, mean
+/// delays in ms).
+fn pdd_ratio<S: Scheduler>(s: &mut S, arrivals: &[(Time, usize, u32)]) -> (f64, [f64; 2]) {
+    let greedy = vec![Vec::new(); 2];
+    let load = Load { greedy: &greedy, backlog: 0, arrivals };
+    let log = simulate(s, 10_000_000, &load, arrivals.len(), Time::MAX);
+    assert_eq!(log.len(), arrivals.len());
+    let d = mean_delays(arrivals, &log);
+    (d[0] / d[1], [d[0] * 1e3, d[1] * 1e3])
+}
+
+const PDD_LOAD: f64 = 0.95;
+const PDD_PACKETS: usize = 200_000;
+const PDD_SEEDS: [u64; 3] = [1, 2, 3];
+
+/// The six schedulers for two classes with `s = [1, δ]`.
+fn pdd_schedulers(delta: f64) -> Vec<(&'static str, AnySched)> {
+    let c = 10_000_000;
+    vec![
+        ("WTP", Wtp::with_delta(delta).unwrap().into()),
+        ("BPR", Bpr::with_delta(delta, c).unwrap().into()),
+        ("BPR+", BprPlus::with_delta(delta, c).unwrap().into()),
+        ("PAD", Pad::with_delta(delta).unwrap().into()),
+        ("MDP", Mdp::with_delta(delta).unwrap().into()),
+        ("DWFQ", Dwfq::with_delta(delta).unwrap().into()),
+    ]
+}
+
+/// Achieved delay ratios, per scheduler, averaged over the seeds.
+fn pdd_measure(delta: f64) -> Vec<(&'static str, f64)> {
+    let loads: Vec<_> =
+        PDD_SEEDS.iter().map(|&seed| poisson_two_classes(seed, PDD_LOAD, PDD_PACKETS)).collect();
+    let mut out = Vec::new();
+    for (i, (name, _)) in pdd_schedulers(delta).into_iter().enumerate() {
+        let mut ratios = Vec::new();
+        for arrivals in &loads {
+            let mut s = pdd_schedulers(delta).swap_remove(i).1;
+            let (ratio, d) = pdd_ratio(&mut s, arrivals);
+            eprintln!("δ={delta} {name}: ratio {ratio:.3} (TS {:.2} ms, DS {:.2} ms)", d[0], d[1]);
+            ratios.push(ratio);
+        }
+        out.push((name, ratios.iter().sum::<f64>() / ratios.len() as f64));
+    }
+    out
+}
+
+/// Asserted bands around δ for the achieved TS/DS delay ratio at 95 % load,
+/// as fractions of δ: (name, low, high). Measured means over seeds 1–3
+/// (200 000 packets per class, 500 B, 10 Mb/s), δ = 2 / δ = 4:
+/// WTP 1.906 / 3.481, BPR 1.788 / 3.102, BPR+ 2.100 / 4.363,
+/// PAD 2.000 / 4.001, MDP 2.001 / 4.001, DWFQ 1.865 / 3.272; seed-to-seed
+/// spread ≤ 1 %.
+///
+/// - WTP reaches `s_j/s_i` only as the load tends to 1 (Dovrolis et al.
+///   1999; thesis eq. 8); below that it falls short, more so for larger δ
+///   (here 0.95δ and 0.87δ). Band [0.8δ, 1.02δ]: short of δ allowed, an
+///   overshoot not. [`wtp_approaches_delta_as_load_grows`] checks the trend.
+/// - BPR also falls short below 100 % load (thesis Fig. 12, Section 5.3.1:
+///   "both perform better in a heavily congested network"); BPR+ overshoots
+///   slightly here (it targets delays to the end of transmission, eq. 19,
+///   while the harness measures to its start). DWFQ (BPR weights in SCFQ)
+///   lies between. Bands [0.7δ, 1.15δ]: a broken rate or V update drives the
+///   ratio towards 1 (FIFO) or below.
+/// - PAD and MDP equalize long-run normalized averages directly: ±2 %.
+const PDD_BANDS: [(&str, f64, f64); 6] = [
+    ("WTP", 0.8, 1.02),
+    ("BPR", 0.7, 1.15),
+    ("BPR+", 0.7, 1.15),
+    ("PAD", 0.98, 1.02),
+    ("MDP", 0.98, 1.02),
+    ("DWFQ", 0.7, 1.15),
+];
+
+fn assert_pdd_bands(delta: f64) {
+    for ((name, ratio), (band_name, low, high)) in pdd_measure(delta).into_iter().zip(PDD_BANDS) {
+        assert_eq!(name, band_name);
+        eprintln!("δ={delta} {name}: mean ratio {ratio:.3}");
+        assert!(
+            ratio >= low * delta && ratio <= high * delta,
+            "{name}: ratio {ratio:.3} outside [{:.2}, {:.2}]",
+            low * delta,
+            high * delta
+        );
+    }
+}
+
+#[test]
+fn pdd_schedulers_approach_delta_2_at_high_load() {
+    assert_pdd_bands(2.0);
+}
+
+#[test]
+fn pdd_schedulers_approach_delta_4_at_high_load() {
+    assert_pdd_bands(4.0);
+}
+
+/// WTP, δ = 4, seed 1: the achieved ratio grows towards δ with the load.
+/// Measured: 3.073 (90 %), 3.477 (95 %), 3.877 (99 %); seeds 2–3 within
+/// 1 % of these (seed 1 also: 2.50 at 80 %, 3.76 at 98 %).
+#[test]
+fn wtp_approaches_delta_as_load_grows() {
+    let ratios: Vec<f64> = [0.90, 0.95, 0.99]
+        .iter()
+        .map(|&load| {
+            let arrivals = poisson_two_classes(1, load, PDD_PACKETS);
+            let (r, _) = pdd_ratio(&mut Wtp::with_delta(4.0).unwrap(), &arrivals);
+            eprintln!("WTP δ=4 at load {load}: ratio {r:.3}");
+            r
+        })
+        .collect();
+    assert!(ratios[0] < ratios[1] && ratios[1] < ratios[2], "{ratios:?}");
+    assert!((ratios[2] / 4.0 - 1.0).abs() < 0.05, "{ratios:?}");
+}
+
+/// The six delay-differentiation schedulers over 4 queues, through [`AnySched`].
+fn pdd_schedulers_4() -> Vec<(&'static str, AnySched)> {
+    let s = vec![1.0, 2.0, 4.0, 8.0];
+    vec![
+        ("bpr", Bpr::new(4, s.clone(), 10_000_000).unwrap().into()),
+        ("bpr+", BprPlus::new(4, s.clone(), 10_000_000).unwrap().into()),
+        ("wtp", Wtp::new(4, s.clone()).unwrap().into()),
+        ("pad", Pad::new(4, s.clone()).unwrap().into()),
+        ("mdp", Mdp::new(4, s.clone()).unwrap().into()),
+        ("dwfq", Dwfq::new(4, s).unwrap().into()),
+    ]
+}
+
+#[test]
+fn pdd_runs_are_deterministic() {
+    let arrivals = poisson_two_classes(9, 0.95, 5000);
+    let greedy = vec![Vec::new(); 2];
+    let load = Load { greedy: &greedy, backlog: 0, arrivals: &arrivals };
+    for ((name, mut a), (_, mut b)) in pdd_schedulers(4.0).into_iter().zip(pdd_schedulers(4.0)) {
+        let la = simulate(&mut a, 10_000_000, &load, arrivals.len(), Time::MAX);
+        let lb = simulate(&mut b, 10_000_000, &load, arrivals.len(), Time::MAX);
+        assert_eq!(la, lb, "{name}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn pdd_schedulers_select_only_non_empty_queues(ops in prop::collection::vec(op(), 0..300)) {
+        for (name, mut s) in pdd_schedulers_4() {
+            check_invariants(name, &mut s, &ops)?;
+        }
+    }
+}

@@ -1,0 +1,213 @@
+"""The reproduction report: one static HTML page over the catalog.
+
+    phblab report                      # results/report/index.html from results/reproduce/
+    phblab report --run                # run `reproduce` on every entry first
+
+The page reads what `phblab reproduce` left in the results directory
+(`results/reproduce/<id>/comparison.json` and the plots beside it); it does
+not run anything unless asked (`run=True`, `--run`). An entry without
+results is listed as not run, with the command that runs it. Everything the
+page shows or links to is copied into the output directory (plots as PNG
+with the SVG linked, each entry's comparison as CSV, its scenario file), and
+every link is relative, so the directory can be opened from the file system,
+moved or archived.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import json
+import math
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Sequence
+
+from phblab import _core
+from phblab.catalog import DEFAULT_RESULTS, Entry, entry_dir, load_catalog
+
+DEFAULT_OUT = Path("results") / "report"
+_MARKER = ".phblab-report"
+
+_CSS = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; padding: 0 1em; color: #222; }
+h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 2em; border-bottom: 1px solid #ccc; }
+table { border-collapse: collapse; font-size: 0.9em; margin: 0.5em 0; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: right; }
+th { background: #f3f3f3; } td.l, th.l { text-align: left; }
+.pass { color: #176317; font-weight: bold; } .fail { color: #a01010; font-weight: bold; }
+.notrun { color: #777; font-weight: bold; }
+img { max-width: 100%; border: 1px solid #ddd; margin: 0.5em 0; }
+code { background: #f5f5f5; padding: 0 0.2em; } .small { font-size: 0.85em; color: #555; }
+"""
+
+
+def _e(v: Any) -> str:
+    return html.escape(str(v), quote=True)
+
+
+def _num(v: Any) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.4g}" if math.isfinite(v) else "–"
+    return _e(v)
+
+
+def _flat(entry_id: str) -> str:
+    return entry_id.replace("/", "__")
+
+
+def _copy(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dst)
+
+
+def _seeds(seeds: Any) -> str:
+    if isinstance(seeds, list):
+        return f"{seeds[0]}..{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2 else ", ".join(map(str, seeds))
+    return f"1..{seeds}"
+
+
+def _entry_section(entry: Entry, results: Path, out: Path) -> tuple[str, str]:
+    """(status, HTML) of one entry; copies its files into `out`."""
+    flat = _flat(entry.id)
+    d = entry_dir(entry, results)
+    comparison = d / "comparison.json"
+    parts = [f'<h2 id="{_e(flat)}">{_e(entry.id)}: {_e(entry.title)}</h2>']
+    if entry.paper:
+        parts.append(f"<p><b>Source:</b> {_e(entry.paper)}</p>")
+    scen = Path("scenarios") / f"{flat}.toml"
+    _copy(entry.path, out / scen)
+    if not comparison.is_file():
+        parts.append(
+            f'<p class="notrun">NOT RUN</p><p>No results in <code>{_e(d)}</code>; run '
+            f"<code>phblab reproduce {_e(entry.id)}</code>. Scenario: "
+            f'<a href="{_e(scen.as_posix())}">{_e(entry.path.name)}</a></p>'
+        )
+        return "not run", "\n".join(parts)
+    doc = json.loads(comparison.read_text())
+    checks = doc.get("checks", [])
+    status = "pass" if doc.get("passed") else "fail"
+    npass = sum(bool(c.get("passed")) for c in checks)
+    parts.append(
+        f'<p class="{status}">{status.upper()}: {npass}/{len(checks)} values within tolerance</p>'
+    )
+    if entry.assumptions:
+        parts.append("<p><b>Assumptions</b></p><ul>" + "".join(f"<li>{_e(a)}</li>" for a in entry.assumptions) + "</ul>")
+    if entry.notes:
+        parts.append(f"<p><b>Notes:</b> {_e(entry.notes)}</p>")
+    for rel in doc.get("plots", []):
+        png = d / rel
+        if not png.is_file():
+            continue
+        img = Path("img") / f"{flat}__{Path(rel).name}"
+        _copy(png, out / img)
+        svg = png.with_suffix(".svg")
+        link = ""
+        if svg.is_file():
+            svg_rel = img.with_suffix(".svg")
+            _copy(svg, out / svg_rel)
+            link = f' <a href="{_e(svg_rel.as_posix())}">SVG</a>'
+        parts.append(f'<p><img src="{_e(img.as_posix())}" alt="{_e(entry.id)} {_e(Path(rel).stem)}">{link}</p>')
+    rows = []
+    for c in checks:
+        ok = "pass" if c.get("passed") else "fail"
+        rel = c.get("rel_gap")
+        rel_txt = f"{100 * rel:+.1f}%" if isinstance(rel, (int, float)) and math.isfinite(rel) else "–"
+        ci = f"[{_num(c.get('ci_low'))}, {_num(c.get('ci_high'))}]"
+        rows.append(
+            "<tr>"
+            f'<td class="l">{_e(c["metric"])}</td><td class="l">{_e(c.get("where", ""))}</td>'
+            f"<td>{_num(c.get('ours'))}</td><td>{ci}</td><td>{_num(c.get('expected'))}</td>"
+            f'<td class="l">{_e(c.get("source", ""))}{(": " + _e(c["ref"])) if c.get("ref") else ""}</td>'
+            f"<td>{_num(c.get('gap'))}</td><td>{rel_txt}</td><td>{_e(c.get('tolerance', ''))}</td>"
+            f"<td>{_e(c.get('unit', ''))}</td>"
+            f'<td class="{ok}">{ok.upper()}</td></tr>'
+        )
+    parts.append(
+        "<table><tr>"
+        '<th class="l">metric</th><th class="l">at</th><th>ours (mean)</th><th>95% CI</th><th>expected</th>'
+        '<th class="l">source</th><th>gap</th><th>gap %</th><th>tolerance</th><th>unit</th><th>result</th></tr>'
+        + "".join(rows)
+        + "</table>"
+    )
+    csv = Path("data") / f"{flat}.csv"
+    if (d / "comparison.csv").is_file():
+        _copy(d / "comparison.csv", out / csv)
+    sweep = doc.get("sweep", {})
+    grid = "; ".join(f"{k} = {', '.join(map(str, v))}" for k, v in sweep.get("grid", {}).items()) or "one point"
+    extra = []
+    if sweep.get("set"):
+        extra.append("set: " + ", ".join(f"{k} = {v}" for k, v in sweep["set"].items()))
+    if sweep.get("overrides"):
+        ov = sweep["overrides"]
+        extra.append("overrides: " + (", ".join(f"{k} = {v}" for k, v in ov.items()) if isinstance(ov, dict) else ", ".join(map(str, ov))))
+    parts.append(
+        f'<p class="small"><b>Run parameters:</b> grid {_e(grid)}; seeds {_e(_seeds(sweep.get("seeds", 1)))}'
+        f'{"; " + _e("; ".join(extra)) if extra else ""}; {doc.get("runs")} runs; '
+        f'phblab {_e(doc.get("phblab_version"))}. Files: <a href="{_e(scen.as_posix())}">scenario</a>'
+        + (f', <a href="{_e(csv.as_posix())}">comparison (CSV)</a>' if (out / csv).is_file() else "")
+        + "</p>"
+    )
+    return status, "\n".join(parts)
+
+
+def write_report(
+    out: str | os.PathLike = DEFAULT_OUT,
+    results: str | os.PathLike = DEFAULT_RESULTS,
+    catalog: str | os.PathLike | None = None,
+    entries: Sequence[Entry] | None = None,
+) -> Path:
+    """Writes `out/index.html` (and the files it links) from the results of
+    `phblab reproduce` in `results`; returns the page's path."""
+    out = Path(out)
+    results = Path(results)
+    if out.exists() and not (out.is_dir() and (not any(out.iterdir()) or (out / _MARKER).is_file())):
+        raise FileExistsError(f"{out} exists and is not a phblab report directory; refusing to replace it: choose another --out")
+    entries = list(entries) if entries is not None else load_catalog(catalog)
+    tmp = out.with_name(f"{out.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        sections, statuses = [], []
+        for entry in entries:
+            status, body = _entry_section(entry, results, tmp)
+            statuses.append((entry, status))
+            sections.append(body)
+        overview = "".join(
+            f'<tr><td class="l"><a href="#{_e(_flat(e.id))}">{_e(e.id)}</a></td><td class="l">{_e(e.title)}</td>'
+            f'<td class="{"notrun" if s == "not run" else s}">{_e(s.upper())}</td></tr>'
+            for e, s in statuses
+        )
+        now = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
+        page = f"""<!DOCTYPE html>
+<html lang="en">
+<head><meta charset="utf-8"><title>phblab reproduction report</title><style>{_CSS}</style></head>
+<body>
+<h1>phblab reproduction report</h1>
+<p class="small">phblab {_e(_core.version())}; written {_e(now)} from <code>{_e(results)}</code>.
+Each entry is a scenario of the catalog with a <code>[reproduce]</code> section; ours is the mean over the seeds
+with its 95% confidence interval (Student t); a value passes when |ours − expected| ≤ tolerance.
+Values marked <i>measured</i> are regression values of phblab itself, not a paper's.</p>
+<table><tr><th class="l">entry</th><th class="l">title</th><th>result</th></tr>{overview}</table>
+{"".join(sections) if sections else "<p>The catalog has no entries.</p>"}
+</body>
+</html>
+"""
+        (tmp / "index.html").write_text(page, encoding="utf-8")
+        (tmp / _MARKER).write_text("written by phblab report; the directory is replaced by the next report\n")
+        if out.exists():
+            old = out.with_name(f"{out.name}.old-{os.getpid()}")
+            shutil.rmtree(old, ignore_errors=True)
+            os.rename(out, old)
+            os.rename(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out / "index.html"
