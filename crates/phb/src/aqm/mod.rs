@@ -82,6 +82,19 @@ pub struct Backlog {
     pub bytes_by_colour: [u64; 3],
 }
 
+impl Backlog {
+    /// A backlog of `pkts_by_colour` packets (green, yellow, red), all of
+    /// `packet_size` bytes.
+    pub fn of_packets(pkts_by_colour: [u64; 3], packet_size: u64) -> Backlog {
+        Backlog {
+            pkts: pkts_by_colour.iter().sum(),
+            bytes: pkts_by_colour.iter().sum::<u64>() * packet_size,
+            pkts_by_colour,
+            bytes_by_colour: pkts_by_colour.map(|p| p * packet_size),
+        }
+    }
+}
+
 /// One drop precedence's RED curve, as the DiffServ droppers (WRED, RIO) and
 /// ns-2's dsRED give it per colour: thresholds of the average in packets and
 /// the drop probability at `max_th`.

@@ -157,14 +157,7 @@ mod tests {
     }
 
     fn backlog(green: u64, yellow: u64, red: u64) -> Backlog {
-        let pkts_by_colour = [green, yellow, red];
-        let pkts = green + yellow + red;
-        Backlog {
-            pkts,
-            bytes: pkts * 500,
-            pkts_by_colour,
-            bytes_by_colour: pkts_by_colour.map(|p| p * 500),
-        }
+        Backlog::of_packets([green, yellow, red], 500)
     }
 
     #[test]
