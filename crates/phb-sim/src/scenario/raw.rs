@@ -83,6 +83,8 @@ pub struct Qdisc {
     pub max_burst: Option<Quantity>,
     pub derandomize: Option<bool>,
     pub scheduler: Option<Scheduler>,
+    /// The proportional-delay schedulers' two-queue shorthand: `s = [1, delta]`.
+    pub delta: Option<f64>,
     pub cap_rate: Option<Quantity>,
     pub cap_depth: Option<Quantity>,
     pub buffers: Option<Vec<Buffer>>,
@@ -125,6 +127,12 @@ pub enum Scheduler {
     Wf2qPlus,
     Scfq,
     VirtualClock,
+    Bpr,
+    BprPlus,
+    Wtp,
+    Pad,
+    Mdp,
+    Dwfq,
 }
 
 /// `[[qdiscs.NAME.buffers]]` of a classful qdisc: a drop-tail or RED policy
@@ -203,6 +211,8 @@ pub struct Queue {
     pub quantum: Option<Quantity>,
     /// VirtualClock: the reserved rate.
     pub rate: Option<Quantity>,
+    /// BPR, BPR+, WTP, PAD, MDP, DWFQ: the delay differentiation parameter `s_i`.
+    pub s: Option<f64>,
 }
 
 /// `[conditioners.NAME]`: an edge traffic conditioner.

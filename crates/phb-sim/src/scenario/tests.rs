@@ -770,6 +770,46 @@ fn schedulers_take_their_per_queue_parameters() {
 }
 
 #[test]
+fn proportional_delay_schedulers_take_s_or_delta() {
+    let two_queues = |qdisc_keys: &str, q0: &str, q1: &str| {
+        format!(
+            "{FULL}\n[qdiscs.extra]\nkind = \"classful\"\n{qdisc_keys}\n[[qdiscs.extra.buffers]]\nname = \"b\"\npolicy = \"droptail\"\nlimit = \"50pkt\"\n\
+             [[qdiscs.extra.queues]]\nname = \"tcp\"\nbuffer = \"b\"\n{q0}\n\
+             [[qdiscs.extra.queues]]\nname = \"udp\"\nclasses = [\"ef\"]\nbuffer = \"b\"\n{q1}"
+        )
+        .replacen("qdisc_forward = \"prio\"", "qdisc_forward = \"extra\"", 1)
+    };
+    let scheduler = |text: String| load(&text, "f", &[]).map(|s| s.links[2].qdisc_ab.scheduler.clone());
+    for (word, kind) in [
+        ("bpr", SchedulerKind::Bpr { s: vec![1.0, 8.0] }),
+        ("bpr_plus", SchedulerKind::BprPlus { s: vec![1.0, 8.0] }),
+        ("wtp", SchedulerKind::Wtp { s: vec![1.0, 8.0] }),
+        ("pad", SchedulerKind::Pad { s: vec![1.0, 8.0] }),
+        ("mdp", SchedulerKind::Mdp { s: vec![1.0, 8.0] }),
+        ("dwfq", SchedulerKind::Dwfq { s: vec![1.0, 8.0] }),
+    ] {
+        let by_delta = scheduler(two_queues(&format!("scheduler = \"{word}\"\ndelta = 8"), "", "")).unwrap();
+        assert_eq!(by_delta, kind, "{word} with delta");
+        let by_s = scheduler(two_queues(&format!("scheduler = \"{word}\""), "s = 1", "s = 8")).unwrap();
+        assert_eq!(by_s, kind, "{word} with s");
+    }
+    let err = scheduler(two_queues("scheduler = \"bpr\"\ndelta = 8", "s = 1", "")).unwrap_err();
+    assert!(invalid(err).1.contains("when the qdisc gives `delta`"));
+    let err = scheduler(two_queues("scheduler = \"wtp\"", "s = 1", "")).unwrap_err();
+    assert!(invalid(err).1.contains("needs `s` on every queue"));
+    let err = scheduler(two_queues("scheduler = \"wfq\"\ndelta = 8", "weight = 1", "weight = 1")).unwrap_err();
+    assert!(invalid(err).1.contains("`delta` does not apply to the wfq scheduler"));
+    let err = scheduler(two_queues("scheduler = \"pad\"\ndelta = 0", "", "")).unwrap_err();
+    let ((key, _, _), message) = invalid(err);
+    assert!(key.ends_with("extra.delta") && message.contains("positive"), "{key}: {message}");
+    let err = scheduler(two_queues("scheduler = \"mdp\"", "s = 1", "s = -2")).unwrap_err();
+    assert!(invalid(err).1.contains("must be positive"));
+    let three = two_queues("scheduler = \"bpr\"\ndelta = 4", "", "")
+        .replace("[[qdiscs.extra.queues]]\nname = \"udp\"", "[[qdiscs.extra.queues]]\nname = \"x\"\nbuffer = \"b\"\n[[qdiscs.extra.queues]]\nname = \"udp\"");
+    assert!(invalid(scheduler(three).unwrap_err()).1.contains("exactly two queues"));
+}
+
+#[test]
 fn conditioners_are_validated_with_their_meters() {
     let conditioner = |meter: &str, green: &str| {
         format!(

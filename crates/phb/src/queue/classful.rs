@@ -33,7 +33,8 @@ use crate::packet::{DropReason, Packet};
 use crate::queue::Dropped;
 use crate::rng::Rng;
 use crate::sched::{
-    AnySched, CappedPriority, Drr, Head, Priority, Scfq, Scheduler, VirtualClock, Wf2qPlus, Wfq, Wirr, Wrr,
+    AnySched, Bpr, BprPlus, CappedPriority, Drr, Dwfq, Head, Mdp, Pad, Priority, Scfq, Scheduler, VirtualClock, Wf2qPlus,
+    Wfq, Wirr, Wrr, Wtp,
 };
 use crate::time::Time;
 
@@ -96,6 +97,15 @@ pub enum SchedulerKind {
     Scfq { weights: Vec<f64> },
     /// Reserved rates, bits per second.
     VirtualClock { rates: Vec<u64> },
+    /// Proportional delay differentiation (Vukadinović 2004, Sections 3–5):
+    /// `s` holds each queue's delay differentiation parameter `s_i`
+    /// (`d̄_i/d̄_j → s_j/s_i`); the thesis' TS/DS pair is `s = [1, δ]`.
+    Bpr { s: Vec<f64> },
+    BprPlus { s: Vec<f64> },
+    Wtp { s: Vec<f64> },
+    Pad { s: Vec<f64> },
+    Mdp { s: Vec<f64> },
+    Dwfq { s: Vec<f64> },
 }
 
 impl SchedulerKind {
@@ -113,6 +123,12 @@ impl SchedulerKind {
             SchedulerKind::Wf2qPlus { weights } => Wf2qPlus::new(queues, weights.clone()).map(Into::into),
             SchedulerKind::Scfq { weights } => Scfq::new(queues, weights.clone()).map(Into::into),
             SchedulerKind::VirtualClock { rates } => VirtualClock::new(queues, rates.clone()).map(Into::into),
+            SchedulerKind::Bpr { s } => Bpr::new(queues, s.clone(), link_rate_bps).map(Into::into),
+            SchedulerKind::BprPlus { s } => BprPlus::new(queues, s.clone(), link_rate_bps).map(Into::into),
+            SchedulerKind::Wtp { s } => Wtp::new(queues, s.clone()).map(Into::into),
+            SchedulerKind::Pad { s } => Pad::new(queues, s.clone()).map(Into::into),
+            SchedulerKind::Mdp { s } => Mdp::new(queues, s.clone()).map(Into::into),
+            SchedulerKind::Dwfq { s } => Dwfq::new(queues, s.clone()).map(Into::into),
         };
         built.map_err(|e| e.to_string())
     }

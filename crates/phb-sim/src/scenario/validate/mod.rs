@@ -225,6 +225,7 @@ impl Context<'_> {
         let keys = policy_keys!(q);
         let classful_keys: &Present = &[
             ("scheduler", q.scheduler.is_some()),
+            ("delta", q.delta.is_some()),
             ("cap_rate", q.cap_rate.is_some()),
             ("cap_depth", q.cap_depth.is_some()),
             ("buffers", q.buffers.is_some()),

@@ -1,4 +1,9 @@
 //! Validation of a classful qdisc's scheduler and its per-queue parameters.
+//!
+//! The proportional delay schedulers (BPR, BPR+, WTP, PAD, MDP, DWFQ) take
+//! either `s` on every queue, or the thesis' two-queue shorthand `delta` on
+//! the qdisc: `s = [1, delta]`, the first queue throughput-sensitive (the
+//! higher delay), the second delay-sensitive.
 
 use phb::queue::SchedulerKind;
 
@@ -21,18 +26,54 @@ impl Context<'_> {
             raw::Scheduler::Wf2qPlus => "wf2q_plus",
             raw::Scheduler::Scfq => "scfq",
             raw::Scheduler::VirtualClock => "virtual_clock",
+            raw::Scheduler::Bpr => "bpr",
+            raw::Scheduler::BprPlus => "bpr_plus",
+            raw::Scheduler::Wtp => "wtp",
+            raw::Scheduler::Pad => "pad",
+            raw::Scheduler::Mdp => "mdp",
+            raw::Scheduler::Dwfq => "dwfq",
         };
+        let proportional = matches!(
+            kind,
+            raw::Scheduler::Bpr
+                | raw::Scheduler::BprPlus
+                | raw::Scheduler::Wtp
+                | raw::Scheduler::Pad
+                | raw::Scheduler::Mdp
+                | raw::Scheduler::Dwfq
+        );
         let wants = match kind {
             raw::Scheduler::Priority | raw::Scheduler::CappedPriority => None,
             raw::Scheduler::Drr => Some("quantum"),
             raw::Scheduler::VirtualClock => Some("rate"),
+            _ if proportional && q.delta.is_some() => None,
+            _ if proportional => Some("s"),
             _ => Some("weight"),
         };
+        if let Some(delta) = q.delta {
+            let key = join(path, "delta");
+            if !proportional {
+                return Err(self.err(&key, format!("`delta` does not apply to the {name} scheduler; it is for bpr, bpr_plus, wtp, pad, mdp and dwfq")));
+            }
+            if queues.len() != 2 {
+                return Err(self.err(&key, format!("`delta` needs exactly two queues (throughput-sensitive first, delay-sensitive second), this qdisc has {}; give `s` on every queue instead", queues.len())));
+            }
+            if !(delta.is_finite() && delta > 0.0) {
+                return Err(self.err(&key, format!("delta must be positive and finite, got {delta}")));
+            }
+        }
         for (i, queue) in queues.iter().enumerate() {
             let qpath = format!("{}[{i}]", join(path, "queues"));
-            for (key, set) in [("weight", queue.weight.is_some()), ("quantum", queue.quantum.is_some()), ("rate", queue.rate.is_some())] {
+            let keys = [
+                ("weight", queue.weight.is_some()),
+                ("quantum", queue.quantum.is_some()),
+                ("rate", queue.rate.is_some()),
+                ("s", queue.s.is_some()),
+            ];
+            for (key, set) in keys {
                 if set && wants != Some(key) {
-                    return Err(self.err(&join(&qpath, key), format!("`{key}` does not apply to the {name} scheduler")));
+                    let why = if key == "s" && proportional { " when the qdisc gives `delta`" } else { "" };
+                    return Err(self.err(&join(&qpath, key), format!("`{key}` does not apply to the {name} scheduler{why}")));
                 }
                 if !set && wants == Some(key) {
                     return Err(self.err(&qpath, format!("the {name} scheduler needs `{key}` on every queue")));
@@ -47,6 +88,12 @@ impl Context<'_> {
             }
         }
         let weights = || -> Vec<f64> { queues.iter().map(|queue| queue.weight.unwrap_or_default()).collect() };
+        let s = || -> Vec<f64> {
+            match q.delta {
+                Some(delta) => vec![1.0, delta],
+                None => queues.iter().map(|queue| queue.s.unwrap_or_default()).collect(),
+            }
+        };
         let integer_weights = || -> Result<Vec<u32>> {
             queues
                 .iter()
@@ -96,6 +143,12 @@ impl Context<'_> {
                 }
                 SchedulerKind::VirtualClock { rates }
             }
+            raw::Scheduler::Bpr => SchedulerKind::Bpr { s: s() },
+            raw::Scheduler::BprPlus => SchedulerKind::BprPlus { s: s() },
+            raw::Scheduler::Wtp => SchedulerKind::Wtp { s: s() },
+            raw::Scheduler::Pad => SchedulerKind::Pad { s: s() },
+            raw::Scheduler::Mdp => SchedulerKind::Mdp { s: s() },
+            raw::Scheduler::Dwfq => SchedulerKind::Dwfq { s: s() },
         })
     }
 }
