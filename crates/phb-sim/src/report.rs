@@ -70,6 +70,9 @@ impl TimeSeries {
             return;
         }
         let scope = port_scope(scenario, port);
+        if !scenario.run.samples(&scope) {
+            return;
+        }
         self.push(now, &scope, "", "queue_pkts", port.qdisc.len_packets() as f64);
         self.push(now, &scope, "", "queue_bytes", port.qdisc.len_bytes() as f64);
         let mut averages = Vec::new();
@@ -96,6 +99,9 @@ impl TimeSeries {
     }
 
     pub fn record_end_to_end(&mut self, scenario: &Scenario, now: Time, interval: Time, stats: &mut [ClassStats]) {
+        if !scenario.run.samples(END_TO_END) {
+            return;
+        }
         self.record_classes(scenario, now, interval, END_TO_END, stats);
     }
 

@@ -54,7 +54,7 @@ fn chain(hops: usize, rates_mbps: &[u64], kinds: &[u8], limits: &[u64], loads: &
         .collect();
     Scenario {
         name: "prop".into(),
-        run: RunConfig { duration: Time::from_secs(1), warmup: Time::from_millis(warmup_ms), seed: 3, sample_interval: None },
+        run: RunConfig { duration: Time::from_secs(1), warmup: Time::from_millis(warmup_ms), seed: 3, sample_interval: None, sample_scopes: None },
         classes: vec![ClassDef { name: "a".into(), codepoint: 0 }, ClassDef { name: "b".into(), codepoint: 10 }],
         nodes,
         links,

@@ -24,7 +24,7 @@ fn dumbbell(bottleneck_bps: u64, qdisc: QdiscConfig, groups: Vec<TrafficGroup>, 
     let fast = QdiscConfig::fifo(Limit::Packets(1000));
     Scenario {
         name: "test".into(),
-        run: RunConfig { duration, warmup, seed: 1, sample_interval: None },
+        run: RunConfig { duration, warmup, seed: 1, sample_interval: None, sample_scopes: None },
         classes: vec![ClassDef { name: "be".into(), codepoint: 0 }, ClassDef { name: "ef".into(), codepoint: 46 }],
         nodes: vec![node("s", NodeKind::Host), node("r1", NodeKind::Router), node("r2", NodeKind::Router), node("d", NodeKind::Host)],
         links: vec![

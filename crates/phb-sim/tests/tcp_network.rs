@@ -18,7 +18,7 @@ fn dumbbell(bottleneck_bps: u64, bottleneck_delay: Time, access_bps: u64, qdisc:
     let link = |a, b, rate_bps, delay, q: QdiscConfig, loss_ab| LinkDef { a, b, rate_bps, delay, qdisc_ab: q.clone(), qdisc_ba: q, conditioner_ab: None, conditioner_ba: None, loss_ab, loss_ba: 0.0 };
     Scenario {
         name: "tcp".into(),
-        run: RunConfig { duration, warmup, seed: 1, sample_interval: None },
+        run: RunConfig { duration, warmup, seed: 1, sample_interval: None, sample_scopes: None },
         classes: vec![ClassDef { name: "be".into(), codepoint: 0 }],
         nodes: ["s", "r1", "r2", "d"]
             .iter()

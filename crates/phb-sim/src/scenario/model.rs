@@ -36,6 +36,16 @@ pub struct RunConfig {
     pub seed: u64,
     /// Interval of the optional time series; `None` records none.
     pub sample_interval: Option<Time>,
+    /// The scopes the time series covers (`"end-to-end"` or a link
+    /// direction `"A->B"`, each checked to exist); `None`: every scope.
+    pub sample_scopes: Option<Vec<String>>,
+}
+
+impl RunConfig {
+    /// Whether the time series records `scope`.
+    pub fn samples(&self, scope: &str) -> bool {
+        self.sample_scopes.as_ref().is_none_or(|scopes| scopes.iter().any(|s| s == scope))
+    }
 }
 
 /// A traffic class: a name and the DSCP-like codepoint its packets carry.

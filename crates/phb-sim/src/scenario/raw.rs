@@ -42,6 +42,7 @@ pub struct Run {
     pub warmup: Option<Quantity>,
     pub seed: Option<u64>,
     pub sample_interval: Option<Quantity>,
+    pub sample_scopes: Option<Vec<String>>,
 }
 
 /// `[nodes]`.

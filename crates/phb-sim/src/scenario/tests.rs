@@ -196,6 +196,7 @@ fn a_full_scenario_parses_into_the_exact_model() {
             warmup: Time::from_secs(10),
             seed: 7,
             sample_interval: Some(Time::from_millis(100)),
+            sample_scopes: None,
         },
         classes: vec![ClassDef { name: "be".into(), codepoint: 0 }, ClassDef { name: "ef".into(), codepoint: 46 }],
         nodes: vec![host("s1"), host("s2"), host("d1"), router("r1"), router("r2")],
@@ -767,6 +768,18 @@ fn schedulers_take_their_per_queue_parameters() {
     assert!(invalid(err).1.contains("needs `weight` on every queue"));
     let err = use_it(two_queues("scheduler = \"priority\"", "quantum = \"1B\"", "")).unwrap_err();
     assert!(invalid(err).1.contains("does not apply to the priority scheduler"));
+}
+
+#[test]
+fn sample_scopes_name_existing_scopes() {
+    let with = |scopes: &str| load(&FULL.replace("sample_interval = \"100ms\"", &format!("sample_interval = \"100ms\"\nsample_scopes = {scopes}")), "f", &[]);
+    let run = with("[\"end-to-end\", \"r1->r2\"]").unwrap().run;
+    assert!(run.samples("r1->r2") && run.samples("end-to-end") && !run.samples("r2->r1"));
+    let ((key, _, _), message) = invalid(with("[\"r1->r2\", \"r2->s9\"]").unwrap_err());
+    assert_eq!(key, "run.sample_scopes[1]");
+    assert!(message.contains("neither"), "{message}");
+    let no_interval = load(&FULL.replace("sample_interval = \"100ms\"", "sample_scopes = [\"r1->r2\"]"), "f", &[]).unwrap_err();
+    assert!(invalid(no_interval).1.contains("set run.sample_interval too"));
 }
 
 #[test]

@@ -51,6 +51,7 @@ pub(super) fn validate(file: &raw::File, doc: &Document<&str>, source_name: &str
     let conditioners = cx.conditioners(&file.conditioners, &classes, &nodes, &group_names)?;
     let links = cx.links(&file.links, &nodes, &qdiscs, &conditioners)?;
     let groups = cx.traffic(&file.traffic, &run, &classes, &nodes, &links)?;
+    cx.sample_scopes(&run, &nodes, &links)?;
     Ok(Scenario { name, run, classes, nodes, links, groups })
 }
 
@@ -164,7 +165,10 @@ impl Context<'_> {
             }
             None => None,
         };
-        Ok(RunConfig { duration, warmup, seed: run.seed.unwrap_or(1), sample_interval })
+        if run.sample_scopes.is_some() && sample_interval.is_none() {
+            return Err(self.err("run.sample_scopes", "sample_scopes chooses what the time series records; set run.sample_interval too"));
+        }
+        Ok(RunConfig { duration, warmup, seed: run.seed.unwrap_or(1), sample_interval, sample_scopes: run.sample_scopes.clone() })
     }
 
     /// Classes in the order the document declares them (the `toml` crate
@@ -219,6 +223,25 @@ impl Context<'_> {
             return Err(self.err("nodes", format!("a scenario needs at least 2 nodes, found {}", out.len())));
         }
         Ok(out)
+    }
+
+    /// Each of `run.sample_scopes` names the end-to-end scope or a link direction.
+    fn sample_scopes(&self, run: &RunConfig, nodes: &[NodeDef], links: &[LinkDef]) -> Result<()> {
+        let Some(scopes) = &run.sample_scopes else { return Ok(()) };
+        let directions: Vec<String> = links
+            .iter()
+            .flat_map(|l| [(l.a, l.b), (l.b, l.a)])
+            .map(|(from, to)| format!("{}->{}", nodes[from].name, nodes[to].name))
+            .collect();
+        for (i, scope) in scopes.iter().enumerate() {
+            if scope != crate::report::END_TO_END && !directions.contains(scope) {
+                return Err(self.err(
+                    &format!("run.sample_scopes[{i}]"),
+                    format!("{scope:?} is neither \"end-to-end\" nor a link direction such as {:?}", directions.first().map_or("A->B", String::as_str)),
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn qdisc(&self, path: &str, q: &raw::Qdisc, classes: &[ClassDef]) -> Result<QdiscConfig> {
