@@ -36,7 +36,18 @@
 //! - the served queue's `V` drops by the packet's size (eqs. 25–26).
 //!
 //! BPR's rates are recomputed after every departure from the backlogs left
-//! (as in Appendix D) and hold until the next one.
+//! (as in Appendix D), and after every eviction, and hold until the next
+//! one; [`Scheduler::service_rates_bps`] reports them (PLC reads them).
+//!
+//! ## Evictions
+//!
+//! A packet evicted from the head of a queue (PLC, PLR) leaves its backlog
+//! and the rates are recomputed for the backlogs left, as after a
+//! departure, but it was not served: `V_i` does not drop by its size
+//! (Appendix D's `getDS()` leaves `v_ds` alone) and `t^d` stays the last
+//! decision. The rates in force change at the eviction, so the next
+//! decision integrates the old rates up to it and the new ones after
+//! (`VirtualService::bank`).
 //!
 //! ## Departures from the thesis' code, and assumptions
 //!
@@ -47,6 +58,12 @@
 //!   lone backlogged queue gets `C`).
 //! - Ties in `L_i − V_i` go to the lower queue index (the thesis' code gives
 //!   them to DS, queue 1).
+//! - Appendix D's `getDS()` changes no rate: the rates of the last departure
+//!   stay in force until the next one. Here an eviction recomputes them.
+//! - Arrivals do not change the rates in force: they are all 0 before the
+//!   first departure, and after a departure (or eviction) that leaves every
+//!   queue empty, until the next departure or eviction (Appendix D keeps
+//!   the last two-class rates instead).
 //! - Units: bytes and nanoseconds (`C` in bytes/ns); the ns-2 code uses bits
 //!   and seconds, which gives the same decisions.
 
@@ -63,11 +80,21 @@ pub(crate) struct VirtualService {
     v: Vec<f64>,
     /// `t^d`, the previous decision (departure).
     last: Time,
+    /// `∫ r_i dt` from `t^d` to `mark` under rates that were replaced since
+    /// (BPR's evictions), bytes; all 0 when the rates have not changed.
+    banked: Vec<f64>,
+    /// Since when the rates passed to `choose` have been in force (≥ `t^d`).
+    mark: Time,
 }
 
 impl VirtualService {
     pub(crate) fn new(queues: usize) -> VirtualService {
-        VirtualService { v: vec![0.0; queues], last: Time::ZERO }
+        VirtualService {
+            v: vec![0.0; queues],
+            last: Time::ZERO,
+            banked: vec![0.0; queues],
+            mark: Time::ZERO,
+        }
     }
 
     /// Eqs. (23), (24) and (27): updates `V` with `rates` (bytes/ns, in force
@@ -87,14 +114,14 @@ impl VirtualService {
             self.v.iter_mut().for_each(|v| *v = 0.0);
             return heads.iter().position(Option::is_some);
         }
-        let dt = now.saturating_sub(self.last).as_nanos() as f64;
+        let dt = now.saturating_sub(self.mark).as_nanos() as f64;
         let mut best: Option<(usize, f64)> = None;
         for (i, h) in heads.iter().enumerate() {
             let Some(h) = h else { continue };
             if h.enqueued >= self.last {
                 self.v[i] = 0.0;
             } else {
-                self.v[i] += rates[i] * dt;
+                self.v[i] += self.banked[i] + rates[i] * dt;
             }
             let key = h.size as f64 - self.v[i];
             if best.is_none_or(|(_, b)| key < b) {
@@ -102,19 +129,44 @@ impl VirtualService {
             }
         }
         // Later selects before the dequeue see the same state.
-        self.last = now;
+        self.restart(now);
         best.map(|(i, _)| i)
     }
 
     /// Eqs. (25)–(26): `queue` sent `size` bytes at `now`.
     pub(crate) fn served(&mut self, queue: usize, size: u32, now: Time) {
         self.v[queue] -= size as f64;
+        self.restart(now);
+    }
+
+    /// `now` is the new `t^d`: nothing banked, the rates count from `now`.
+    fn restart(&mut self, now: Time) {
         self.last = now;
+        self.mark = now;
+        self.banked.iter_mut().for_each(|b| *b = 0.0);
+    }
+
+    /// The rates in force (`rates`, bytes/ns) are replaced at `now` between
+    /// two decisions (BPR's eviction): banks their service since `mark` so
+    /// that the next decision integrates the rates piecewise. `V` and `t^d`
+    /// are left alone.
+    pub(crate) fn bank(&mut self, rates: &[f64], now: Time) {
+        let dt = now.saturating_sub(self.mark).as_nanos() as f64;
+        for (b, r) in self.banked.iter_mut().zip(rates) {
+            *b += r * dt;
+        }
+        self.mark = self.mark.max(now);
     }
 
     /// `V_i`, bytes.
     pub(crate) fn values(&self) -> &[f64] {
         &self.v
+    }
+
+    /// `t^d`.
+    #[cfg(test)]
+    pub(crate) fn last_decision(&self) -> Time {
+        self.last
     }
 }
 
@@ -168,16 +220,30 @@ impl Bpr {
         }
     }
 
-    /// Eq. (10)'s rates, bits/s, for the current backlogs.
-    pub fn rates_bps(&self) -> Vec<f64> {
-        let mut b = self.clone();
-        b.update_rates();
-        b.rates.iter().map(|r| r * 8e9).collect()
-    }
-
     /// `V_i`, bytes.
     pub fn virtual_service(&self) -> &[f64] {
         self.vs.values()
+    }
+
+    /// Takes `size` bytes off `queue`'s backlog (a departure or an eviction).
+    fn remove(&mut self, queue: usize, size: u32, what: &str) {
+        self.backlog[queue] = self.backlog[queue]
+            .checked_sub(size as u64)
+            .unwrap_or_else(|| panic!("BPR: {what} of {size} B from queue {queue} holding less"));
+    }
+}
+
+/// Writes `rates` (bytes/ns) to `out` in bits/s; panics on a length mismatch.
+pub(crate) fn write_bps(scheduler: &'static str, rates: &[f64], out: &mut [f64]) {
+    assert_eq!(
+        out.len(),
+        rates.len(),
+        "{scheduler}: service_rates_bps got room for {} rates for {} queues",
+        out.len(),
+        rates.len()
+    );
+    for (o, r) in out.iter_mut().zip(rates) {
+        *o = r * 8e9;
     }
 }
 
@@ -193,11 +259,22 @@ impl Scheduler for Bpr {
     }
 
     fn on_dequeue(&mut self, queue: usize, size: u32, now: Time) {
-        self.backlog[queue] = self.backlog[queue]
-            .checked_sub(size as u64)
-            .unwrap_or_else(|| panic!("BPR: dequeue of {size} B from queue {queue} holding less"));
+        self.remove(queue, size, "dequeue");
         self.vs.served(queue, size, now);
         self.update_rates();
+    }
+
+    /// Backlog down, rates recomputed as after a departure; `V` not charged.
+    fn on_evict(&mut self, queue: usize, size: u32, now: Time) {
+        self.remove(queue, size, "eviction");
+        self.vs.bank(&self.rates, now);
+        self.update_rates();
+    }
+
+    /// Eq. (10) for the backlogs left by the last departure or eviction.
+    fn service_rates_bps(&self, out: &mut [f64]) -> bool {
+        write_bps("BPR", &self.rates, out);
+        true
     }
 }
 
@@ -217,11 +294,34 @@ impl Arrivals {
         self.times[queue].push_back(now);
     }
 
-    /// The arrival time of `queue`'s head, removed.
+    /// The arrival time of `queue`'s head, removed (it left or was evicted).
     pub(crate) fn pop(&mut self, scheduler: &'static str, queue: usize) -> Time {
         self.times[queue]
             .pop_front()
-            .unwrap_or_else(|| panic!("{scheduler}: dequeue from empty queue {queue}"))
+            .unwrap_or_else(|| panic!("{scheduler}: dequeue or eviction from empty queue {queue}"))
+    }
+
+    /// Checks the FIFOs against the queues' contents.
+    #[cfg(test)]
+    pub(crate) fn check(&self, name: &str, queues: &[VecDeque<Head>]) -> Result<(), String> {
+        use super::tests::same;
+        same(name, "queues", 0, self.times.len(), queues.len())?;
+        for (i, (t, q)) in self.times.iter().zip(queues).enumerate() {
+            same(name, "arrival times", i, t.iter().copied().collect::<Vec<_>>(), super::tests::times(q))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+impl Bpr {
+    pub(crate) fn check_state(&self, queues: &[VecDeque<Head>]) -> Result<(), String> {
+        use super::tests::{bytes, same};
+        same("BPR", "queues", 0, self.backlog.len(), queues.len())?;
+        for (i, q) in queues.iter().enumerate() {
+            same("BPR", "backlog", i, self.backlog[i], bytes(q))?;
+        }
+        Ok(())
     }
 }
 
@@ -245,28 +345,102 @@ mod tests {
         assert!(Bpr::with_delta(f64::INFINITY, 1).is_err());
     }
 
+    fn rates(b: &Bpr) -> Vec<f64> {
+        let mut r = vec![f64::NAN; b.s.len()];
+        assert!(b.service_rates_bps(&mut r));
+        r
+    }
+
+    fn assert_rates(got: &[f64], want: &[f64]) {
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() < 1e-6, "{got:?} != {want:?}");
+        }
+    }
+
     /// Eq. (10), δ = 4, C = 10 Mb/s, q_TS = 3000 B, q_DS = 500 B:
     /// r_DS = C·δ·q_DS/(q_TS + δ·q_DS) = 10·2000/5000 = 4 Mb/s, r_TS = 6 Mb/s;
-    /// check r_TS/r_DS = 1.5 = (1/4)(3000/500).
-    /// Three classes s = (1, 2, 4), q = (1000, 1000, 500): s·q = 1000, 2000,
-    /// 2000 of 5000 → 2, 4, 4 Mb/s.
+    /// check r_TS/r_DS = 1.5 = (1/4)(3000/500). Rates are in force from a
+    /// departure (or eviction) on; arrivals do not change them: 0 before.
+    /// Three classes s = (1, 2, 4), q = (1000, 1000, 500) after a
+    /// departure: s·q = 1000, 2000, 2000 of 5000 → 2, 4, 4 Mb/s.
     #[test]
     fn hand_checked_rates() {
         let mut b = Bpr::with_delta(4.0, 10_000_000).unwrap();
         b.on_enqueue(0, 1500, Time::ZERO);
         b.on_enqueue(0, 1500, Time::ZERO);
         b.on_enqueue(1, 500, Time::ZERO);
-        let r = b.rates_bps();
-        assert!((r[0] - 6e6).abs() < 1e-6 && (r[1] - 4e6).abs() < 1e-6, "{r:?}");
+        b.on_enqueue(1, 500, Time::ZERO);
+        assert_rates(&rates(&b), &[0.0, 0.0]);
+        b.on_dequeue(1, 500, Time::ZERO);
+        assert_rates(&rates(&b), &[6e6, 4e6]);
 
         let mut b = Bpr::new(3, vec![1.0, 2.0, 4.0], 10_000_000).unwrap();
         b.on_enqueue(0, 1000, Time::ZERO);
         b.on_enqueue(1, 1000, Time::ZERO);
         b.on_enqueue(2, 500, Time::ZERO);
-        let r = b.rates_bps();
-        for (got, want) in r.iter().zip([2e6, 4e6, 4e6]) {
-            assert!((got - want).abs() < 1e-6, "{r:?}");
+        b.on_enqueue(2, 500, Time::ZERO);
+        b.on_dequeue(2, 500, Time::ZERO);
+        assert_rates(&rates(&b), &[2e6, 4e6, 4e6]);
+        // Empty link: no rate.
+        b.on_dequeue(0, 1000, Time::ZERO);
+        b.on_dequeue(1, 1000, Time::ZERO);
+        b.on_dequeue(2, 500, Time::ZERO);
+        assert_rates(&rates(&b), &[0.0, 0.0, 0.0]);
+    }
+
+    #[test]
+    #[should_panic(expected = "BPR: service_rates_bps got room for 1 rates for 2 queues")]
+    fn service_rates_need_one_slot_per_queue() {
+        Bpr::with_delta(4.0, 10_000_000).unwrap().service_rates_bps(&mut [0.0]);
+    }
+
+    /// δ = 4, C = 10 Mb/s = 0.00125 B/ns. t = 0: TS holds 1500 + 1500 B, DS
+    /// 3 × 500 B. t = 10 µs: first decision, heads arrived at ≥ t^d = 0 →
+    /// V = 0; L − V: DS 500 < TS 1500 → DS; V_DS = −500, t^d = 10 µs;
+    /// q = (3000, 1000): r = C·(3/7, 4/7).
+    /// t = 24 µs: DS's head (500 B) is evicted. q = (3000, 500) → r_DS =
+    /// 4 Mb/s, r_TS = 6 Mb/s; V stays (0, −500). The old rates served
+    /// 14 µs: 0.00125·(3/7, 4/7)·14000 = (7.5, 10) B banked.
+    /// t = 124 µs: both heads arrived before t^d: V_TS = 7.5 + 0.00075·1e5
+    /// = 82.5, V_DS = −500 + 10 + 0.0005·1e5 = −440; L − V: TS 1417.5, DS
+    /// 940 → DS. (The new rates over all 114 µs would give 85.5, −443.)
+    #[test]
+    fn eviction_recomputes_rates_and_leaves_v() {
+        let mut b = Bpr::with_delta(4.0, 10_000_000).unwrap();
+        b.on_enqueue(0, 1500, Time::ZERO);
+        b.on_enqueue(0, 1500, Time::ZERO);
+        for _ in 0..3 {
+            b.on_enqueue(1, 500, Time::ZERO);
         }
+        let t1 = Time::from_micros(10);
+        assert_eq!(b.select(&[h(1500, 0), h(500, 0)], t1), Some(1));
+        b.on_dequeue(1, 500, t1);
+        assert_rates(&rates(&b), &[10e6 * 3.0 / 7.0, 10e6 * 4.0 / 7.0]);
+        assert_eq!(b.virtual_service(), &[0.0, -500.0]);
+
+        b.on_evict(1, 500, Time::from_micros(24));
+        assert_eq!(b.backlog, vec![3000, 500]);
+        assert_rates(&rates(&b), &[6e6, 4e6]);
+        assert_eq!(b.virtual_service(), &[0.0, -500.0]);
+
+        assert_eq!(b.select(&[h(1500, 0), h(500, 0)], Time::from_micros(124)), Some(1));
+        let v = b.virtual_service();
+        assert!((v[0] - 82.5).abs() < 1e-9 && (v[1] + 440.0).abs() < 1e-9, "{v:?}");
+    }
+
+    /// Evicting a queue empty gives the other the whole link; evicting
+    /// everything leaves no rate, and V is never charged.
+    #[test]
+    fn eviction_of_a_whole_queue() {
+        let mut b = Bpr::with_delta(4.0, 8_000_000).unwrap();
+        b.on_enqueue(0, 1000, Time::ZERO);
+        b.on_enqueue(1, 200, Time::ZERO);
+        b.on_evict(1, 200, Time::ZERO);
+        assert_rates(&rates(&b), &[8e6, 0.0]);
+        b.on_evict(0, 1000, Time::ZERO);
+        assert_rates(&rates(&b), &[0.0, 0.0]);
+        assert_eq!(b.virtual_service(), &[0.0, 0.0]);
     }
 
     /// δ = 4, C = 8 Mb/s = 1 B/µs. t = 0: TS holds 1000 + 1000 B, DS 500 B.

@@ -48,6 +48,18 @@
 //! [`super::bpr`]): the backlogged queue with the smallest `L_i − V_i` is
 //! served, a lone backlogged queue is served with every `V` reset.
 //!
+//! [`Scheduler::service_rates_bps`] reports the rates of the latest
+//! decision (`C` for a lone backlogged queue, all 0 when none is; between
+//! decisions neither arrivals nor evictions change them).
+//!
+//! ## Evictions
+//!
+//! A packet evicted from the head of a queue (PLC, PLR) leaves the sums
+//! exactly as a departure does (`N` and `Σ t_k` lose it, `Q −= N·L`: every
+//! packet behind it has `L` fewer bytes to wait for), but it was not
+//! served: `V_i` does not drop by its size (Appendix D's `getDS()`), `t^d`
+//! stays the last decision, and the rates wait for the next decision.
+//!
 //! Assumptions: Appendix A's arrival update `QTS += length(pkt)` is read as
 //! adding the new packet's `q_k` (the queue's bytes including it), which is
 //! what eq. (19) and the departure update `Q −= N·L` require. Ties in
@@ -188,10 +200,26 @@ impl BprPlus {
         self.rates.iter_mut().for_each(|r| *r *= c / sum);
     }
 
-    /// The rates BPR⁺ would assign at `now`, bits/s.
+    /// The rates BPR⁺ would assign at `now`, bits/s (recomputes them, so
+    /// they also become the rates [`Scheduler::service_rates_bps`] reports).
     pub fn rates_bps(&mut self, now: Time) -> Vec<f64> {
         self.update_rates(now);
         self.rates.iter().map(|r| r * 8e9).collect()
+    }
+
+    /// `V_i`, bytes.
+    pub fn virtual_service(&self) -> &[f64] {
+        self.vs.values()
+    }
+
+    /// Takes the head of `queue`, `size` bytes, out of the sums (a departure
+    /// or an eviction): `N −= 1`, `Σ t_k −= t_head`, `Σ q_k −= N·L`.
+    fn remove_head(&mut self, queue: usize, size: u32) {
+        let n = self.held(queue) as u128;
+        let arrived = self.arrivals.pop("BPR+", queue);
+        self.sum_q[queue] -= n * size as u128;
+        self.sum_arrival[queue] -= arrived.as_nanos() as u128;
+        self.bytes[queue] -= size as u64;
     }
 }
 
@@ -216,19 +244,48 @@ impl Scheduler for BprPlus {
     fn select(&mut self, heads: &[Option<Head>], now: Time) -> Option<usize> {
         check_heads("BPR+", heads, self.s.len());
         let backlogged = heads.iter().filter(|h| h.is_some()).count();
-        if backlogged >= 2 {
-            self.update_rates(now);
-        }
+        // With fewer than two backlogged queues the rates are trivial (C or
+        // 0) and unused by `choose`; computed anyway for `service_rates_bps`.
+        self.update_rates(now);
         self.vs.choose(heads, &self.rates, backlogged, now)
     }
 
     fn on_dequeue(&mut self, queue: usize, size: u32, now: Time) {
-        let n = self.held(queue) as u128;
-        let arrived = self.arrivals.pop("BPR+", queue);
-        self.sum_q[queue] -= n * size as u128;
-        self.sum_arrival[queue] -= arrived.as_nanos() as u128;
-        self.bytes[queue] -= size as u64;
+        self.remove_head(queue, size);
         self.vs.served(queue, size, now);
+    }
+
+    /// The sums as after a departure; `V`, `t^d` and the rates untouched.
+    fn on_evict(&mut self, queue: usize, size: u32, _now: Time) {
+        self.remove_head(queue, size);
+    }
+
+    /// The rates of the latest decision.
+    fn service_rates_bps(&self, out: &mut [f64]) -> bool {
+        super::bpr::write_bps("BPR+", &self.rates, out);
+        true
+    }
+}
+
+#[cfg(test)]
+impl BprPlus {
+    pub(crate) fn check_state(&self, queues: &[std::collections::VecDeque<Head>]) -> Result<(), String> {
+        use super::tests::{bytes, same, times};
+        self.arrivals.check("BPR+", queues)?;
+        for (i, q) in queues.iter().enumerate() {
+            same("BPR+", "bytes", i, self.bytes[i], bytes(q))?;
+            let t: u128 = times(q).iter().map(|t| t.as_nanos() as u128).sum();
+            same("BPR+", "Σ t_k", i, self.sum_arrival[i], t)?;
+            // q_k: the bytes up to and including packet k, head first.
+            let mut ahead = 0u128;
+            let mut sum_q = 0u128;
+            for h in q {
+                ahead += h.size as u128;
+                sum_q += ahead;
+            }
+            same("BPR+", "Σ q_k", i, self.sum_q[i], sum_q)?;
+        }
+        Ok(())
     }
 }
 
@@ -284,6 +341,74 @@ mod tests {
         b.on_dequeue(0, 500, Time::from_micros(3500));
         let (d, q) = b.d_q(0, Time::from_micros(4000));
         assert_eq!((d, q), (1.5e6, 500.0));
+    }
+
+    /// TS holds 500 B (t = 0), 300 B (1 ms), 200 B (2 ms): q_k = 500, 800,
+    /// 1000, Σ q_k = 2300; DS 100 B (2 ms). Decision at 3 ms: both heads
+    /// arrived at ≥ t^d = 0, V = 0, L − V: DS 100 < TS 500 → DS; V_DS = −100.
+    /// Evicting TS's head at 3.5 ms (N = 3, L = 500): Σ q_k −= 1500 → 800 =
+    /// 300 + 500, the q_k of the two left; Σ t_k = 3 ms. At 4 ms:
+    /// D_TS = 4 − 3/2 = 2.5 ms, Q_TS = 400 B. V, t^d and the rates of the
+    /// decision are left alone.
+    #[test]
+    fn eviction_updates_averages_but_not_v() {
+        let mut b = BprPlus::with_delta(4.0, 8_000_000).unwrap();
+        b.on_enqueue(0, 500, Time::ZERO);
+        b.on_enqueue(0, 300, Time::from_millis(1));
+        b.on_enqueue(0, 200, Time::from_millis(2));
+        b.on_enqueue(1, 100, Time::from_millis(2));
+        assert_eq!(b.sum_q[0], 2300);
+        let heads = [
+            Some(Head { size: 500, enqueued: Time::ZERO }),
+            Some(Head { size: 100, enqueued: Time::from_millis(2) }),
+        ];
+        let t = Time::from_millis(3);
+        assert_eq!(b.select(&heads, t), Some(1));
+        b.on_dequeue(1, 100, t);
+        assert_eq!(b.virtual_service(), &[0.0, -100.0]);
+        let mut rates = [0.0; 2];
+        assert!(b.service_rates_bps(&mut rates));
+        assert!(rates[0] > 0.0 && rates[1] > 0.0, "{rates:?}");
+
+        b.on_evict(0, 500, Time::from_micros(3500));
+        assert_eq!((b.held(0), b.bytes[0], b.sum_q[0]), (2, 500, 800));
+        assert_eq!(b.d_q(0, Time::from_millis(4)), (2.5e6, 400.0));
+        assert_eq!(b.virtual_service(), &[0.0, -100.0]);
+        assert_eq!(b.vs.last_decision(), t);
+        let mut after = [0.0; 2];
+        assert!(b.service_rates_bps(&mut after));
+        assert_eq!(after, rates);
+        // Evicting the rest empties every sum.
+        b.on_evict(0, 300, Time::from_millis(4));
+        b.on_evict(0, 200, Time::from_millis(4));
+        assert_eq!((b.held(0), b.bytes[0], b.sum_q[0], b.sum_arrival[0]), (0, 0, 0, 0));
+    }
+
+    /// The rates in force are those of the latest decision: 0 before any,
+    /// the quadratic's with two backlogged queues (the hand-checked case
+    /// above: 1.6 / 6.4 Mb/s; the decision is TS's, a tie at L − V = 500),
+    /// unchanged by an eviction, C for a lone queue.
+    #[test]
+    fn service_rates_follow_decisions() {
+        let mut b = BprPlus::with_delta(4.0, 8_000_000).unwrap();
+        let mut r = [f64::NAN; 2];
+        assert!(b.service_rates_bps(&mut r));
+        assert_eq!(r, [0.0, 0.0]);
+        b.on_enqueue(0, 500, Time::ZERO);
+        b.on_enqueue(0, 500, Time::from_micros(2500));
+        b.on_enqueue(1, 500, Time::from_micros(3000));
+        let h = |at: u64| Some(Head { size: 500, enqueued: Time::from_micros(at) });
+        let now = Time::from_micros(4000);
+        assert_eq!(b.select(&[h(0), h(3000)], now), Some(0));
+        assert!(b.service_rates_bps(&mut r));
+        assert!((r[0] - 1.6e6).abs() < 1e-3 && (r[1] - 6.4e6).abs() < 1e-3, "{r:?}");
+        b.on_evict(1, 500, now);
+        assert!(b.service_rates_bps(&mut r));
+        assert!((r[0] - 1.6e6).abs() < 1e-3 && (r[1] - 6.4e6).abs() < 1e-3, "{r:?}");
+        b.on_dequeue(0, 500, now);
+        assert_eq!(b.select(&[h(2500), None], now), Some(0));
+        assert!(b.service_rates_bps(&mut r));
+        assert_eq!(r, [8e6, 0.0]);
     }
 
     /// The N-class solver gives equal `s_i d̄_i` and rates summing to C; with

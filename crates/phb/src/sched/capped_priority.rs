@@ -33,6 +33,9 @@
 //!
 //! Tokens are counted exactly, in units of 1/(8·10⁹) byte: `rate` bit/s adds
 //! exactly `rate` units per nanosecond (the convention of [`crate::mark`]).
+//!
+//! A packet evicted from queue 0 (by a dropper) leaves the size FIFO behind
+//! `next_eligible` but takes no tokens: nothing was sent.
 
 use std::collections::VecDeque;
 
@@ -137,6 +140,15 @@ impl Scheduler for CappedPriority {
         }
     }
 
+    /// Queue 0's head leaves the size FIFO; the bucket is not charged.
+    fn on_evict(&mut self, queue: usize, size: u32, _now: Time) {
+        assert!(queue < self.queues, "capped priority: queue {queue} out of range");
+        if queue == 0 {
+            let head = self.q0.pop_front();
+            assert_eq!(head, Some(size), "capped priority: evicted {size} B but queue 0's head is {head:?}");
+        }
+    }
+
     /// When queue 0's head will have enough tokens (`now` if it has them
     /// already); `None` when queue 0 is empty.
     fn next_eligible(&self, now: Time) -> Option<Time> {
@@ -148,6 +160,15 @@ impl Scheduler for CappedPriority {
         }
         let wait = (short as u128).div_ceil(self.rate as u128) as u64;
         Some(now + Time::from_nanos(wait))
+    }
+}
+
+#[cfg(test)]
+impl CappedPriority {
+    pub(crate) fn check_state(&self, queues: &[VecDeque<Head>]) -> Result<(), String> {
+        use super::tests::{same, sizes};
+        same("capped priority", "queues", 0, self.queues, queues.len())?;
+        same("capped priority", "sizes", 0, self.q0.iter().copied().collect::<Vec<_>>(), sizes(&queues[0]))
     }
 }
 
@@ -199,6 +220,23 @@ mod tests {
         assert_eq!(s.tokens_bytes(Time::from_secs(100)), 1000);
         s.on_dequeue(0, 600, Time::from_secs(100));
         assert_eq!(s.next_eligible(Time::from_secs(100)), None);
+    }
+
+    /// rate 1000 B/s, depth 1000 B: after one 600 B packet, 400 B left.
+    /// Evicting the second 600 B packet takes no tokens; a third must wait
+    /// for 200 B more, as if the second had never come.
+    #[test]
+    fn eviction_takes_no_tokens() {
+        let mut s = CappedPriority::new(1, 8_000, 1_000).unwrap();
+        s.on_enqueue(0, 600, Time::ZERO);
+        s.on_enqueue(0, 600, Time::ZERO);
+        assert_eq!(s.select(&[h(600)], Time::ZERO), Some(0));
+        s.on_dequeue(0, 600, Time::ZERO);
+        s.on_evict(0, 600, Time::from_millis(50));
+        assert_eq!(s.tokens_bytes(Time::from_millis(50)), 450);
+        assert_eq!(s.next_eligible(Time::from_millis(50)), None);
+        s.on_enqueue(0, 600, Time::from_millis(50));
+        assert_eq!(s.next_eligible(Time::from_millis(50)), Some(Time::from_millis(200)));
     }
 
     #[test]

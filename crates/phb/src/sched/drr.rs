@@ -16,6 +16,11 @@
 //! (Lemma 2 of the paper: over `k` rounds a backlogged queue sends
 //! `k·Quantum_i ± Max` bytes). The paper's O(1) condition `Quantum_i ≥ Max`
 //! is not required: a smaller quantum only makes a queue wait several rounds.
+//!
+//! An evicted packet (a dropper's) was not sent, so its size is not taken
+//! from the deficit. A queue the eviction empties leaves the `ActiveList`
+//! wherever it stands in it, its deficit reset to 0 as for a queue emptied
+//! by service; if it was at the head, the next queue starts a fresh visit.
 
 use std::collections::VecDeque;
 
@@ -94,6 +99,46 @@ impl Scheduler for Drr {
             self.granted = false;
         }
     }
+
+    /// Deficit not charged; an emptied queue leaves the active list from
+    /// any position (see the module doc).
+    fn on_evict(&mut self, queue: usize, _size: u32, _now: Time) {
+        assert!(self.count[queue] > 0, "DRR: eviction from empty queue {queue}");
+        self.count[queue] -= 1;
+        if self.count[queue] == 0 {
+            self.deficit[queue] = 0;
+            let pos = self
+                .active
+                .iter()
+                .position(|&q| q == queue)
+                .unwrap_or_else(|| panic!("DRR: backlogged queue {queue} not on the active list"));
+            self.active.remove(pos);
+            if pos == 0 {
+                self.granted = false;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+impl Drr {
+    pub(crate) fn check_state(&self, queues: &[VecDeque<Head>]) -> Result<(), String> {
+        use super::tests::same;
+        same("DRR", "queues", 0, self.count.len(), queues.len())?;
+        for (i, q) in queues.iter().enumerate() {
+            same("DRR", "packets", i, self.count[i], q.len())?;
+            let on_list = self.active.iter().filter(|&&a| a == i).count();
+            same("DRR", "times on the active list", i, on_list, usize::from(!q.is_empty()))?;
+            if q.is_empty() {
+                same("DRR", "deficit of an empty queue", i, self.deficit[i], 0)?;
+            }
+        }
+        same("DRR", "active list length", 0, self.active.len(), queues.iter().filter(|q| !q.is_empty()).count())?;
+        if self.active.is_empty() && self.granted {
+            return Err("DRR: a quantum granted with an empty active list".into());
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -140,6 +185,76 @@ mod tests {
         ];
         assert_eq!(order, expected);
         assert_eq!((s.deficit(0), s.deficit(1)), (0, 0));
+    }
+
+    /// Quanta 1000 each. Queue 0: 600, 600; queue 1: 300; queue 2: 400,
+    /// 400; active list 0, 1, 2. Queue 0 gets 1000, sends 600 (400 left).
+    /// Queue 1's only packet is evicted while queue 1 is second on the list:
+    /// it leaves the list (a `select` reaching it would find no head).
+    /// Queue 0's 600 > 400 → tail: list 2, 0; queue 2 gets 1000, sends 400
+    /// (600 left). Queue 0's last packet is evicted from the list's tail:
+    /// list 2, deficit 0. Queue 2 sends its second; all empty.
+    #[test]
+    fn eviction_empties_a_queue_behind_the_head_of_the_list() {
+        let mut s = Drr::new(3, vec![1000; 3]).unwrap();
+        let mut queues: Vec<VecDeque<Head>> = vec![VecDeque::new(); 3];
+        for (q, size) in [(0, 600), (0, 600), (1, 300), (2, 400), (2, 400)] {
+            queues[q].push_back(Head { size, enqueued: Time::ZERO });
+            s.on_enqueue(q, size, Time::ZERO);
+        }
+        let heads = |queues: &Vec<VecDeque<Head>>| -> Vec<Option<Head>> {
+            queues.iter().map(|q| q.front().copied()).collect()
+        };
+        let serve = |s: &mut Drr, queues: &mut Vec<VecDeque<Head>>| -> Option<usize> {
+            let q = s.select(&heads(queues), Time::ZERO)?;
+            let head = queues[q].pop_front().unwrap();
+            s.on_dequeue(q, head.size, Time::ZERO);
+            Some(q)
+        };
+        assert_eq!(serve(&mut s, &mut queues), Some(0));
+        assert_eq!(s.deficit(0), 400);
+        assert_eq!(s.active, [0, 1, 2]);
+
+        queues[1].pop_front();
+        s.on_evict(1, 300, Time::ZERO);
+        assert_eq!(s.active, [0, 2]);
+        assert_eq!(s.deficit(1), 0);
+        s.check_state(&queues).unwrap();
+
+        assert_eq!(serve(&mut s, &mut queues), Some(2));
+        assert_eq!((s.deficit(0), s.deficit(2)), (400, 600));
+        assert_eq!(s.active, [2, 0]);
+
+        queues[0].pop_front();
+        s.on_evict(0, 600, Time::ZERO);
+        assert_eq!(s.active, [2]);
+        assert_eq!(s.deficit(0), 0);
+        s.check_state(&queues).unwrap();
+
+        assert_eq!(serve(&mut s, &mut queues), Some(2));
+        assert_eq!(serve(&mut s, &mut queues), None);
+        s.check_state(&queues).unwrap();
+    }
+
+    /// Evicting the last packet of the queue at the head of the list, after
+    /// its quantum was granted: the next queue gets a fresh quantum.
+    #[test]
+    fn eviction_empties_the_head_of_the_list() {
+        let mut s = Drr::new(2, vec![1000, 500]).unwrap();
+        s.on_enqueue(0, 600, Time::ZERO);
+        s.on_enqueue(1, 300, Time::ZERO);
+        s.on_enqueue(1, 300, Time::ZERO);
+        let h = |size| Some(Head { size, enqueued: Time::ZERO });
+        assert_eq!(s.select(&[h(600), h(300)], Time::ZERO), Some(0));
+        s.on_evict(0, 600, Time::ZERO);
+        assert_eq!((s.deficit(0), s.granted), (0, false));
+        assert_eq!(s.select(&[None, h(300)], Time::ZERO), Some(1));
+        s.on_dequeue(1, 300, Time::ZERO);
+        assert_eq!(s.deficit(1), 200);
+        // 300 > 200: to the tail (alone), a fresh 500.
+        assert_eq!(s.select(&[None, h(300)], Time::ZERO), Some(1));
+        s.on_dequeue(1, 300, Time::ZERO);
+        assert_eq!(s.deficit(1), 0);
     }
 
     #[test]

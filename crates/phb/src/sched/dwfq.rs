@@ -26,6 +26,12 @@
 //!
 //! `s_i` plays the role of `δ` in eq. (5): two classes TS/DS with
 //! `s = [1, δ]` ([`Dwfq::with_delta`]), larger `s_i` → lower delay.
+//!
+//! An evicted packet (a dropper's) leaves the backlogs that set the next
+//! weights and its tag leaves the FIFO; `v̂` stays (it never entered
+//! service) and the packets behind it keep their tags. If the eviction
+//! empties the queue, `F_prev` rolls back to the evicted packet's start
+//! `max(F_prev, v̂(a))`, as in [`super::scfq`].
 
 use std::collections::VecDeque;
 
@@ -43,6 +49,8 @@ pub struct Dwfq {
     v: f64,
     /// Tag of each queue's latest arrival.
     last_finish: Vec<f64>,
+    /// `max(F_prev, v̂(a))` of each queue's latest arrival.
+    last_start: Vec<f64>,
     /// Tags of the packets each queue holds, FIFO.
     tags: Vec<VecDeque<f64>>,
 }
@@ -57,6 +65,7 @@ impl Dwfq {
             backlog: vec![0; queues],
             v: 0.0,
             last_finish: vec![0.0; queues],
+            last_start: vec![0.0; queues],
             tags: vec![VecDeque::new(); queues],
         })
     }
@@ -77,7 +86,9 @@ impl Scheduler for Dwfq {
         self.backlog[queue] += size as u64;
         let sum: f64 = self.backlog.iter().zip(&self.s).map(|(&q, s)| q as f64 * s).sum();
         let phi = self.s[queue] * self.backlog[queue] as f64 / sum;
-        let f = self.last_finish[queue].max(self.v) + size as f64 / phi;
+        let start = self.last_finish[queue].max(self.v);
+        let f = start + size as f64 / phi;
+        self.last_start[queue] = start;
         self.last_finish[queue] = f;
         self.tags[queue].push_back(f);
     }
@@ -98,6 +109,32 @@ impl Scheduler for Dwfq {
             .unwrap_or_else(|| panic!("DWFQ: dequeue from empty queue {queue}"));
         self.backlog[queue] -= size as u64;
     }
+
+    /// Backlog down, tag popped, `v̂` unchanged; an emptied queue's `F_prev`
+    /// rolls back (see the module doc).
+    fn on_evict(&mut self, queue: usize, size: u32, _now: Time) {
+        self.tags[queue]
+            .pop_front()
+            .unwrap_or_else(|| panic!("DWFQ: eviction from empty queue {queue}"));
+        self.backlog[queue] = self.backlog[queue]
+            .checked_sub(size as u64)
+            .unwrap_or_else(|| panic!("DWFQ: eviction of {size} B from queue {queue} holding less"));
+        if self.tags[queue].is_empty() {
+            self.last_finish[queue] = self.last_start[queue];
+        }
+    }
+}
+
+#[cfg(test)]
+impl Dwfq {
+    pub(crate) fn check_state(&self, queues: &[VecDeque<Head>]) -> Result<(), String> {
+        use super::tests::{bytes, check_tags, same};
+        check_tags("DWFQ", &self.tags, |&f| f, &self.last_finish, queues)?;
+        for (i, q) in queues.iter().enumerate() {
+            same("DWFQ", "backlog", i, self.backlog[i], bytes(q))?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -109,6 +146,25 @@ mod tests {
     fn rejects_bad_parameters() {
         assert!(Dwfq::new(2, vec![0.0, 1.0]).is_err());
         assert!(Dwfq::with_delta(-4.0).is_err());
+    }
+
+    /// s = (1, 4), as below: TS three 1000 B (F 1000, 2000, 3000), DS 500 B
+    /// (F 1250). TS's head is evicted: q = (2000, 500), v̂ = 0. A DS 400 B
+    /// arrival: s·q = (2000, 3600), φ_DS = 9/14, F = 1250 + 400·14/9. (With
+    /// TS's 1000 B still counted, φ_DS = 3600/6600 and F = 1250 + 400·66/36.)
+    #[test]
+    fn eviction_lowers_the_backlog_behind_the_weights() {
+        let mut s = Dwfq::with_delta(4.0).unwrap();
+        for _ in 0..3 {
+            s.on_enqueue(0, 1000, Time::ZERO);
+        }
+        s.on_enqueue(1, 500, Time::ZERO);
+        s.on_evict(0, 1000, Time::ZERO);
+        assert_eq!(s.backlog, vec![2000, 500]);
+        assert_eq!(s.head_tags(), vec![Some(2000.0), Some(1250.0)]);
+        assert_eq!(s.v, 0.0);
+        s.on_enqueue(1, 400, Time::ZERO);
+        assert!((s.tags[1][1] - (1250.0 + 400.0 * 14.0 / 9.0)).abs() < 1e-9);
     }
 
     /// s = (1, 4). t = 0: TS gets three 1000 B packets, alone each time

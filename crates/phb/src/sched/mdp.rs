@@ -24,6 +24,10 @@
 //! packets makes the estimate react to a growing backlog before its packets
 //! leave, unlike PAD, and removes PAD's undefined start. `Σ_k (t − a_k)`
 //! is `N_i t − Σ_k a_k`, kept in O(1). Ties go to the lower queue index.
+//!
+//! A packet evicted by a dropper leaves the mean altogether: it is no
+//! longer queued (out of `N_i` and `Σ_k a_k`) and not a departure (not in
+//! `D_i`, `n_i`).
 
 use super::bpr::Arrivals;
 use super::wtp::largest;
@@ -94,6 +98,25 @@ impl Scheduler for Mdp {
         self.delay_sum[queue] += now.saturating_sub(arrived).as_nanos() as u128;
         self.departed[queue] += 1;
     }
+
+    /// Out of the queued sums, not a departure (see the module doc).
+    fn on_evict(&mut self, queue: usize, _size: u32, _now: Time) {
+        let arrived = self.arrivals.pop("MDP", queue);
+        self.sum_arrival[queue] -= arrived.as_nanos() as u128;
+    }
+}
+
+#[cfg(test)]
+impl Mdp {
+    pub(crate) fn check_state(&self, queues: &[std::collections::VecDeque<Head>]) -> Result<(), String> {
+        use super::tests::{same, times};
+        self.arrivals.check("MDP", queues)?;
+        for (i, q) in queues.iter().enumerate() {
+            let t: u128 = times(q).iter().map(|t| t.as_nanos() as u128).sum();
+            same("MDP", "Σ a_k", i, self.sum_arrival[i], t)?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -108,6 +131,23 @@ mod tests {
     fn rejects_bad_parameters() {
         assert!(Mdp::new(2, vec![1.0, -1.0]).is_err());
         assert!(Mdp::new(1, vec![1.0, 1.0]).is_err());
+    }
+
+    /// TS: one packet left with delay 2 ms; queued: arrived 4 and 8 ms. The
+    /// one from 4 ms is evicted at 5 ms. At 10 ms: m = (2 + 2)/2 = 2 ms
+    /// (counted as a departure it would be (2 + 1 + 2)/3).
+    #[test]
+    fn an_evicted_packet_leaves_the_mean() {
+        let mut s = Mdp::with_delta(4.0).unwrap();
+        s.on_enqueue(0, 500, Time::ZERO);
+        s.on_dequeue(0, 500, Time::from_millis(2));
+        s.on_enqueue(0, 500, Time::from_millis(4));
+        s.on_enqueue(0, 500, Time::from_millis(8));
+        s.on_evict(0, 500, Time::from_millis(5));
+        assert_eq!(s.mean_delay(0, Time::from_millis(10)), Some(2e6));
+        s.on_evict(0, 500, Time::from_millis(10));
+        assert_eq!(s.mean_delay(0, Time::from_millis(10)), Some(2e6));
+        assert_eq!(s.sum_arrival[0], 0);
     }
 
     /// s = (1, 4), decision at t = 10 ms.

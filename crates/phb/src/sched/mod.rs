@@ -5,6 +5,31 @@
 //! the router. Hooks fire in this order: [`Scheduler::on_enqueue`] after a
 //! packet joins a queue, [`Scheduler::select`] when the link is free, and
 //! [`Scheduler::on_dequeue`] after the selected queue's head was taken.
+//! [`Scheduler::on_evict`] says that a dropper (PLC's eviction, PLR's
+//! victim) removed the HEAD — the oldest packet — of a non-empty queue
+//! without sending it; it may come between any two other calls. A `select`
+//! answer holds only until the next eviction: the caller selects again
+//! before dequeuing. [`Scheduler::service_rates_bps`] may be read at any
+//! time (PLC reads BPR's rates at every arrival).
+//!
+//! ## Evictions
+//!
+//! An evicted packet is gone as if it had never been queued as far as the
+//! queue contents go (backlogs, per-queue FIFOs of tags or arrival times,
+//! packet counts, DRR's active list, round-robin state), but it was not
+//! served: nothing is charged for it (no token, no deficit, no round
+//! credit), BPR's virtual service `V_i` does not drop by its size (ns-2's
+//! `getDS()`, thesis Appendix D, leaves `v_ds` alone), and PAD / MDP do
+//! not count it as a departure. Timestamp schedulers pop its tag; the
+//! packets left keep theirs (a tag is fixed at arrival), so while the
+//! queue stays backlogged the evicted bytes still count against it. When
+//! the eviction empties the queue, its tag chain (`F_prev`, `auxVC`) rolls
+//! back to the evicted packet's start tag, which gives later arrivals the
+//! tags they would have had without it (the virtual time being
+//! non-decreasing, `max(S_e, V) = max(F_prev, V)`); in WFQ this also takes
+//! the queue out of the GPS backlogged set at once, unless GPS still owes it
+//! earlier (already sent) packets. Each module says what its `on_evict`
+//! does.
 //!
 //! ## Map
 //!
@@ -112,10 +137,23 @@ pub trait Scheduler {
     fn select(&mut self, heads: &[Option<Head>], now: Time) -> Option<usize>;
     /// The head of `queue`, `size` bytes, was taken at `now`.
     fn on_dequeue(&mut self, queue: usize, size: u32, now: Time);
+    /// The head of `queue`, `size` bytes, was removed at `now` without being
+    /// sent (pushed out by a dropper: PLC's eviction, PLR's victim).
+    fn on_evict(&mut self, queue: usize, size: u32, now: Time);
     /// For schedulers that may hold back a backlogged queue: the earliest
     /// time a packet may become eligible. Work-conserving ones return `None`.
     fn next_eligible(&self, _now: Time) -> Option<Time> {
         None
+    }
+    /// The service rates (bits/s, one per queue) a rate-assigning scheduler
+    /// has in force, for a dropper that needs them (PLC); `false` for others.
+    ///
+    /// A rate-assigning scheduler writes them to `out` (one entry per queue;
+    /// a length mismatch panics) and returns `true`; the others leave `out`
+    /// untouched and return `false`. Allocation-free: PLC calls it on every
+    /// arrival.
+    fn service_rates_bps(&self, _out: &mut [f64]) -> bool {
+        false
     }
 }
 
@@ -238,8 +276,26 @@ impl Scheduler for AnySched {
         dispatch!(self, s => s.on_dequeue(queue, size, now))
     }
     #[inline]
+    fn on_evict(&mut self, queue: usize, size: u32, now: Time) {
+        dispatch!(self, s => s.on_evict(queue, size, now))
+    }
+    #[inline]
     fn next_eligible(&self, now: Time) -> Option<Time> {
         dispatch!(self, s => s.next_eligible(now))
+    }
+    #[inline]
+    fn service_rates_bps(&self, out: &mut [f64]) -> bool {
+        dispatch!(self, s => s.service_rates_bps(out))
+    }
+}
+
+#[cfg(test)]
+impl AnySched {
+    /// Checks the scheduler's per-queue state (FIFOs of tags or arrival
+    /// times, backlogs, counts, sums, DRR's active list) against the queues'
+    /// contents (`queues[i]`: queue `i`'s packets, head first).
+    pub(crate) fn check_state(&self, queues: &[std::collections::VecDeque<Head>]) -> Result<(), String> {
+        dispatch!(self, s => s.check_state(queues))
     }
 }
 

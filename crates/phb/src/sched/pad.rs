@@ -19,6 +19,9 @@
 //! - Assumption: a class that has sent nothing yet has no average; it is
 //!   ranked by its head's normalized waiting time `w_i · s_i`, which is what
 //!   its average would be once that head left.
+//! - A packet evicted by a dropper is not a departure: it leaves the
+//!   arrival FIFO but not `S_i` or `D_i` (its delay was not a queueing
+//!   delay to a transmission).
 
 use super::bpr::Arrivals;
 use super::wtp::largest;
@@ -84,6 +87,18 @@ impl Scheduler for Pad {
         self.delay_sum[queue] += now.saturating_sub(arrived).as_nanos() as u128;
         self.departed[queue] += 1;
     }
+
+    /// Leaves the arrival FIFO; not a departure (see the module doc).
+    fn on_evict(&mut self, queue: usize, _size: u32, _now: Time) {
+        self.arrivals.pop("PAD", queue);
+    }
+}
+
+#[cfg(test)]
+impl Pad {
+    pub(crate) fn check_state(&self, queues: &[std::collections::VecDeque<Head>]) -> Result<(), String> {
+        self.arrivals.check("PAD", queues)
+    }
 }
 
 #[cfg(test)]
@@ -130,6 +145,19 @@ mod tests {
         assert_eq!(s.average_delay(0), Some(3.25e6));
         s.on_enqueue(0, 500, now);
         assert_eq!(s.select(&[h(20), h(12)], now), Some(1));
+    }
+
+    /// TS: arrivals at 0 and 1 ms; the first is evicted at 4 ms (no
+    /// departure: no average yet), the second leaves at 9 ms: d̄ = 8 ms.
+    #[test]
+    fn an_evicted_packet_is_not_a_departure() {
+        let mut s = Pad::with_delta(4.0).unwrap();
+        s.on_enqueue(0, 500, Time::ZERO);
+        s.on_enqueue(0, 500, Time::from_millis(1));
+        s.on_evict(0, 500, Time::from_millis(4));
+        assert_eq!(s.average_delay(0), None);
+        s.on_dequeue(0, 500, Time::from_millis(9));
+        assert_eq!(s.average_delay(0), Some(8e6));
     }
 
     /// Before any departure the heads' normalized waits decide (like WTP).

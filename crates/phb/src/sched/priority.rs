@@ -35,6 +35,18 @@ impl Scheduler for Priority {
     }
 
     fn on_dequeue(&mut self, _queue: usize, _size: u32, _now: Time) {}
+
+    /// Stateless: nothing to update.
+    fn on_evict(&mut self, queue: usize, _size: u32, _now: Time) {
+        assert!(queue < self.queues, "priority: queue {queue} out of range");
+    }
+}
+
+#[cfg(test)]
+impl Priority {
+    pub(crate) fn check_state(&self, queues: &[std::collections::VecDeque<Head>]) -> Result<(), String> {
+        super::tests::same("priority", "queues", 0, self.queues, queues.len())
+    }
 }
 
 #[cfg(test)]

@@ -16,6 +16,13 @@
 //! served tags never decrease (a new tag exceeds `v̂`, and the one served is
 //! the smallest present), so after a busy period every `F_prev ≤ v̂` and each
 //! new tag is `v̂ + L/r_k`, the reset case shifted by `v̂`.
+//!
+//! An evicted packet (a dropper's) never enters service, so `v̂` stays. Its
+//! tag leaves the FIFO and the packets behind it keep theirs; if the
+//! eviction empties the queue, `F_prev` rolls back to the evicted packet's
+//! start `max(F_prev, v̂(a))`, so that a later arrival is tagged as if the
+//! evicted packet had never come (served tags never decrease, so neither
+//! does `v̂`).
 
 use std::collections::VecDeque;
 
@@ -31,6 +38,8 @@ pub struct Scfq {
     v: f64,
     /// Tag of each queue's latest arrival.
     last_finish: Vec<f64>,
+    /// `max(F_prev, v̂(a))` of each queue's latest arrival.
+    last_start: Vec<f64>,
     /// Tags of the packets each queue holds, FIFO.
     tags: Vec<VecDeque<f64>>,
 }
@@ -43,6 +52,7 @@ impl Scfq {
             phi,
             v: 0.0,
             last_finish: vec![0.0; queues],
+            last_start: vec![0.0; queues],
             tags: vec![VecDeque::new(); queues],
         })
     }
@@ -55,7 +65,9 @@ impl Scfq {
 
 impl Scheduler for Scfq {
     fn on_enqueue(&mut self, queue: usize, size: u32, _now: Time) {
-        let f = self.last_finish[queue].max(self.v) + size as f64 / self.phi[queue];
+        let s = self.last_finish[queue].max(self.v);
+        let f = s + size as f64 / self.phi[queue];
+        self.last_start[queue] = s;
         self.last_finish[queue] = f;
         self.tags[queue].push_back(f);
     }
@@ -76,6 +88,24 @@ impl Scheduler for Scfq {
             .unwrap_or_else(|| panic!("SCFQ: dequeue from empty queue {queue}"));
         self.v = f;
     }
+
+    /// Tag popped, `v̂` unchanged; an emptied queue's `F_prev` rolls back
+    /// (see the module doc).
+    fn on_evict(&mut self, queue: usize, _size: u32, _now: Time) {
+        self.tags[queue]
+            .pop_front()
+            .unwrap_or_else(|| panic!("SCFQ: eviction from empty queue {queue}"));
+        if self.tags[queue].is_empty() {
+            self.last_finish[queue] = self.last_start[queue];
+        }
+    }
+}
+
+#[cfg(test)]
+impl Scfq {
+    pub(crate) fn check_state(&self, queues: &[VecDeque<Head>]) -> Result<(), String> {
+        super::tests::check_tags("SCFQ", &self.tags, |&f| f, &self.last_finish, queues)
+    }
 }
 
 #[cfg(test)]
@@ -93,6 +123,30 @@ mod tests {
             "SCFQ: `phi` of queue 1 must be positive and finite, got inf"
         );
         assert!(matches!(Scfq::new(2, vec![1.0]), Err(SchedError::CountMismatch { .. })));
+    }
+
+    /// φ = (1, 1). Queue 0: 1000 B (F 1000) served (v̂ = 1000), then 500 B
+    /// (F 1500) and 500 B (F 2000). Evicting the first 500 leaves [2000] and
+    /// v̂ = 1000; evicting the other rolls F_prev back to 1500 (the first
+    /// evicted packet stays charged). Queue 1: 200 B (F 1200) evicted: F_prev
+    /// back to 1000, and a new 200 B packet gets 1200 again.
+    #[test]
+    fn eviction_does_not_move_the_self_clock() {
+        let mut s = Scfq::new(2, vec![1.0, 1.0]).unwrap();
+        s.on_enqueue(0, 1000, Time::ZERO);
+        assert_eq!(s.select(&[h(1000), None], Time::ZERO), Some(0));
+        s.on_dequeue(0, 1000, Time::ZERO);
+        s.on_enqueue(0, 500, Time::ZERO);
+        s.on_enqueue(0, 500, Time::ZERO);
+        s.on_evict(0, 500, Time::ZERO);
+        assert_eq!((s.tags[0].front(), s.virtual_time()), (Some(&2000.0), 1000.0));
+        s.on_evict(0, 500, Time::ZERO);
+        assert_eq!(s.last_finish[0], 1500.0);
+        s.on_enqueue(1, 200, Time::ZERO);
+        s.on_evict(1, 200, Time::ZERO);
+        s.on_enqueue(1, 200, Time::ZERO);
+        assert_eq!(s.tags[1], [1200.0]);
+        assert_eq!(s.virtual_time(), 1000.0);
     }
 
     /// φ = (1, 1). t=0: two 1000 B packets to queue 0 (F = 1000, 2000).

@@ -1,6 +1,8 @@
 //! Cross-scheduler tests: a small link simulator, long-run shares, the
 //! capped-priority envelope, WF²Q+'s lag behind GPS, VirtualClock's
-//! reservation, and property tests over random arrivals.
+//! reservation, property tests over random arrivals, and over random
+//! arrivals, departures and evictions with every scheduler's per-queue state
+//! checked against the queues' contents (the `check_state` helpers).
 //!
 //! Rates are chosen so that transmission times are whole nanoseconds
 //! (1 Gb/s: 8 ns per byte; 10 Mb/s: 800 ns per byte), so the fluid
@@ -129,6 +131,63 @@ fn bytes_per_queue(log: &[Departure], n: usize) -> Vec<u64> {
         b[d.queue] += d.size as u64;
     }
     b
+}
+
+// ---------------------------------------------------------------------------
+// Helpers for the schedulers' `check_state` (cfg(test) methods beside each).
+
+/// `Ok` if `got == want`, else an error naming the scheduler, what and queue.
+pub(crate) fn same<T: PartialEq + std::fmt::Debug>(
+    name: &str,
+    what: &str,
+    queue: usize,
+    got: T,
+    want: T,
+) -> Result<(), String> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(format!("{name}: queue {queue}: {what} is {got:?}, expected {want:?}"))
+    }
+}
+
+/// Bytes in a queue.
+pub(crate) fn bytes(q: &VecDeque<Head>) -> u64 {
+    q.iter().map(|h| h.size as u64).sum()
+}
+
+/// Packet sizes, head first.
+pub(crate) fn sizes(q: &VecDeque<Head>) -> Vec<u32> {
+    q.iter().map(|h| h.size).collect()
+}
+
+/// Enqueue times, head first.
+pub(crate) fn times(q: &VecDeque<Head>) -> Vec<Time> {
+    q.iter().map(|h| h.enqueued).collect()
+}
+
+/// A timestamp scheduler's per-queue tag FIFOs: one tag per queued packet,
+/// finish tags non-decreasing head to tail, the tail's equal to the
+/// queue's `last` (`F_prev`, `auxVC`).
+pub(crate) fn check_tags<T, F: PartialOrd + std::fmt::Debug + Copy>(
+    name: &str,
+    tags: &[VecDeque<T>],
+    finish: impl Fn(&T) -> F,
+    last: &[F],
+    queues: &[VecDeque<Head>],
+) -> Result<(), String> {
+    same(name, "queues", 0, tags.len(), queues.len())?;
+    for (i, (t, q)) in tags.iter().zip(queues).enumerate() {
+        same(name, "tags", i, t.len(), q.len())?;
+        let f: Vec<F> = t.iter().map(&finish).collect();
+        if f.windows(2).any(|w| w[1] < w[0]) {
+            return Err(format!("{name}: queue {i}: tags decrease: {f:?}"));
+        }
+        if let Some(&tail) = f.last() {
+            same(name, "tail tag vs F_prev", i, tail, last[i])?;
+        }
+    }
+    Ok(())
 }
 
 const GBPS: u64 = 1_000_000_000;
@@ -657,6 +716,258 @@ proptest! {
     fn pdd_schedulers_select_only_non_empty_queues(ops in prop::collection::vec(op(), 0..300)) {
         for (name, mut s) in pdd_schedulers_4() {
             check_invariants(name, &mut s, &ops)?;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Evictions (a dropper removing a queue's head without sending it) and the
+// service rates a rate-assigning scheduler reports.
+
+/// Every scheduler of [`AnySched`] over 4 queues.
+fn every_scheduler() -> Vec<(&'static str, AnySched)> {
+    let mut all = all_schedulers();
+    all.extend(pdd_schedulers_4());
+    all
+}
+
+/// The variant's position in [`AnySched`]; exhaustive, so a new variant
+/// must be added here (and to [`every_scheduler`], checked below).
+fn variant(s: &AnySched) -> usize {
+    match s {
+        AnySched::Priority(_) => 0,
+        AnySched::CappedPriority(_) => 1,
+        AnySched::Wrr(_) => 2,
+        AnySched::Wirr(_) => 3,
+        AnySched::Drr(_) => 4,
+        AnySched::Wfq(_) => 5,
+        AnySched::Wf2qPlus(_) => 6,
+        AnySched::Scfq(_) => 7,
+        AnySched::VirtualClock(_) => 8,
+        AnySched::Bpr(_) => 9,
+        AnySched::BprPlus(_) => 10,
+        AnySched::Wtp(_) => 11,
+        AnySched::Pad(_) => 12,
+        AnySched::Mdp(_) => 13,
+        AnySched::Dwfq(_) => 14,
+    }
+}
+
+#[test]
+fn every_scheduler_covers_every_variant() {
+    let mut seen: Vec<usize> = every_scheduler().iter().map(|(_, s)| variant(s)).collect();
+    seen.sort_unstable();
+    assert_eq!(seen, (0..15).collect::<Vec<_>>());
+}
+
+#[derive(Clone, Debug)]
+enum EvOp {
+    Enqueue(usize, u32),
+    /// select, then dequeue the selected head.
+    Serve,
+    /// select only (the answer holds until the next eviction).
+    Peek,
+    /// Evict the head of the k-th non-empty queue (modulo their count).
+    Evict(usize),
+    Wait(u64),
+}
+
+fn ev_op() -> impl Strategy<Value = EvOp> {
+    prop_oneof![
+        4 => (0..4usize, 1..=1500u32).prop_map(|(q, s)| EvOp::Enqueue(q, s)),
+        3 => Just(EvOp::Serve),
+        1 => Just(EvOp::Peek),
+        2 => (0..4usize).prop_map(EvOp::Evict),
+        1 => (0..5_000_000u64).prop_map(EvOp::Wait),
+    ]
+}
+
+const EV_RATE: u64 = 10_000_000;
+
+/// Drives `s` over 4 queues holding real enqueue times, checking after
+/// every operation that `select` picked a non-empty queue, that the
+/// scheduler's per-queue state matches the queues, and that reported
+/// service rates are sane; then drains (by service, or by evicting
+/// everything when `drain_by_eviction`), checks that every per-queue
+/// structure is empty, and that the scheduler still serves afterwards.
+fn check_with_evictions(
+    name: &str,
+    s: &mut AnySched,
+    ops: &[EvOp],
+    drain_by_eviction: bool,
+) -> Result<(), TestCaseError> {
+    let mut queues: Vec<VecDeque<Head>> = vec![VecDeque::new(); 4];
+    let mut now = Time::ZERO;
+    let heads = |queues: &Vec<VecDeque<Head>>| -> Vec<Option<Head>> {
+        queues.iter().map(|q| q.front().copied()).collect()
+    };
+    let check = |s: &AnySched, queues: &Vec<VecDeque<Head>>, op: &str| -> Result<(), TestCaseError> {
+        s.check_state(queues).map_err(|e| TestCaseError::fail(format!("after {op}: {e}")))?;
+        let mut r = [f64::NAN; 4];
+        let rate_assigning = matches!(s, AnySched::Bpr(_) | AnySched::BprPlus(_));
+        prop_assert_eq!(s.service_rates_bps(&mut r), rate_assigning, "{}", name);
+        if rate_assigning {
+            let c = EV_RATE as f64;
+            prop_assert!(r.iter().all(|&x| x.is_finite() && x >= 0.0), "{}: rates {:?}", name, r);
+            prop_assert!(r.iter().sum::<f64>() <= c * (1.0 + 1e-9), "{}: rates {:?} above C", name, r);
+        } else {
+            prop_assert!(r.iter().all(|x| x.is_nan()), "{}: wrote rates it does not have", name);
+        }
+        Ok(())
+    };
+    // One decision; Ok(true) if a packet was sent.
+    let serve = |s: &mut AnySched, queues: &mut Vec<VecDeque<Head>>, now: &mut Time| -> Result<bool, TestCaseError> {
+        let h = heads(queues);
+        match s.select(&h, *now) {
+            Some(q) => {
+                prop_assert!(h[q].is_some(), "{}: selected empty queue {}", name, q);
+                let head = queues[q].pop_front().unwrap();
+                s.on_dequeue(q, head.size, *now);
+                *now += Time::transmission(head.size, EV_RATE);
+                Ok(true)
+            }
+            None => {
+                if h.iter().any(Option::is_some) {
+                    prop_assert_eq!(name, "capped");
+                    prop_assert!(h[1..].iter().all(Option::is_none), "capped held back with others backlogged");
+                    let t = s.next_eligible(*now);
+                    prop_assert!(t.is_some_and(|t| t > *now), "{}: no next_eligible", name);
+                    *now = t.unwrap();
+                }
+                Ok(false)
+            }
+        }
+    };
+    let evict = |s: &mut AnySched, queues: &mut Vec<VecDeque<Head>>, k: usize, now: Time| -> bool {
+        let backlogged: Vec<usize> = (0..queues.len()).filter(|&i| !queues[i].is_empty()).collect();
+        if backlogged.is_empty() {
+            return false;
+        }
+        let q = backlogged[k % backlogged.len()];
+        let head = queues[q].pop_front().unwrap();
+        s.on_evict(q, head.size, now);
+        true
+    };
+    check(s, &queues, "construction")?;
+    for op in ops {
+        match *op {
+            EvOp::Enqueue(q, size) => {
+                queues[q].push_back(Head { size, enqueued: now });
+                s.on_enqueue(q, size, now);
+            }
+            EvOp::Serve => {
+                serve(s, &mut queues, &mut now)?;
+            }
+            EvOp::Peek => {
+                let h = heads(&queues);
+                if let Some(q) = s.select(&h, now) {
+                    prop_assert!(h[q].is_some(), "{}: selected empty queue {}", name, q);
+                }
+            }
+            EvOp::Evict(k) => {
+                evict(s, &mut queues, k, now);
+            }
+            EvOp::Wait(ns) => now += Time::from_nanos(ns),
+        }
+        check(s, &queues, &format!("{op:?}"))?;
+    }
+    let backlog: usize = queues.iter().map(VecDeque::len).sum();
+    if drain_by_eviction {
+        for k in 0..backlog {
+            prop_assert!(evict(s, &mut queues, k, now));
+            check(s, &queues, "draining eviction")?;
+        }
+    } else {
+        let mut sent = 0;
+        for _ in 0..2 * backlog + 2 {
+            if serve(s, &mut queues, &mut now)? {
+                sent += 1;
+                check(s, &queues, "draining departure")?;
+            }
+        }
+        prop_assert_eq!(sent, backlog, "{}: did not drain", name);
+    }
+    prop_assert!(queues.iter().all(VecDeque::is_empty));
+    check(s, &queues, "drain")?;
+    prop_assert_eq!(s.select(&heads(&queues), now), None, "{}", name);
+    // Still usable: one packet per queue, all served.
+    for (q, queue) in queues.iter_mut().enumerate() {
+        queue.push_back(Head { size: 100, enqueued: now });
+        s.on_enqueue(q, 100, now);
+    }
+    let mut sent = 0;
+    for _ in 0..10 {
+        if serve(s, &mut queues, &mut now)? {
+            sent += 1;
+        }
+    }
+    prop_assert_eq!(sent, 4, "{}: did not serve after the drain", name);
+    check(s, &queues, "final drain")?;
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn schedulers_stay_consistent_under_evictions(
+        ops in prop::collection::vec(ev_op(), 0..300),
+        drain_by_eviction in any::<bool>(),
+    ) {
+        for (name, mut s) in every_scheduler() {
+            check_with_evictions(name, &mut s, &ops, drain_by_eviction)?;
+        }
+    }
+}
+
+/// Evictions only: packets come and are all pushed out, none sent. Every
+/// structure ends empty and a later packet is served normally.
+#[test]
+fn evicting_every_packet_leaves_every_scheduler_empty() {
+    for (name, mut s) in every_scheduler() {
+        let mut queues: Vec<VecDeque<Head>> = vec![VecDeque::new(); 4];
+        for k in 0..40u64 {
+            let (q, size) = ((k % 4) as usize, 100 + 37 * k as u32);
+            let at = Time::from_micros(10 * k);
+            queues[q].push_back(Head { size, enqueued: at });
+            s.on_enqueue(q, size, at);
+        }
+        for k in 0..40usize {
+            let q = (3 * k) % 4;
+            let q = (0..4).map(|j| (q + j) % 4).find(|&j| !queues[j].is_empty()).unwrap();
+            let head = queues[q].pop_front().unwrap();
+            s.on_evict(q, head.size, Time::from_micros(500 + k as u64));
+        }
+        s.check_state(&queues).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.select(&[None; 4], Time::from_millis(1)), None, "{name}");
+        s.on_enqueue(2, 500, Time::from_millis(1));
+        let h = Some(Head { size: 500, enqueued: Time::from_millis(1) });
+        assert_eq!(s.select(&[None, None, h, None], Time::from_millis(1)), Some(2), "{name}");
+        s.on_dequeue(2, 500, Time::from_millis(1));
+        s.check_state(&queues).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// `service_rates_bps` through [`AnySched`]: BPR and BPR+ report theirs,
+/// the others nothing (and leave the buffer alone).
+#[test]
+fn only_rate_assigning_schedulers_report_service_rates() {
+    for (name, mut s) in every_scheduler() {
+        for q in 0..4 {
+            s.on_enqueue(q, 1000, Time::ZERO);
+        }
+        let heads = [Some(Head { size: 1000, enqueued: Time::ZERO }); 4];
+        let q = s.select(&heads, Time::ZERO).unwrap();
+        s.on_dequeue(q, 1000, Time::ZERO);
+        let mut r = [-1.0; 4];
+        let has = s.service_rates_bps(&mut r);
+        assert_eq!(has, matches!(name, "bpr" | "bpr+"), "{name}");
+        if has {
+            // Three queues backlogged, one empty: the rates share C.
+            assert!((r.iter().sum::<f64>() - 1e7).abs() < 1e-3, "{name}: {r:?}");
+            assert_eq!(r.iter().filter(|&&x| x > 0.0).count(), if name == "bpr" { 3 } else { 4 }, "{name}: {r:?}");
+        } else {
+            assert_eq!(r, [-1.0; 4], "{name}");
         }
     }
 }

@@ -18,6 +18,12 @@
 //! never credited more than its rate. Zhang's flow monitoring (`VirtualClock`
 //! vs `auxVC` checks that warn or penalise a source) is not modelled: that is
 //! a policing action, outside a scheduler.
+//!
+//! An evicted packet (a dropper's) loses its stamp; the packets behind it
+//! keep theirs, so while the queue stays backlogged its clock stays charged
+//! for the evicted packet. If the eviction empties the queue, `auxVC_i`
+//! rolls back to `max(a, auxVC_i)` of the evicted packet's arrival `a`,
+//! so that a later arrival is stamped as if it had never come.
 
 use std::collections::VecDeque;
 
@@ -31,6 +37,8 @@ pub struct VirtualClock {
     rate: Vec<u64>,
     /// `auxVC_i`.
     aux_vc: Vec<Time>,
+    /// `max(a, auxVC_i)` before the latest arrival's `Vtick`.
+    last_start: Vec<Time>,
     /// Stamps of the packets each queue holds, FIFO.
     stamps: Vec<VecDeque<Time>>,
 }
@@ -43,6 +51,7 @@ impl VirtualClock {
         Ok(VirtualClock {
             rate,
             aux_vc: vec![Time::ZERO; queues],
+            last_start: vec![Time::ZERO; queues],
             stamps: vec![VecDeque::new(); queues],
         })
     }
@@ -56,7 +65,8 @@ impl VirtualClock {
 impl Scheduler for VirtualClock {
     fn on_enqueue(&mut self, queue: usize, size: u32, now: Time) {
         let vtick = Time::transmission(size, self.rate[queue]);
-        self.aux_vc[queue] = self.aux_vc[queue].max(now) + vtick;
+        self.last_start[queue] = self.aux_vc[queue].max(now);
+        self.aux_vc[queue] = self.last_start[queue] + vtick;
         self.stamps[queue].push_back(self.aux_vc[queue]);
     }
 
@@ -72,6 +82,24 @@ impl Scheduler for VirtualClock {
 
     fn on_dequeue(&mut self, queue: usize, _size: u32, _now: Time) {
         self.stamps[queue].pop_front();
+    }
+
+    /// Stamp popped; an emptied queue's `auxVC` rolls back (see the module
+    /// doc).
+    fn on_evict(&mut self, queue: usize, _size: u32, _now: Time) {
+        self.stamps[queue]
+            .pop_front()
+            .unwrap_or_else(|| panic!("VirtualClock: eviction from empty queue {queue}"));
+        if self.stamps[queue].is_empty() {
+            self.aux_vc[queue] = self.last_start[queue];
+        }
+    }
+}
+
+#[cfg(test)]
+impl VirtualClock {
+    pub(crate) fn check_state(&self, queues: &[VecDeque<Head>]) -> Result<(), String> {
+        super::tests::check_tags("VirtualClock", &self.stamps, |&t| t, &self.aux_vc, queues)
     }
 }
 
@@ -99,6 +127,27 @@ mod tests {
         let order = serve_order(&mut s, &[vec![125; 3], vec![125; 4]], 7);
         assert_eq!(order, [1, 0, 1, 1, 0, 1, 0]);
         assert_eq!(s.aux_vc(0), Time::from_millis(3));
+    }
+
+    /// r = 8 Mb/s (1 B/µs). 1000 B at 0 (stamp 1 ms), 1000 B at 0.2 ms
+    /// (stamp 2 ms). Evicting the head keeps the second's stamp; evicting
+    /// that too rolls auxVC back to 1 ms (the first stays charged). Alone:
+    /// 1000 B at 0 evicted at 0.5 ms rolls auxVC back to 0, and 1000 B at
+    /// 0.5 ms is stamped 1.5 ms, not 2 ms.
+    #[test]
+    fn eviction_rolls_back_an_emptied_clock() {
+        let mut s = VirtualClock::new(2, vec![8_000_000; 2]).unwrap();
+        s.on_enqueue(0, 1000, Time::ZERO);
+        s.on_enqueue(0, 1000, Time::from_micros(200));
+        s.on_evict(0, 1000, Time::from_micros(300));
+        assert_eq!(s.stamps[0], [Time::from_millis(2)]);
+        s.on_evict(0, 1000, Time::from_micros(400));
+        assert_eq!(s.aux_vc(0), Time::from_millis(1));
+        s.on_enqueue(1, 1000, Time::ZERO);
+        s.on_evict(1, 1000, Time::from_micros(500));
+        assert_eq!(s.aux_vc(1), Time::ZERO);
+        s.on_enqueue(1, 1000, Time::from_micros(500));
+        assert_eq!(s.aux_vc(1), Time::from_micros(1500));
     }
 
     /// An idle queue's clock restarts at `now`: no credit for idle time.

@@ -22,6 +22,12 @@
 //! rate is therefore not a parameter. `V` is brought up to
 //! `max(V, min S)` in `select` and advanced by `L` in `on_dequeue`, which
 //! is the `V` update evaluated at every packet boundary.
+//!
+//! An evicted packet (a dropper's) did no work: `V` is not advanced. Its
+//! tags leave the FIFO and the packets behind it keep theirs; if the
+//! eviction empties the queue, `F_i` rolls back to the evicted packet's
+//! `S_i`, so that a later arrival gets `S = max(F_i, V)` as if the evicted
+//! packet had never come (`V` is non-decreasing).
 
 use std::collections::VecDeque;
 
@@ -96,6 +102,24 @@ impl Scheduler for Wf2qPlus {
         self.tags[queue].pop_front();
         self.v += size as f64;
     }
+
+    /// Tags popped, `V` unchanged; an emptied queue's `F_i` rolls back to
+    /// the evicted `S_i` (see the module doc).
+    fn on_evict(&mut self, queue: usize, _size: u32, _now: Time) {
+        let (s, _) = self.tags[queue]
+            .pop_front()
+            .unwrap_or_else(|| panic!("WF2Q+: eviction from empty queue {queue}"));
+        if self.tags[queue].is_empty() {
+            self.last_finish[queue] = s;
+        }
+    }
+}
+
+#[cfg(test)]
+impl Wf2qPlus {
+    pub(crate) fn check_state(&self, queues: &[VecDeque<Head>]) -> Result<(), String> {
+        super::tests::check_tags("WF2Q+", &self.tags, |&(_, f)| f, &self.last_finish, queues)
+    }
 }
 
 #[cfg(test)]
@@ -111,6 +135,29 @@ mod tests {
         );
         assert!(matches!(Wf2qPlus::new(3, vec![1.0]), Err(SchedError::CountMismatch { .. })));
         assert!(matches!(Wf2qPlus::new(0, vec![]), Err(SchedError::NoQueues { .. })));
+    }
+
+    /// φ = (1, 1), Σφ = 2. Queue 0: 100 B (S 0, F 200), 100 B (S 200,
+    /// F 400). Evicting the head leaves (200, 400) and V = 0; evicting that
+    /// too rolls F_0 back to 200 (the first packet's finish, still charged);
+    /// a new 100 B packet gets S = max(200, 0) = 200. Queue 1: 100 B (S 0,
+    /// F 200) evicted: F_1 back to 0, and a new one gets (0, 200) again.
+    #[test]
+    fn eviction_does_no_work() {
+        let mut s = Wf2qPlus::new(2, vec![1.0, 1.0]).unwrap();
+        s.on_enqueue(0, 100, Time::ZERO);
+        s.on_enqueue(0, 100, Time::ZERO);
+        s.on_evict(0, 100, Time::ZERO);
+        assert_eq!(s.tags[0], [(200.0, 400.0)]);
+        s.on_evict(0, 100, Time::ZERO);
+        assert_eq!(s.last_finish[0], 200.0);
+        s.on_enqueue(0, 100, Time::ZERO);
+        assert_eq!(s.tags[0], [(200.0, 400.0)]);
+        s.on_enqueue(1, 100, Time::ZERO);
+        s.on_evict(1, 100, Time::ZERO);
+        s.on_enqueue(1, 100, Time::ZERO);
+        assert_eq!(s.tags[1], [(0.0, 200.0)]);
+        assert_eq!(s.virtual_time(), 0.0);
     }
 
     /// Bennett & Zhang's example (WF²Q, INFOCOM 1996): queue 0 has φ = 10

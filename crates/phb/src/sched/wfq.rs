@@ -18,6 +18,19 @@
 //!   served (ties to the lower queue index).
 //!
 //! Units: `V` and tags in bytes per unit of weight (`r` in bytes/ns).
+//!
+//! ## Evictions
+//!
+//! A packet evicted from the head of a queue (a dropper's) loses its tag;
+//! the packets behind it keep theirs (PGPS fixes a tag at arrival), so
+//! while the queue stays backlogged it stays in `B(t)` up to its last tag,
+//! as if GPS still served the evicted bytes. If the eviction empties the
+//! queue, the queue's `F_prev` rolls back to the evicted packet's start
+//! tag `max(F_prev, V(a))`: GPS drops the packet too, so the queue leaves
+//! `B(t)` at once unless GPS still owes it earlier packets (its weight no
+//! longer slows `V` for the others), and a later arrival gets the tag it
+//! would have had without the evicted packet. `V` itself is only brought
+//! up to `now`.
 
 use std::collections::VecDeque;
 
@@ -37,6 +50,8 @@ pub struct Wfq {
     /// Finish tag of each queue's latest arrival; the queue is GPS-backlogged
     /// while it exceeds `v`.
     last_finish: Vec<f64>,
+    /// Start tag `max(F_prev, V(a))` of each queue's latest arrival.
+    last_start: Vec<f64>,
     /// Finish tags of the packets each queue holds, FIFO.
     tags: Vec<VecDeque<f64>>,
 }
@@ -55,6 +70,7 @@ impl Wfq {
             v: 0.0,
             last: Time::ZERO,
             last_finish: vec![0.0; queues],
+            last_start: vec![0.0; queues],
             tags: vec![VecDeque::new(); queues],
         })
     }
@@ -99,7 +115,9 @@ impl Wfq {
 impl Scheduler for Wfq {
     fn on_enqueue(&mut self, queue: usize, size: u32, now: Time) {
         self.advance(now);
-        let f = self.last_finish[queue].max(self.v) + size as f64 / self.phi[queue];
+        let s = self.last_finish[queue].max(self.v);
+        let f = s + size as f64 / self.phi[queue];
+        self.last_start[queue] = s;
         self.last_finish[queue] = f;
         self.tags[queue].push_back(f);
     }
@@ -118,6 +136,25 @@ impl Scheduler for Wfq {
     fn on_dequeue(&mut self, queue: usize, _size: u32, now: Time) {
         self.advance(now);
         self.tags[queue].pop_front();
+    }
+
+    /// Pops the head's tag; an emptied queue's `F_prev` rolls back to the
+    /// evicted packet's start tag (see the module doc).
+    fn on_evict(&mut self, queue: usize, _size: u32, now: Time) {
+        self.advance(now);
+        self.tags[queue]
+            .pop_front()
+            .unwrap_or_else(|| panic!("WFQ: eviction from empty queue {queue}"));
+        if self.tags[queue].is_empty() {
+            self.last_finish[queue] = self.last_start[queue];
+        }
+    }
+}
+
+#[cfg(test)]
+impl Wfq {
+    pub(crate) fn check_state(&self, queues: &[VecDeque<Head>]) -> Result<(), String> {
+        super::tests::check_tags("WFQ", &self.tags, |&f| f, &self.last_finish, queues)
     }
 }
 
@@ -167,6 +204,40 @@ mod tests {
         // GPS finishes queue 0's second packet at V = 2000: t = 8000 + 1300·8.
         assert_eq!(s.virtual_time(Time::from_nanos(18_400)), 2000.0);
         assert_eq!(s.virtual_time(Time::from_nanos(30_000)), 2000.0);
+    }
+
+    /// 1 Gb/s (0.125 B/ns), φ = (1, 3). t = 0: 1000 B to queue 0 (S = 0,
+    /// F = 1000), 300 B to queue 1 (F = 100). Both GPS-backlogged: dV/dt =
+    /// 0.125/4; V(1600) = 50. Queue 0's packet is evicted at 1600 ns: its
+    /// F_prev rolls back to S = 0 < V, so it leaves B: dV/dt = 0.125/3, V
+    /// reaches 100 at 1600 + 50·3/0.125 = 2800 ns (3200 had it stayed). A
+    /// 1000 B arrival to queue 0 then gets F = max(0, 100) + 1000 = 1100
+    /// (not 2000).
+    #[test]
+    fn eviction_that_empties_a_queue_takes_it_out_of_gps() {
+        let mut s = Wfq::new(2, vec![1.0, 3.0], 1_000_000_000).unwrap();
+        s.on_enqueue(0, 1000, Time::ZERO);
+        s.on_enqueue(1, 300, Time::ZERO);
+        assert_eq!(s.virtual_time(Time::from_nanos(1600)), 50.0);
+        s.on_evict(0, 1000, Time::from_nanos(1600));
+        assert_eq!(s.virtual_time(Time::from_nanos(2800)), 100.0);
+        s.on_enqueue(0, 1000, Time::from_nanos(2800));
+        assert_eq!(s.tags[0].front(), Some(&1100.0));
+        assert_eq!(s.select(&[h(1000), h(300)], Time::from_nanos(2800)), Some(1));
+    }
+
+    /// Evicting the head of a queue that stays backlogged: the others keep
+    /// their tags and the queue stays in B up to its last tag.
+    #[test]
+    fn eviction_keeps_the_tags_behind() {
+        let mut s = Wfq::new(1, vec![1.0], 1_000_000_000).unwrap();
+        s.on_enqueue(0, 1000, Time::ZERO);
+        s.on_enqueue(0, 1000, Time::ZERO);
+        s.on_evict(0, 1000, Time::ZERO);
+        assert_eq!(s.tags[0], [2000.0]);
+        // GPS still serves 2000 units: V = 2000 at 16 µs.
+        assert_eq!(s.virtual_time(Time::from_micros(16)), 2000.0);
+        assert_eq!(s.virtual_time(Time::from_micros(20)), 2000.0);
     }
 
     /// Bennett & Zhang's example (WF²Q, INFOCOM 1996): queue 0 has

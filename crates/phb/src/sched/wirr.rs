@@ -20,6 +20,10 @@
 //!   and returns "no packet" (the link idles until the next arrival). Here
 //!   the new round starts and a packet is served: the scheduler is
 //!   work-conserving.
+//!
+//! An eviction sends nothing: it uses no credit and moves no pointer; a
+//! queue it empties sits out when the next scan passes it, as it would had
+//! the packet never come.
 
 use super::{check_heads, check_per_queue, Head, SchedError, Scheduler};
 use crate::time::Time;
@@ -112,6 +116,26 @@ impl Scheduler for Wirr {
         if self.done_count >= self.queue_weight.len() {
             self.new_round();
         }
+    }
+
+    /// No credit used, pointer unmoved (see the module doc).
+    fn on_evict(&mut self, queue: usize, _size: u32, _now: Time) {
+        assert!(queue < self.queue_weight.len(), "WIRR: queue {queue} out of range");
+    }
+}
+
+#[cfg(test)]
+impl Wirr {
+    pub(crate) fn check_state(&self, queues: &[std::collections::VecDeque<Head>]) -> Result<(), String> {
+        use super::tests::same;
+        same("WIRR", "queues", 0, self.queue_weight.len(), queues.len())?;
+        same("WIRR", "queues sitting out", 0, self.done_count, self.done.iter().filter(|&&d| d).count())?;
+        for (i, (&c, &w)) in self.credit.iter().zip(&self.queue_weight).enumerate() {
+            if c > w {
+                return Err(format!("WIRR: queue {i} has credit {c} above its weight {w}"));
+            }
+        }
+        Ok(())
     }
 }
 

@@ -13,6 +13,11 @@
 //! Departure: ns-2 starts with the pointer on queue 0 holding no credit, so
 //! its first packet comes from queue 1; here the first visit is queue 0's.
 //! Otherwise the order is ns-2's.
+//!
+//! An eviction sends nothing, so it uses no credit and leaves the pointer;
+//! the round state holds no per-queue contents (a visited queue that the
+//! eviction empties is found empty by the next `select`, as it would be had
+//! the packet never come).
 
 use super::{check_heads, check_per_queue, Head, SchedError, Scheduler};
 use crate::time::Time;
@@ -60,6 +65,23 @@ impl Scheduler for Wrr {
             self.cur = queue;
             self.credit = self.queue_weight[queue] - 1;
         }
+    }
+
+    /// No credit used, pointer unmoved (see the module doc).
+    fn on_evict(&mut self, queue: usize, _size: u32, _now: Time) {
+        assert!(queue < self.queue_weight.len(), "WRR: queue {queue} out of range");
+    }
+}
+
+#[cfg(test)]
+impl Wrr {
+    pub(crate) fn check_state(&self, queues: &[std::collections::VecDeque<Head>]) -> Result<(), String> {
+        use super::tests::same;
+        same("WRR", "queues", 0, self.queue_weight.len(), queues.len())?;
+        if self.credit >= self.queue_weight[self.cur] {
+            return Err(format!("WRR: credit {} of queue {} reaches its weight", self.credit, self.cur));
+        }
+        Ok(())
     }
 }
 

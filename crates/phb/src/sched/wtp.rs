@@ -66,6 +66,18 @@ impl Scheduler for Wtp {
     }
 
     fn on_dequeue(&mut self, _queue: usize, _size: u32, _now: Time) {}
+
+    /// Stateless: the next `select` sees the new head's enqueue time.
+    fn on_evict(&mut self, queue: usize, _size: u32, _now: Time) {
+        assert!(queue < self.s.len(), "WTP: queue {queue} out of range");
+    }
+}
+
+#[cfg(test)]
+impl Wtp {
+    pub(crate) fn check_state(&self, queues: &[std::collections::VecDeque<Head>]) -> Result<(), String> {
+        super::tests::same("WTP", "queues", 0, self.s.len(), queues.len())
+    }
 }
 
 #[cfg(test)]
