@@ -1,11 +1,12 @@
 //! Property test: whatever the network, load (UDP and TCP of every variant)
-//! buffers and loss elements, every run ends with packets conserved (the
+//! buffers (with PLC and PLR pushing queued packets out) and loss elements, every run ends with packets conserved (the
 //! simulator checks it and fails the run otherwise) and with counters that
 //! agree across tables.
 
+use phb::aqm::plr::PlrMemory;
 use phb::aqm::red::RedParams;
 use phb::aqm::Limit;
-use phb::queue::QdiscConfig;
+use phb::queue::{BufferConfig, BufferPolicy, QdiscConfig, QueueConfig, SchedulerKind, Victim};
 use phb::Time;
 use phb_sim::apps::{AppModel, SizeDist};
 use phb_sim::scenario::{ClassDef, LinkDef, NodeDef, NodeKind, RunConfig, Scenario, SourceModel, TcpFlow, TrafficGroup, Transport};
@@ -14,10 +15,39 @@ use phb_sim::{run, Column};
 use proptest::prelude::*;
 
 fn qdisc(kind: u8, limit: u64) -> QdiscConfig {
+    let red = |limit: Limit| RedParams { min_th: limit_pkts(limit) / 4.0, max_th: limit_pkts(limit) / 2.0, limit, w_q: 0.02, ..RedParams::default() };
     match kind {
         0 => QdiscConfig::fifo(Limit::Packets(limit)),
         1 => QdiscConfig::fifo(Limit::Bytes(limit * 700)),
-        _ => QdiscConfig::red(RedParams { min_th: limit as f64 / 4.0, max_th: limit as f64 / 2.0, limit: Limit::Packets(limit), w_q: 0.02, ..RedParams::default() }),
+        2 => QdiscConfig::red(red(Limit::Packets(limit))),
+        // Classes a (TCP-like, first) and b share one buffer whose victims
+        // PLC (BPR, BPR+) or PLR (WTP) chooses: queued packets are evicted.
+        3 => shared(BufferPolicy::Red(red(Limit::Packets(limit))), Victim::Plc { x: 2.0 }, SchedulerKind::Bpr { s: vec![1.0, 8.0] }),
+        4 => shared(BufferPolicy::Red(red(Limit::Bytes(limit * 700))), Victim::Plc { x: 1.24 }, SchedulerKind::BprPlus { s: vec![1.0, 4.0] }),
+        _ => shared(
+            BufferPolicy::DropTail { limit: Limit::Bytes(limit * 700) },
+            Victim::Plr { sigma: vec![1.0, 3.0], memory: PlrMemory::Window(20) },
+            SchedulerKind::Wtp { s: vec![1.0, 4.0] },
+        ),
+    }
+}
+
+/// The packets a limit holds, 700-byte packets for a byte limit.
+fn limit_pkts(limit: Limit) -> f64 {
+    match limit {
+        Limit::Packets(n) => n as f64,
+        Limit::Bytes(n) => n as f64 / 700.0,
+    }
+}
+
+/// Two queues (codepoint 0, codepoint 10) sharing one buffer.
+fn shared(policy: BufferPolicy, victim: Victim, scheduler: SchedulerKind) -> QdiscConfig {
+    QdiscConfig {
+        queues: vec![QueueConfig { name: "a".into(), buffer: 0 }, QueueConfig { name: "b".into(), buffer: 0 }],
+        buffers: vec![BufferConfig { policy, victim }],
+        classify: vec![(0, 0), (10, 1)],
+        default_queue: 0,
+        scheduler,
     }
 }
 
@@ -75,7 +105,7 @@ proptest! {
     fn every_run_conserves_packets(
         hops in 0usize..4,
         rates in proptest::collection::vec(1u64..20, 1..4),
-        kinds in proptest::collection::vec(0u8..3, 1..4),
+        kinds in proptest::collection::vec(0u8..6, 1..4),
         limits in proptest::collection::vec(2u64..60, 1..4),
         loads in proptest::collection::vec((0u8..4, 1u64..8), 1..4),
         losses in proptest::collection::vec(0.0f64..0.05, 1..3),

@@ -166,6 +166,20 @@ pub struct Buffer {
     pub alpha: Option<f64>,
     pub max_burst: Option<Quantity>,
     pub derandomize: Option<bool>,
+    /// The Packet Loss Controller on this (RED) buffer.
+    pub plc: Option<bool>,
+    /// PLC's `x = a/b`.
+    pub plc_x: Option<f64>,
+    /// A PLR dropper: its memory, a number of arrivals or `"infinite"`.
+    pub plr: Option<PlrMemory>,
+}
+
+/// `plr = 1000` (PLR(M), the last M arrivals) or `plr = "infinite"` (PLR(∞)).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum PlrMemory {
+    Window(i64),
+    Word(String),
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
@@ -214,6 +228,8 @@ pub struct Queue {
     pub rate: Option<Quantity>,
     /// BPR, BPR+, WTP, PAD, MDP, DWFQ: the delay differentiation parameter `s_i`.
     pub s: Option<f64>,
+    /// A PLR buffer's loss differentiation parameter `σ_i`.
+    pub sigma: Option<f64>,
 }
 
 /// `[conditioners.NAME]`: an edge traffic conditioner.

@@ -180,8 +180,9 @@ fn a_full_scenario_parses_into_the_exact_model() {
                 limit: Limit::Packets(100),
                 gentle: false,
                 ..RedParams::default()
-            }),
-            BufferPolicy::DropTail { limit: Limit::Packets(10) },
+            })
+            .into(),
+            BufferPolicy::DropTail { limit: Limit::Packets(10) }.into(),
         ],
         classify: vec![(46, 0), (0, 1)],
         default_queue: 1,
@@ -580,7 +581,7 @@ fn overrides_change_values() {
     let scenario =
         load_full(&["qdiscs.bottleneck.max_p=0.2", "links[0].rate=5Mbps", "links.1.delay = \"2ms\"", "run.seed=3"])
             .unwrap();
-    let BufferPolicy::Red(red) = &scenario.links[2].qdisc_ba.buffers[0] else { panic!("not RED") };
+    let BufferPolicy::Red(red) = &scenario.links[2].qdisc_ba.buffers[0].policy else { panic!("not RED") };
     assert_eq!(red.max_p, 0.2);
     assert_eq!(scenario.links[0].rate_bps, 5_000_000);
     assert_eq!(scenario.links[1].delay, Time::from_millis(2));
@@ -782,16 +783,58 @@ fn sample_scopes_name_existing_scopes() {
     assert!(invalid(no_interval).1.contains("set run.sample_interval too"));
 }
 
+/// A classful qdisc "extra" on r1->r2 with a shared buffer "b" (extra keys
+/// `buffer_keys`) holding queues tcp and udp (extra keys `q0`, `q1`).
+fn shared_buffer(qdisc_keys: &str, buffer_keys: &str, q0: &str, q1: &str) -> String {
+    format!(
+        "{FULL}\n[qdiscs.extra]\nkind = \"classful\"\n{qdisc_keys}\n[[qdiscs.extra.buffers]]\nname = \"b\"\n{buffer_keys}\n\
+         [[qdiscs.extra.queues]]\nname = \"tcp\"\nbuffer = \"b\"\n{q0}\n\
+         [[qdiscs.extra.queues]]\nname = \"udp\"\nclasses = [\"ef\"]\nbuffer = \"b\"\n{q1}"
+    )
+    .replacen("qdisc_forward = \"prio\"", "qdisc_forward = \"extra\"", 1)
+}
+
+#[test]
+fn buffers_choose_their_victims_with_plr_or_plc() {
+    use phb::aqm::plc::PlcParams;
+    use phb::aqm::plr::PlrMemory;
+    use phb::queue::Victim;
+    let red = "policy = \"red\"\nlimit = \"250pkt\"\nmin_th = 60\nmax_th = 180";
+    let victim = |text: String| load(&text, "f", &[]).map(|s| s.links[2].qdisc_ab.buffers[0].victim.clone());
+    let plc = victim(shared_buffer("scheduler = \"bpr\"\ndelta = 8", &format!("{red}\nplc = true"), "", "")).unwrap();
+    assert_eq!(plc, Victim::Plc { x: PlcParams::DEFAULT_X });
+    let plc = victim(shared_buffer("scheduler = \"bpr_plus\"\ndelta = 8", &format!("{red}\nplc = true\nplc_x = 2"), "", "")).unwrap();
+    assert_eq!(plc, Victim::Plc { x: 2.0 });
+    let plr = victim(shared_buffer("scheduler = \"wtp\"\ndelta = 4", &format!("{red}\nplr = 1000"), "sigma = 1", "sigma = 4")).unwrap();
+    assert_eq!(plr, Victim::Plr { sigma: vec![1.0, 4.0], memory: PlrMemory::Window(1000) });
+    let plr = victim(shared_buffer("", "policy = \"droptail\"\nlimit = \"50pkt\"\nplr = \"infinite\"", "sigma = 2", "sigma = 1")).unwrap();
+    assert_eq!(plr, Victim::Plr { sigma: vec![2.0, 1.0], memory: PlrMemory::Infinite });
+    assert_eq!(victim(shared_buffer("", red, "", "")).unwrap(), Victim::Arrival);
+
+    for (qdisc_keys, buffer_keys, q0, key, message) in [
+        ("scheduler = \"wtp\"\ndelta = 8", format!("{red}\nplc = true"), "", "buffers[0].plc", "bpr"),
+        ("scheduler = \"bpr\"\ndelta = 8", "policy = \"droptail\"\nlimit = \"50pkt\"\nplc = true".to_string(), "", "buffers[0].plc", "red"),
+        ("scheduler = \"bpr\"\ndelta = 8", format!("{red}\nplc_x = 2"), "", "buffers[0].plc_x", "plc = true"),
+        ("scheduler = \"bpr\"\ndelta = 8", format!("{red}\nplc = true\nplc_x = -1"), "", "buffers[0].plc_x", "positive"),
+        ("scheduler = \"bpr\"\ndelta = 8", format!("{red}\nplc = true\nplr = 10"), "", "buffers[0].plr", "not both"),
+        ("", format!("{red}\nplr = 0"), "sigma = 1", "buffers[0].plr", "M >= 1"),
+        ("", format!("{red}\nplr = \"forever\""), "sigma = 1", "buffers[0].plr", "infinite"),
+        ("", format!("{red}\nplr = 10"), "sigma = 1", "queues[1]", "give `sigma`"),
+        ("", format!("{red}\nplr = 10"), "sigma = 0", "queues[0].sigma", "positive"),
+        ("", red.to_string(), "sigma = 1", "queues[0].sigma", "applies to the queues of a buffer with `plr`"),
+    ] {
+        let err = victim(shared_buffer(qdisc_keys, &buffer_keys, q0, "")).unwrap_err();
+        let ((at, _, _), text) = invalid(err);
+        assert!(at.ends_with(key) && text.contains(message), "{buffer_keys}: {at}: {text}");
+    }
+    // PLC's δ is s of the UDP queue over s of the TCP queue, at least 1.
+    let err = victim(shared_buffer("scheduler = \"bpr\"", &format!("{red}\nplc = true"), "s = 4", "s = 1")).unwrap_err();
+    assert!(invalid(err).1.contains("delta must be finite and >= 1"));
+}
+
 #[test]
 fn proportional_delay_schedulers_take_s_or_delta() {
-    let two_queues = |qdisc_keys: &str, q0: &str, q1: &str| {
-        format!(
-            "{FULL}\n[qdiscs.extra]\nkind = \"classful\"\n{qdisc_keys}\n[[qdiscs.extra.buffers]]\nname = \"b\"\npolicy = \"droptail\"\nlimit = \"50pkt\"\n\
-             [[qdiscs.extra.queues]]\nname = \"tcp\"\nbuffer = \"b\"\n{q0}\n\
-             [[qdiscs.extra.queues]]\nname = \"udp\"\nclasses = [\"ef\"]\nbuffer = \"b\"\n{q1}"
-        )
-        .replacen("qdisc_forward = \"prio\"", "qdisc_forward = \"extra\"", 1)
-    };
+    let two_queues = |qdisc_keys: &str, q0: &str, q1: &str| shared_buffer(qdisc_keys, "policy = \"droptail\"\nlimit = \"50pkt\"", q0, q1);
     let scheduler = |text: String| load(&text, "f", &[]).map(|s| s.links[2].qdisc_ab.scheduler.clone());
     for (word, kind) in [
         ("bpr", SchedulerKind::Bpr { s: vec![1.0, 8.0] }),

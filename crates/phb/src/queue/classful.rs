@@ -12,11 +12,20 @@
 //!    designs need. Policies: drop-tail, [`Red`], [`Wred`], [`Rio`] (coupled
 //!    or decoupled), [`AdaptiveRed`], [`Pie`] — decided at arrival — and
 //!    [`CoDel`], which drops at the head when packets leave.
-//! 3. **Schedule**: the link takes the next packet from the queue the
+//! 3. **Choose the victim**: when an arrival-time policy decides to drop, the
+//!    buffer's [`Victim`] rule says which packet pays: the arrival itself
+//!    (every policy's own behaviour), or — for a buffer shared by several
+//!    queues — the queue PLR picks by normalized loss rate ([`Plr`]), or the
+//!    UDP bytes PLC evicts to rescue a TCP arrival ([`Plc`]). A queued packet
+//!    that pays leaves from the head of its queue, with reason
+//!    [`DropReason::Eviction`], and the scheduler hears of it
+//!    ([`Scheduler::on_evict`]).
+//! 4. **Schedule**: the link takes the next packet from the queue the
 //!    scheduler ([`AnySched`]: strict or rate-capped priority, WRR, WIRR,
-//!    DRR, WFQ, WF²Q+, SCFQ, VirtualClock) selects. A rate-capped scheduler
-//!    may hold packets back; [`Classful::next_wakeup`] then says when to ask
-//!    again.
+//!    DRR, WFQ, WF²Q+, SCFQ, VirtualClock, and the proportional delay
+//!    schedulers BPR, BPR⁺, WTP, PAD, MDP, DWFQ) selects. A rate-capped
+//!    scheduler may hold packets back; [`Classful::next_wakeup`] then says
+//!    when to ask again.
 //!
 //! Time stamps: a packet's `enqueued` is set when it is admitted.
 
@@ -25,6 +34,8 @@ use std::collections::VecDeque;
 use crate::aqm::adaptive_red::{AdaptiveRed, AdaptiveRedParams};
 use crate::aqm::codel::{CoDel, CoDelParams};
 use crate::aqm::pie::{Pie, PieParams};
+use crate::aqm::plc::{Plc, PlcArrival, PlcClass, PlcDecision, PlcParams, RedVerdict};
+use crate::aqm::plr::{Plr, PlrMemory};
 use crate::aqm::red::{Red, RedParams};
 use crate::aqm::rio::{Rio, RioParams};
 use crate::aqm::wred::{Wred, WredParams};
@@ -58,6 +69,19 @@ pub enum BufferPolicy {
 }
 
 impl BufferPolicy {
+    /// The buffer's hard limit.
+    pub fn limit(&self) -> Limit {
+        match self {
+            BufferPolicy::DropTail { limit } => *limit,
+            BufferPolicy::Red(p) => p.limit,
+            BufferPolicy::Wred(p) => p.limit,
+            BufferPolicy::Rio(p) => p.limit,
+            BufferPolicy::AdaptiveRed(p) => p.limit,
+            BufferPolicy::CoDel(p) => p.limit,
+            BufferPolicy::Pie(p) => p.limit,
+        }
+    }
+
     fn validate(&self) -> Result<(), String> {
         match self {
             BufferPolicy::DropTail { limit } => limit.validate(),
@@ -68,6 +92,40 @@ impl BufferPolicy {
             BufferPolicy::CoDel(p) => p.validate(),
             BufferPolicy::Pie(p) => p.validate(),
         }
+    }
+}
+
+/// Which packet pays when a buffer's arrival-time policy decides to drop.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Victim {
+    /// The arriving packet (every policy's own behaviour).
+    Arrival,
+    /// A Proportional Loss Rate dropper ([`crate::aqm::plr`]) over the
+    /// buffer's queues: the backlogged queue with the smallest `l_i/σ_i`
+    /// pays — the arrival if it is the arrival's queue, else that queue's
+    /// head. `sigma` has one entry per queue of the buffer, in queue order.
+    /// On overflow of a byte limit, heads are evicted until the arrival fits
+    /// (PLR asked again each time).
+    Plr { sigma: Vec<f64>, memory: PlrMemory },
+    /// The Packet Loss Controller ([`crate::aqm::plc`]) on a RED buffer
+    /// holding exactly two queues, the throughput-sensitive (TCP) one first
+    /// and the delay-sensitive (UDP) one second, served by BPR or BPR⁺ (whose
+    /// rates it reads; δ is the ratio of the two queues' `s`). `x = a/b` of
+    /// the empirical TCP model ([`PlcParams::DEFAULT_X`] by default).
+    Plc { x: f64 },
+}
+
+/// A buffer: the policy that admits packets, and who pays when it drops.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BufferConfig {
+    pub policy: BufferPolicy,
+    pub victim: Victim,
+}
+
+impl From<BufferPolicy> for BufferConfig {
+    /// A buffer that drops the arrival, as its policy says.
+    fn from(policy: BufferPolicy) -> BufferConfig {
+        BufferConfig { policy, victim: Victim::Arrival }
     }
 }
 
@@ -138,7 +196,7 @@ impl SchedulerKind {
 #[derive(Clone, Debug, PartialEq)]
 pub struct QdiscConfig {
     pub queues: Vec<QueueConfig>,
-    pub buffers: Vec<BufferPolicy>,
+    pub buffers: Vec<BufferConfig>,
     /// `(codepoint, queue)` pairs; codepoints not listed go to `default_queue`.
     pub classify: Vec<(u8, usize)>,
     pub default_queue: usize,
@@ -160,7 +218,7 @@ impl QdiscConfig {
     pub fn single(policy: BufferPolicy) -> QdiscConfig {
         QdiscConfig {
             queues: vec![QueueConfig { name: "fifo".into(), buffer: 0 }],
-            buffers: vec![policy],
+            buffers: vec![policy.into()],
             classify: Vec::new(),
             default_queue: 0,
             scheduler: SchedulerKind::StrictPriority,
@@ -191,10 +249,59 @@ impl QdiscConfig {
                 return Err(format!("codepoint {codepoint} maps to queue {queue} which does not exist"));
             }
         }
-        for policy in &self.buffers {
-            policy.validate()?;
+        for buffer in &self.buffers {
+            buffer.policy.validate()?;
         }
-        self.scheduler.build(self.queues.len(), 1_000_000_000).map(|_| ())
+        self.scheduler.build(self.queues.len(), 1_000_000_000)?;
+        for b in 0..self.buffers.len() {
+            self.victim_state(b)?;
+        }
+        Ok(())
+    }
+
+    /// The queues of buffer `b`, in queue order.
+    fn queues_of(&self, b: usize) -> Vec<usize> {
+        (0..self.queues.len()).filter(|&q| self.queues[q].buffer == b).collect()
+    }
+
+    /// The run-time state of buffer `b`'s victim rule, or why the rule does
+    /// not fit the buffer.
+    fn victim_state(&self, b: usize) -> Result<VictimState, String> {
+        let queues = self.queues_of(b);
+        match &self.buffers[b].victim {
+            Victim::Arrival => Ok(VictimState::Arrival),
+            Victim::Plr { sigma, memory } => {
+                if sigma.len() != queues.len() {
+                    return Err(format!(
+                        "PLR on buffer {b}: {} sigma values for the {} queues of the buffer (one per queue)",
+                        sigma.len(),
+                        queues.len()
+                    ));
+                }
+                let plr = Plr::new(sigma.clone(), *memory).map_err(|e| format!("PLR on buffer {b}: {e}"))?;
+                Ok(VictimState::Plr { plr: Box::new(plr), backlogged: vec![false; queues.len()], queues })
+            }
+            Victim::Plc { x } => {
+                let BufferPolicy::Red(red) = &self.buffers[b].policy else {
+                    return Err("PLC works with a RED buffer (its sigma is derived for RED's drop curve)".into());
+                };
+                let &[tcp, udp] = queues.as_slice() else {
+                    return Err(format!(
+                        "PLC needs a buffer holding exactly two queues (TCP first, UDP second); buffer {b} holds {}",
+                        queues.len()
+                    ));
+                };
+                let (SchedulerKind::Bpr { s } | SchedulerKind::BprPlus { s }) = &self.scheduler else {
+                    return Err("PLC needs the bpr or bpr_plus scheduler, whose service rates it reads".into());
+                };
+                let delta = s[udp] / s[tcp];
+                let params = PlcParams { delta, x: *x, xi: PlcParams::xi(red.min_th, red.max_th, red.max_p) };
+                params.validate().map_err(|e| {
+                    format!("{e} (delta is s of the UDP queue over s of the TCP queue, the TCP queue listed first)")
+                })?;
+                Ok(VictimState::Plc { plc: Box::new(Plc::new(params)), tcp, udp, rates: vec![0.0; self.queues.len()] })
+            }
+        }
     }
 }
 
@@ -209,10 +316,32 @@ enum Admission {
     Pie(Box<Pie>),
 }
 
+/// A buffer's victim rule with its state.
+#[derive(Debug)]
+enum VictimState {
+    Arrival,
+    Plr {
+        plr: Box<Plr>,
+        /// The buffer's queues; PLR's class `i` is `queues[i]`.
+        queues: Vec<usize>,
+        /// Scratch: which of them may pay.
+        backlogged: Vec<bool>,
+    },
+    Plc {
+        plc: Box<Plc>,
+        tcp: usize,
+        udp: usize,
+        /// Scratch: the scheduler's rates, one per queue of the qdisc.
+        rates: Vec<f64>,
+    },
+}
+
 #[derive(Debug)]
 struct Buffer {
     admission: Admission,
     backlog: Backlog,
+    limit: Limit,
+    victim: VictimState,
 }
 
 impl Buffer {
@@ -236,6 +365,7 @@ impl Buffer {
 #[derive(Debug)]
 struct ClassQueue<M> {
     packets: VecDeque<Packet<M>>,
+    bytes: u64,
     buffer: usize,
 }
 
@@ -264,7 +394,8 @@ impl<M> Classful<M> {
         let buffers = config
             .buffers
             .iter()
-            .map(|policy| {
+            .enumerate()
+            .map(|(b, BufferConfig { policy, .. })| {
                 let mut stream = || Rng::derive(seeds.next_u64(), "buffer");
                 let admission = match policy {
                     BufferPolicy::DropTail { limit } => Admission::DropTail(*limit),
@@ -277,10 +408,12 @@ impl<M> Classful<M> {
                     BufferPolicy::CoDel(p) => Admission::CoDel(Box::new(CoDel::new(p.clone()))),
                     BufferPolicy::Pie(p) => Admission::Pie(Box::new(Pie::new(p.clone(), stream()))),
                 };
-                Buffer { admission, backlog: Backlog::default() }
+                let victim = config.victim_state(b).expect("validated victim rule");
+                Buffer { admission, backlog: Backlog::default(), limit: policy.limit(), victim }
             })
             .collect();
-        let queues = config.queues.iter().map(|q| ClassQueue { packets: VecDeque::new(), buffer: q.buffer }).collect();
+        let queues =
+            config.queues.iter().map(|q| ClassQueue { packets: VecDeque::new(), bytes: 0, buffer: q.buffer }).collect();
         let scheduler = config.scheduler.build(config.queues.len(), link_rate_bps).expect("validated scheduler");
         Classful {
             queue_of_codepoint,
@@ -301,7 +434,8 @@ impl<M> Classful<M> {
 
     pub fn enqueue(&mut self, mut pkt: Packet<M>, now: Time, dropped: &mut Dropped<M>) {
         let q = self.classify(pkt.class);
-        let buffer = &mut self.buffers[self.queues[q].buffer];
+        let b = self.queues[q].buffer;
+        let buffer = &mut self.buffers[b];
         let backlog = &buffer.backlog;
         let (size, colour) = (pkt.size, pkt.colour);
         let verdict = match &mut buffer.admission {
@@ -315,16 +449,109 @@ impl<M> Classful<M> {
             Admission::CoDel(codel) => codel.on_arrival(backlog, size, now),
             Admission::Pie(pie) => pie.on_arrival(backlog, size, now),
         };
+        let verdict = match buffer.victim {
+            VictimState::Arrival => verdict,
+            VictimState::Plr { .. } => self.plr_victim(q, size, verdict, now, dropped),
+            VictimState::Plc { .. } => self.plc_victim(q, size, verdict, now, dropped),
+        };
         if let Some(reason) = verdict {
             dropped.push((pkt, reason));
             return;
         }
-        buffer.add(size, colour as usize);
+        self.buffers[b].add(size, colour as usize);
         self.pkts += 1;
         self.bytes += size as u64;
         pkt.enqueued = now;
-        self.queues[q].packets.push_back(pkt);
+        let queue = &mut self.queues[q];
+        queue.bytes += size as u64;
+        queue.packets.push_back(pkt);
         self.scheduler.on_enqueue(q, size, now);
+    }
+
+    /// Pushes out the head of queue `q` at `now` (it was not sent); its size.
+    fn evict_head(&mut self, q: usize, now: Time, dropped: &mut Dropped<M>) -> u32 {
+        let queue = &mut self.queues[q];
+        let pkt = queue.packets.pop_front().expect("only a backlogged queue loses its head");
+        queue.bytes -= pkt.size as u64;
+        let size = pkt.size;
+        self.buffers[queue.buffer].remove(size, pkt.colour as usize);
+        self.pkts -= 1;
+        self.bytes -= size as u64;
+        self.scheduler.on_evict(q, size, now);
+        dropped.push((pkt, DropReason::Eviction));
+        size
+    }
+
+    /// PLR's choice for an arrival of `size` bytes to queue `q` that its
+    /// buffer's policy judged `verdict`: `Some(reason)` drops the arrival,
+    /// `None` admits it (after pushing out the heads PLR chose).
+    fn plr_victim(&mut self, q: usize, size: u32, verdict: Option<DropReason>, now: Time, dropped: &mut Dropped<M>) -> Option<DropReason> {
+        let b = self.queues[q].buffer;
+        let VictimState::Plr { plr, queues, .. } = &mut self.buffers[b].victim else { unreachable!("a PLR buffer") };
+        let slot = queues.iter().position(|&x| x == q).expect("the queue belongs to its buffer");
+        plr.on_arrival(slot);
+        let reason = verdict?;
+        loop {
+            let buffer = &mut self.buffers[b];
+            let VictimState::Plr { plr, queues, backlogged } = &mut buffer.victim else { unreachable!() };
+            for (flag, &x) in backlogged.iter_mut().zip(queues.iter()) {
+                *flag = x == q || !self.queues[x].packets.is_empty();
+            }
+            let victim = plr.choose_victim(backlogged).expect("the arrival's queue may always pay");
+            plr.on_drop(victim);
+            let victim_queue = queues[victim];
+            if victim_queue == q {
+                return Some(reason);
+            }
+            self.evict_head(victim_queue, now, dropped);
+            let buffer = &self.buffers[b];
+            if reason != DropReason::Overflow || buffer.limit.admits(buffer.backlog.pkts, buffer.backlog.bytes, size) {
+                return None;
+            }
+        }
+    }
+
+    /// PLC's choice for an arrival of `size` bytes to queue `q` that RED
+    /// judged `verdict` (see [`Plc::decide`]).
+    fn plc_victim(&mut self, q: usize, size: u32, verdict: Option<DropReason>, now: Time, dropped: &mut Dropped<M>) -> Option<DropReason> {
+        verdict?;
+        let b = self.queues[q].buffer;
+        let buffer = &mut self.buffers[b];
+        let Admission::Red(red) = &buffer.admission else { unreachable!("PLC guards a RED buffer") };
+        let red_verdict = RedVerdict::from_red(verdict, red.drop_probability(red.avg()));
+        let VictimState::Plc { plc, tcp, udp, rates } = &mut buffer.victim else { unreachable!("a PLC buffer") };
+        let (tcp, udp) = (*tcp, *udp);
+        if !self.scheduler.service_rates_bps(rates) {
+            unreachable!("PLC's scheduler assigns rates");
+        }
+        let must_free_bytes = match (red_verdict, buffer.limit) {
+            (RedVerdict::Overflow, Limit::Packets(_)) => 1,
+            (RedVerdict::Overflow, Limit::Bytes(limit)) => (buffer.backlog.bytes + size as u64).saturating_sub(limit),
+            _ => 0,
+        };
+        let decision = plc.decide(PlcArrival {
+            class: if q == tcp { PlcClass::Tcp } else { PlcClass::Udp },
+            size,
+            red: red_verdict,
+            r_tcp: rates[tcp],
+            r_udp: rates[udp],
+            udp_backlog_bytes: self.queues[udp].bytes,
+            must_free_bytes,
+        });
+        match decision {
+            PlcDecision::Admit => None,
+            PlcDecision::Drop(reason) => Some(reason),
+            PlcDecision::AdmitAndEvict { udp_bytes } => {
+                let (mut pkts, mut bytes) = (0, 0);
+                while bytes < udp_bytes {
+                    bytes += self.evict_head(udp, now, dropped) as u64;
+                    pkts += 1;
+                }
+                let VictimState::Plc { plc, .. } = &mut self.buffers[b].victim else { unreachable!() };
+                plc.on_evicted(pkts, bytes);
+                None
+            }
+        }
     }
 
     /// Tells the idle-aware policies which buffers the link found empty.
@@ -356,6 +583,7 @@ impl<M> Classful<M> {
             }
             let q = self.scheduler.select(&self.heads, now)?;
             let pkt = self.queues[q].packets.pop_front().expect("schedulers select non-empty queues");
+            self.queues[q].bytes -= pkt.size as u64;
             let b = self.queues[q].buffer;
             let buffer = &mut self.buffers[b];
             buffer.remove(pkt.size, pkt.colour as usize);
@@ -461,7 +689,7 @@ mod tests {
                 QueueConfig { name: "udp".into(), buffer: 0 },
                 QueueConfig { name: "tcp".into(), buffer: 0 },
             ],
-            buffers: vec![policy],
+            buffers: vec![policy.into()],
             classify: vec![(46, 0), (0, 1)],
             default_queue: 1,
             scheduler: SchedulerKind::StrictPriority,
@@ -509,6 +737,89 @@ mod tests {
         assert_eq!(avgs, vec![Some(59.0)]);
     }
 
+    fn flows(dropped: &Dropped<()>) -> Vec<(u32, DropReason)> {
+        dropped.iter().map(|(p, r)| (p.flow, *r)).collect()
+    }
+
+    fn contents(q: &Classful<()>, queue: usize) -> Vec<u32> {
+        q.queues[queue].packets.iter().map(|p| p.flow).collect()
+    }
+
+    /// PLR(∞), σ = (1, 2), a shared drop-tail buffer of 3 packets. Flows
+    /// number the packets; queue 0 takes codepoint 0, queue 1 codepoint 46.
+    /// a1, b1, a2 fill it (arrivals A = (2, 1)). b2: A = (2, 2), l = (0, 0),
+    /// tie → queue 0 pays its head a1 (D = (1, 0)), b2 admitted. b3: A₁ = 3,
+    /// l/σ = (0.5, 0) → queue 1, the arrival's: b3 dropped (D₁ = 1). a3:
+    /// A₀ = 3, l/σ = (1/3, 1/6) → queue 1 pays its head b1, a3 admitted.
+    #[test]
+    fn plr_picks_the_queue_with_the_smallest_normalized_loss() {
+        let mut cfg = two_class_shared(BufferPolicy::DropTail { limit: Limit::Packets(3) });
+        cfg.classify = vec![(0, 0), (46, 1)];
+        cfg.buffers[0].victim = Victim::Plr { sigma: vec![1.0, 2.0], memory: PlrMemory::Infinite };
+        let mut q: Classful<()> = Classful::new(&cfg, 1_000_000, Rng::derive(0, "q"));
+        let mut dropped = Vec::new();
+        let (a, b) = (0, 46);
+        for (flow, class) in [(1, a), (11, b), (2, a), (12, b), (13, b), (3, a)] {
+            q.enqueue(pkt(class, 100, flow), Time::ZERO, &mut dropped);
+        }
+        assert_eq!(flows(&dropped), vec![(1, DropReason::Eviction), (13, DropReason::Overflow), (11, DropReason::Eviction)]);
+        assert_eq!((contents(&q, 0), contents(&q, 1)), (vec![2, 3], vec![12]));
+        assert_eq!((q.len_packets(), q.len_bytes(), q.queues[1].bytes), (3, 300, 100));
+    }
+
+    /// BPR (δ = 8) and PLC (x = 2) on a RED buffer whose average is the
+    /// instantaneous backlog (w_q = 1), min_th 3.5, max_th 4: arrivals that
+    /// find 4 packets are forced drops. TCP t1, t2 and UDP u1, u2 arrive;
+    /// the link sends t1 (ties go to queue 0) and BPR sets its rates for the
+    /// bytes left, q = (500, 1000): r_TCP = C·500/(500 + 8·1000) = C/17,
+    /// r_UDP = 16C/17. u3 arrives (3 queued: admitted). t3 and t4 find 4:
+    /// forced, σ = η² = ((1 + 16/8)/17)² = 9/289 (eq. 59, x = 2), each adds
+    /// (1 − σ)·500 = 484.4 B of credit. t3: 484.4 < 500 → dropped. t4:
+    /// 968.9 → rescued, u1 (500 B) evicted from the head of the UDP queue.
+    #[test]
+    fn plc_rescues_tcp_and_evicts_the_udp_head() {
+        let red = RedParams { min_th: 3.5, max_th: 4.0, w_q: 1.0, gentle: false, limit: Limit::Packets(100), ..RedParams::default() };
+        let mut cfg = two_class_shared(BufferPolicy::Red(red));
+        cfg.queues.swap(0, 1);
+        cfg.classify = vec![(0, 0), (46, 1)];
+        cfg.scheduler = SchedulerKind::Bpr { s: vec![1.0, 8.0] };
+        cfg.buffers[0].victim = Victim::Plc { x: 2.0 };
+        let mut q: Classful<()> = Classful::new(&cfg, 10_000_000, Rng::derive(0, "q"));
+        let mut dropped = Vec::new();
+        let (tcp, udp) = (0, 46);
+        for (flow, class) in [(1, tcp), (2, tcp), (11, udp), (12, udp)] {
+            q.enqueue(pkt(class, 500, flow), Time::ZERO, &mut dropped);
+        }
+        assert_eq!(q.dequeue(Time::ZERO, &mut dropped).map(|p| p.flow), Some(1));
+        for (flow, class) in [(13, udp), (3, tcp), (4, tcp)] {
+            q.enqueue(pkt(class, 500, flow), Time::ZERO, &mut dropped);
+        }
+        assert_eq!(flows(&dropped), vec![(3, DropReason::ForcedDrop), (11, DropReason::Eviction)]);
+        assert_eq!((contents(&q, 0), contents(&q, 1)), (vec![2, 4], vec![12, 13]));
+        let VictimState::Plc { plc, .. } = &q.buffers[0].victim else { panic!("a PLC buffer") };
+        assert!((plc.last_sigma() - 9.0 / 289.0).abs() < 1e-12, "{}", plc.last_sigma());
+        let s = plc.stats();
+        assert_eq!((s.tcp_marked, s.tcp_rescued, s.evicted, s.evicted_bytes), (2, 1, 1, 500));
+        assert_eq!((q.len_packets(), q.len_bytes()), (4, 2000));
+    }
+
+    #[test]
+    fn victim_rules_must_fit_their_buffer() {
+        let red = BufferPolicy::Red(RedParams { min_th: 5.0, max_th: 15.0, limit: Limit::Packets(50), ..RedParams::default() });
+        let mut cfg = two_class_shared(red.clone());
+        cfg.buffers[0].victim = Victim::Plc { x: 2.0 };
+        assert!(cfg.validate().unwrap_err().contains("bpr or bpr_plus"));
+        cfg.scheduler = SchedulerKind::Bpr { s: vec![4.0, 1.0] };
+        assert!(cfg.validate().unwrap_err().contains("delta must be finite and >= 1"));
+        cfg.scheduler = SchedulerKind::Bpr { s: vec![1.0, 4.0] };
+        assert_eq!(cfg.validate(), Ok(()));
+        cfg.buffers[0].policy = BufferPolicy::DropTail { limit: Limit::Packets(5) };
+        assert!(cfg.validate().unwrap_err().contains("RED buffer"));
+        let mut cfg = two_class_shared(red);
+        cfg.buffers[0].victim = Victim::Plr { sigma: vec![1.0], memory: PlrMemory::Window(10) };
+        assert!(cfg.validate().unwrap_err().contains("1 sigma values for the 2 queues"));
+    }
+
     #[test]
     fn validation_names_the_problem() {
         let mut cfg = QdiscConfig::fifo(Limit::Packets(10));
@@ -540,31 +851,54 @@ mod properties {
         ]
     }
 
-    fn config(shared: bool, red: bool) -> QdiscConfig {
-        let policy = if red {
+    /// Two queues, "udp" (codepoint 46) first and "tcp" second, in one
+    /// shared buffer or two; `victim` 0: the arrival pays, 1: PLR (shared
+    /// buffer) under WTP, 2: PLC (shared RED buffer) under BPR with the TCP
+    /// queue first.
+    fn config(shared: bool, red: bool, victim: u8) -> QdiscConfig {
+        let policy = if red || victim == 2 {
             BufferPolicy::Red(RedParams { min_th: 3.0, max_th: 9.0, w_q: 0.2, limit: Limit::Packets(12), ..RedParams::default() })
         } else {
             BufferPolicy::DropTail { limit: Limit::Bytes(6000) }
         };
-        QdiscConfig {
+        let shared = shared || victim > 0;
+        let mut cfg = QdiscConfig {
             queues: vec![
                 QueueConfig { name: "udp".into(), buffer: 0 },
                 QueueConfig { name: "tcp".into(), buffer: if shared { 0 } else { 1 } },
             ],
-            buffers: if shared { vec![policy] } else { vec![policy.clone(), policy] },
+            buffers: if shared { vec![policy.into()] } else { vec![policy.clone().into(), policy.into()] },
             classify: vec![(46, 0)],
             default_queue: 1,
             scheduler: SchedulerKind::StrictPriority,
+        };
+        match victim {
+            0 => {}
+            1 => {
+                cfg.buffers[0].victim = Victim::Plr { sigma: vec![2.0, 1.0], memory: PlrMemory::Window(16) };
+                cfg.scheduler = SchedulerKind::Wtp { s: vec![4.0, 1.0] };
+            }
+            _ => {
+                cfg.queues.swap(0, 1);
+                cfg.classify = vec![(46, 1)];
+                cfg.default_queue = 0;
+                cfg.buffers[0].victim = Victim::Plc { x: 1.5 };
+                cfg.scheduler = SchedulerKind::Bpr { s: vec![1.0, 8.0] };
+            }
         }
+        cfg
     }
 
     proptest! {
         /// Every offered packet is either dropped, taken or still queued;
         /// lengths agree with the contents; each class leaves in FIFO order;
-        /// the higher-priority queue is never passed over.
+        /// under strict priority the higher-priority queue is never passed
+        /// over; only PLR and PLC push queued packets out.
         #[test]
-        fn packets_are_conserved_and_ordered(ops in proptest::collection::vec(op(), 0..400), shared: bool, red: bool) {
-            let mut q: Classful<u32> = Classful::new(&config(shared, red), 10_000_000, Rng::derive(5, "prop"));
+        fn packets_are_conserved_and_ordered(ops in proptest::collection::vec(op(), 0..400), shared: bool, red: bool, victim in 0u8..3) {
+            let cfg = config(shared, red, victim);
+            let udp_queue = cfg.classify[0].1;
+            let mut q: Classful<u32> = Classful::new(&cfg, 10_000_000, Rng::derive(5, "prop"));
             let mut dropped = Vec::new();
             let (mut offered, mut taken, mut seq) = (0u64, 0u64, 0u32);
             let mut last_seen = [None::<u32>; 2];
@@ -578,11 +912,13 @@ mod properties {
                         q.enqueue(Packet { flow: 0, class, colour: Colour::Green, size, created: now, enqueued: now, meta: seq }, now, &mut dropped);
                     }
                     Op::Take => {
-                        let udp_waiting = !q.queues[0].packets.is_empty();
+                        let udp_waiting = !q.queues[udp_queue].packets.is_empty();
                         if let Some(p) = q.dequeue(now, &mut dropped) {
                             taken += 1;
                             let queue = usize::from(p.class != 46);
-                            prop_assert!(queue == 0 || !udp_waiting, "tcp served while udp waited");
+                            if victim == 0 {
+                                prop_assert!(queue == 0 || !udp_waiting, "tcp served while udp waited");
+                            }
                             prop_assert!(last_seen[queue].is_none_or(|s| s < p.meta), "out of order");
                             last_seen[queue] = Some(p.meta);
                         }
@@ -592,6 +928,11 @@ mod properties {
                 let bytes: u64 = q.queues.iter().flat_map(|c| &c.packets).map(|p| p.size as u64).sum();
                 prop_assert_eq!(queued, q.len_packets());
                 prop_assert_eq!(bytes, q.len_bytes());
+                for c in &q.queues {
+                    prop_assert_eq!(c.bytes, c.packets.iter().map(|p| p.size as u64).sum::<u64>());
+                }
+                prop_assert!(dropped.iter().all(|(p, r)| *r != DropReason::Eviction || victim > 0 && (victim == 1 || p.class == 46)),
+                    "only PLR evicts, and PLC evicts only UDP");
                 prop_assert_eq!(offered, taken + dropped.len() as u64 + queued);
             }
         }

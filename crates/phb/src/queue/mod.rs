@@ -10,6 +10,8 @@
 //!   buffer policy (drop-tail, RED, WRED, RIO, Adaptive RED, CoDel, PIE;
 //!   possibly shared by several queues) → scheduler (any of [`crate::sched`]).
 //!   A FIFO drop-tail queue and a single RED queue are its one-queue cases.
+//!   A shared buffer may choose its victims with PLR or PLC (BPR with PLC is
+//!   the Vukadinović thesis' architecture, Fig. 7).
 
 pub mod classful;
 
@@ -17,7 +19,7 @@ use crate::packet::{DropReason, Packet};
 use crate::rng::Rng;
 use crate::time::Time;
 
-pub use classful::{BufferPolicy, Classful, QdiscConfig, QueueConfig, SchedulerKind};
+pub use classful::{BufferConfig, BufferPolicy, Classful, QdiscConfig, QueueConfig, SchedulerKind, Victim};
 
 /// Where a discipline puts the packets it drops: the arriving one, or any it
 /// pushes out. The caller owns it and drains it after each call, so the hot

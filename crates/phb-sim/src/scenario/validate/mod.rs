@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use phb::aqm::Limit;
-use phb::queue::{BufferPolicy, QdiscConfig, QueueConfig};
+use phb::queue::{BufferConfig, BufferPolicy, QdiscConfig, QueueConfig};
 use phb::Time;
 use toml_edit::Document;
 
@@ -22,6 +22,7 @@ mod conditioner;
 mod policy;
 mod sched;
 mod tcp;
+mod victim;
 
 use policy::{policy_keys, PolicyKeys};
 
@@ -346,6 +347,16 @@ impl Context<'_> {
             None => queues.len() - 1,
         };
         let scheduler = self.scheduler(path, q, queues_raw)?;
+        let queue_buffer: Vec<usize> = queues.iter().map(|queue| queue.buffer).collect();
+        let buffers = buffers
+            .into_iter()
+            .enumerate()
+            .map(|(b, policy)| {
+                let bpath = format!("{}[{b}]", join(path, "buffers"));
+                let victim = self.victim(path, &bpath, b, &buffers_raw[b], q.scheduler, queues_raw, &queue_buffer)?;
+                Ok(BufferConfig { policy, victim })
+            })
+            .collect::<Result<Vec<_>>>()?;
         Ok(QdiscConfig { queues, buffers, classify, default_queue, scheduler })
     }
 
