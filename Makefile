@@ -1,6 +1,6 @@
 # phblab's set-up commands.
 #
-#   make setup   create $(VENV) and install phblab into it (Rust core built in release mode)
+#   make setup   create $(VENV) and install phblab into it (Rust core built with the dist profile)
 #   make demo    run scenarios/examples/tcp-udp-red.toml into results/demo
 #   make test    Rust tests (release: the TCP tests are heavy) and Python tests
 #   make bench   the speed benchmark: each benches/scenarios/*.toml in its own process
@@ -28,7 +28,7 @@ $(VENV)/.deps-installed: Makefile
 	touch $@
 
 $(VENV)/.phblab-installed: $(VENV)/.deps-installed pyproject.toml $(RUST_SOURCES)
-	VIRTUAL_ENV=$(VENV_ABS) PATH=$(VENV_ABS)/bin:$$PATH $(BIN)/maturin develop --release --quiet
+	VIRTUAL_ENV=$(VENV_ABS) PATH=$(VENV_ABS)/bin:$$PATH $(BIN)/maturin develop --profile dist --quiet
 	touch $@
 
 demo: setup
@@ -39,8 +39,8 @@ test: setup
 	$(BIN)/pytest -q
 
 bench:
-	cargo build --release --example bench
-	@for f in benches/scenarios/*.toml; do ./target/release/examples/bench --repeat 3 $$f; done
+	cargo build --profile dist --example bench
+	@for f in benches/scenarios/*.toml; do ./target/dist/examples/bench --repeat 3 $$f; done
 
 clean:
 	rm -rf $(VENV) results/demo .pytest_cache

@@ -18,6 +18,9 @@ pub struct FlowCounts {
     pub received_bytes: u64,
     pub lost: u64,
     pub delay_sum_ns: u128,
+    /// The received packets' waits in qdiscs, summed over their hops: the
+    /// one-way delay less the route's transmission and propagation times.
+    pub queueing_sum_ns: u128,
     /// Application bytes delivered in order (UDP: every packet's bytes).
     pub delivered_bytes: u64,
     pub acks_sent: u64,
@@ -34,6 +37,7 @@ impl FlowCounts {
             received_bytes: self.received_bytes - earlier.received_bytes,
             lost: self.lost - earlier.lost,
             delay_sum_ns: self.delay_sum_ns - earlier.delay_sum_ns,
+            queueing_sum_ns: self.queueing_sum_ns - earlier.queueing_sum_ns,
             delivered_bytes: self.delivered_bytes - earlier.delivered_bytes,
             acks_sent: self.acks_sent - earlier.acks_sent,
             acks_received: self.acks_received - earlier.acks_received,
@@ -78,6 +82,10 @@ pub struct Flow {
     pub transport: FlowTransport,
     pub total: FlowCounts,
     pub at_warmup: FlowCounts,
+    /// `(size, latency)`: the route's transmission and propagation time for
+    /// a packet of `size` bytes, for the last size delivered (sizes rarely
+    /// change within a flow).
+    pub latency_of_size: (u32, Time),
 }
 
 impl Flow {
@@ -123,6 +131,7 @@ impl Flow {
             transport,
             total: FlowCounts::default(),
             at_warmup: FlowCounts::default(),
+            latency_of_size: (0, Time::ZERO),
         }
     }
 

@@ -215,6 +215,7 @@ fn flows_table(sim: &Sim, measured_s: f64) -> Table {
     t.push("lost_pkts", numbers(&|c| c.lost));
     t.push("loss_rate", ratio(&|c| c.lost as f64, &|c| c.received + c.lost));
     t.push("delay_mean_s", ratio(&|c| c.delay_sum_ns as f64 * 1e-9, &|c| c.received));
+    t.push("queueing_delay_mean_s", ratio(&|c| c.queueing_sum_ns as f64 * 1e-9, &|c| c.received));
     t.push("throughput_bps", Column::F64(counts.iter().map(|c| c.received_bytes as f64 * 8.0 / measured_s).collect()));
     t.push("goodput_bps", Column::F64(counts.iter().map(|c| c.delivered_bytes as f64 * 8.0 / measured_s).collect()));
     t.push("acks_sent", numbers(&|c| c.acks_sent));

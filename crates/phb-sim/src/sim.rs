@@ -487,16 +487,35 @@ impl<'s> Sim<'s> {
         self.events.push(arrival, Event::Arrive(p as u32));
     }
 
+    /// The time a packet of `size` bytes spends on `route` besides waiting in
+    /// qdiscs: each hop's transmission and propagation (the wire is a FIFO,
+    /// so nothing else delays it).
+    fn path_latency(&self, route: u32, size: u32) -> Time {
+        self.routes
+            .get(route)
+            .iter()
+            .map(|&p| {
+                let port = &self.ports[p as usize];
+                Time::transmission(size, port.rate_bps) + port.delay
+            })
+            .fold(Time::ZERO, |sum, t| sum + t)
+    }
+
     fn deliver(&mut self, pkt: SimPacket) {
         if pkt.meta.kind == Kind::Ack {
             self.tcp_ack_arrives(&pkt);
             return;
         }
-        let flow = &mut self.flows[pkt.flow as usize];
+        let f = pkt.flow as usize;
+        if self.flows[f].latency_of_size.0 != pkt.size {
+            self.flows[f].latency_of_size = (pkt.size, self.path_latency(pkt.meta.route, pkt.size));
+        }
+        let flow = &mut self.flows[f];
         let delay = (self.now - pkt.created).as_nanos();
         flow.total.received += 1;
         flow.total.received_bytes += pkt.size as u64;
         flow.total.delay_sum_ns += delay as u128;
+        flow.total.queueing_sum_ns += (delay - flow.latency_of_size.1.as_nanos()) as u128;
         self.end_to_end[flow.class].depart(pkt.size, delay, self.measuring);
         match pkt.meta.kind {
             Kind::Data => self.tcp_receive(&pkt),

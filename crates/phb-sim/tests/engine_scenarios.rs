@@ -92,6 +92,25 @@ fn an_unloaded_path_gives_exact_delay_and_the_offered_rate() {
     let received = value(&out, "flows", "flow", "cbr", "received_pkts");
     assert!((2496.0..=2500.0).contains(&received), "received {received}");
     assert!((class_value(&out, "end-to-end", "ef", "throughput_bps") - 1e6).abs() < 0.003e6);
+    assert_eq!(value(&out, "flows", "flow", "cbr", "queueing_delay_mean_s"), 0.0);
+}
+
+#[test]
+fn a_flows_queueing_delay_is_its_waits_in_qdiscs() {
+    // One Pareto flow alone at the bottleneck, no warm-up: its packets' waits
+    // at r1->r2 are all the queueing they meet (the access links are faster
+    // than the sources' peak rate, so they never queue). The flow's mean
+    // queueing delay equals the link's mean delay up to the packets still
+    // queued or on the wire at the end, and its one-way delay exceeds it by
+    // exactly the path's fixed latency.
+    let s = dumbbell(2_000_000, QdiscConfig::fifo(Limit::Packets(200)), vec![group("p", 1, 1, pareto(4_000_000))], Time::from_secs(30), Time::ZERO);
+    let out = go(&s);
+    let queueing = value(&out, "flows", "flow", "p", "queueing_delay_mean_s");
+    let at_link = class_value(&out, "r1->r2", "ef", "delay_mean_s");
+    assert!(queueing > 0.01 && (queueing - at_link).abs() < 1e-3 * at_link, "flow {queueing}, link {at_link}");
+    let fixed = 40e-6 + 2000e-6 + 40e-6 + 12e-3;
+    let one_way = value(&out, "flows", "flow", "p", "delay_mean_s");
+    assert!((one_way - queueing - fixed).abs() < 1e-9, "one way {one_way}, queueing {queueing}");
 }
 
 #[test]
@@ -226,4 +245,12 @@ fn time_series_report_queue_and_throughput() {
     for x in throughputs {
         assert!((x - 4e6).abs() < 0.01e6, "{x}");
     }
+    assert!(scope.iter().any(|s| s == "end-to-end") && scope.iter().any(|s| s == "s->r1"));
+    // With sample_scopes, only the chosen scopes are recorded, the same way.
+    s.run.sample_scopes = Some(vec!["r1->r2".into()]);
+    let only = go(&s);
+    let t2 = only.table("timeseries").unwrap();
+    let Some(Column::Str(scope2)) = t2.column("scope") else { panic!() };
+    assert!(scope2.iter().all(|s| s == "r1->r2"));
+    assert_eq!(scope2.len(), (0..scope.len()).filter(|&i| scope[i] == "r1->r2").count());
 }
