@@ -1,10 +1,14 @@
 """The reproduction catalog: [reproduce] sections, `reproduce` pass and
 fail, the catalog's own entries, the command."""
 
+import json
+import math
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import phblab
@@ -169,7 +173,7 @@ def test_every_catalog_file_is_valid(path):
     phblab.validate(path)
     if "[reproduce" in path.read_text():
         entry = catalog.load_entry(path, ROOT / "scenarios")
-        assert entry.expect and entry.assumptions
+        assert (entry.expect or entry.claims) and entry.assumptions
         from phblab.sweep import make_plan
 
         make_plan(path, entry.grid, 1, entry.sweep.get("overrides"), entry.sweep.get("set"))
@@ -178,3 +182,338 @@ def test_every_catalog_file_is_valid(path):
 def test_the_catalog_lists_the_first_entries():
     ids = [e.id for e in catalog.load_catalog(ROOT / "scenarios")]
     assert "vukadinovic-2004/appendix-b" in ids and "regression/fifo-vs-red" in ids
+
+
+# ------------------------------------------- expr metrics, time series, claims
+
+TWO_CLASSES = """\
+[run]
+duration = "3s"
+warmup = "1s"
+seed = 1
+
+[classes]
+ts = 0
+ds = 46
+
+[nodes]
+hosts = ["src", "sink"]
+routers = ["r"]
+
+[qdiscs.sched]                  # strict priority: ds before ts
+kind = "classful"
+scheduler = "priority"
+
+[[qdiscs.sched.buffers]]
+name = "ds"
+policy = "droptail"
+limit = "100pkt"
+
+[[qdiscs.sched.buffers]]
+name = "ts"
+policy = "droptail"
+limit = "100pkt"
+
+[[qdiscs.sched.queues]]
+name = "ds"
+classes = ["ds"]
+buffer = "ds"
+
+[[qdiscs.sched.queues]]
+name = "ts"
+classes = ["ts"]
+buffer = "ts"
+
+[[links]]
+between = ["src", "r"]
+rate = "100Mbps"
+delay = "1ms"
+
+[[links]]
+between = ["r", "sink"]
+rate = "10Mbps"
+delay = "1ms"
+qdisc_forward = "sched"
+
+[[traffic]]
+name = "bulk"
+kind = "pareto_onoff"
+from = "src"
+to = "sink"
+class = "ts"
+count = 5
+packet_size = "500B"
+rate = "1Mbps"
+on_mean = "50ms"
+off_mean = "50ms"
+shape = 1.5
+
+[[traffic]]
+name = "voice"
+kind = "pareto_onoff"
+from = "src"
+to = "sink"
+class = "ds"
+count = 5
+packet_size = "500B"
+rate = "1Mbps"
+on_mean = "50ms"
+off_mean = "50ms"
+shape = 1.5
+"""
+
+CLAIMS_SECTION = """
+[reproduce]
+title = "tiny: two classes behind strict priority"
+assumptions = ["a test entry with claims"]
+
+[reproduce.sweep]
+seeds = 2
+grid = { load = [0.5, 0.9], timescale_ms = [100, 250] }
+set = { "traffic[0].rate" = "{load * 2}Mbps", "traffic[1].rate" = "{load * 2}Mbps", "run.sample_interval" = "{timescale_ms}ms" }
+
+[reproduce.metrics.d_ts]
+table = "classes"
+column = "delay_mean_s"
+where = { scope = "r->sink", class = "ts" }
+agg = "mean"
+scale = 1e3
+unit = "ms"
+
+[reproduce.metrics.d_ds]
+table = "classes"
+column = "delay_mean_s"
+where = { scope = "r->sink", class = "ds" }
+agg = "mean"
+scale = 1e3
+unit = "ms"
+
+[reproduce.metrics.gap]         # an expr of an expr defined below it
+expr = "err + load"
+
+[reproduce.metrics.err]
+expr = "abs(ratio / (10 * L) - 1)"
+params = { L = "load" }
+
+[reproduce.metrics.ratio]
+ratio = ["d_ts", "d_ds"]
+
+[reproduce.metrics.ratio_p50]
+table = "timeseries"
+interval_ratio = { scope = "r->sink", numerator = "ts", denominator = "ds" }
+percentile = 50
+
+[reproduce.metrics.ratio_p95]
+table = "timeseries"
+interval_ratio = { scope = "r->sink", numerator = "ts", denominator = "ds", metric = "delay_mean_s" }
+percentile = 95
+
+[[reproduce.expect]]
+metric = "ratio"
+source = "measured"
+tolerance = 1000.0
+points = [{ load = 0.9, timescale_ms = 100, value = 1.0 }]
+
+[[reproduce.claims]]
+text = "the low-priority class waits longer"
+ref = "Fig. 1"
+over = { load = [0.5, 0.9], timescale_ms = [100, 250] }
+left = { metric = "d_ts" }
+op = ">"
+right = { metric = "d_ds", scale = 1.1 }
+
+[[reproduce.claims]]
+text = "more load, longer waits"
+ref = "Sec. 2"
+over = { timescale_ms = 100 }
+left = { metric = "d_ts", at = { load = 0.9 } }
+op = ">="
+right = { metric = "d_ts", at = { load = 0.5 } }
+
+[[reproduce.claims]]
+text = "the interval delay ratio stays below 1"
+ref = "Fig. 16"
+over = { load = 0.9 }
+left = { metric = "ratio_p95", at = { timescale_ms = 100 } }
+op = "<"
+right = { value = 1.0 }
+"""
+
+
+def write_claims_entry(root: Path, name="claims") -> Path:
+    path = root / "test-paper" / f"{name}.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(TWO_CLASSES + CLAIMS_SECTION)
+    return path
+
+
+@pytest.fixture(scope="module")
+def claims_outcome(tmp_path_factory):
+    root = tmp_path_factory.mktemp("claims")
+    entry = catalog.load_entry(write_claims_entry(root / "catalog"), root / "catalog")
+    return catalog.reproduce(entry, results=root / "res", jobs=1)
+
+
+def test_claims_expand_over_pass_and_fail_with_their_message(claims_outcome):
+    out = claims_outcome
+    claims = [c for c in out.checks if c.kind == "claim"]
+    assert [c.kind for c in out.checks] == ["value"] + ["claim"] * 6
+    # over: one check per combination, in order; the coordinates apply to both sides
+    assert [c.coords for c in claims[:4]] == [
+        {"load": 0.5, "timescale_ms": 100}, {"load": 0.5, "timescale_ms": 250},
+        {"load": 0.9, "timescale_ms": 100}, {"load": 0.9, "timescale_ms": 250},
+    ]
+    means = out.per_point.set_index(["metric", "load", "timescale_ms"])["mean"]
+    for c in claims[:4]:
+        at = (c.coords["load"], c.coords["timescale_ms"])
+        assert c.left.mean == pytest.approx(means[("d_ts", *at)])
+        assert c.right.mean == pytest.approx(means[("d_ds", *at)])
+        assert c.right.value == pytest.approx(1.1 * c.right.mean)  # scale
+        assert c.passed == (c.left.mean > 1.1 * c.right.mean)
+    assert all(c.passed for c in claims[:4]), [c.message() for c in claims[:4]]
+    assert claims[0].message() == (
+        f"PASS claim (Fig. 1) at load=0.5, timescale_ms=100: the low-priority class waits longer: "
+        f"ours d_ts {claims[0].left.mean:.4g} > 1.1 × d_ds {claims[0].right.mean:.4g} = {claims[0].right.value:.4g} ms"
+    )
+    more = claims[4]
+    assert more.passed and more.coords == {"timescale_ms": 100}
+    assert more.left.mean == pytest.approx(means[("d_ts", 0.9, 100)])
+    assert more.right.mean == pytest.approx(means[("d_ts", 0.5, 100)])
+    assert "ours d_ts[load=0.9] " in more.message() and " >= d_ts[load=0.5] " in more.message()
+    below = claims[5]
+    assert not below.passed and below.left.mean > 1
+    assert below.message() == (
+        f"FAIL claim (Fig. 16) at load=0.9: the interval delay ratio stays below 1: "
+        f"ours ratio_p95[timescale_ms=100] {below.left.mean:.4g} < 1"
+    )
+    text = catalog.format_outcome(out)
+    assert below.message() in text and "FAIL: 1/1 values within tolerance, 5/6 claims hold" in text
+    assert not out.passed
+    # comparison files: claim rows beside value rows, each with its own columns
+    doc = json.loads((out.dir / "comparison.json").read_text())
+    rows = doc["checks"]
+    assert [r["kind"] for r in rows] == ["value"] + ["claim"] * 6
+    assert rows[0]["expected"] == 1.0 and "text" not in rows[0]
+    assert rows[6]["text"] == "the interval delay ratio stays below 1" and rows[6]["right"] == 1.0
+    assert rows[1]["right_scale"] == 1.1 and rows[1]["margin"] == pytest.approx(claims[0].margin)
+    assert doc["claims"][0]["over"] == {"load": [0.5, 0.9], "timescale_ms": [100, 250]}
+    csv = pd.read_csv(out.dir / "comparison.csv")
+    assert {"kind", "metric", "expected", "tolerance", "text", "op", "left", "right", "left_mean", "passed"} <= set(csv.columns)
+    assert list(csv.passed) == [True, True, True, True, True, True, False]
+
+
+def test_expr_metrics_follow_their_dependencies(claims_outcome):
+    per_run = pd.read_csv(claims_outcome.dir / "per_run.csv")
+    classes = phblab.open_sweep(claims_outcome.dir / "sweep").classes
+    rows = classes[classes.scope == "r->sink"].set_index(["run", "class"]).delay_mean_s
+    assert len(per_run) == 8
+    for _, r in per_run.iterrows():
+        ratio = rows[(r.run, "ts")] / rows[(r.run, "ds")]
+        err = abs(ratio / (10 * r.load) - 1)
+        assert r.ratio == pytest.approx(ratio)
+        assert r.err == pytest.approx(err)
+        assert r.gap == pytest.approx(err + r.load)
+
+
+def _hand_percentile(values, q):
+    """Linear interpolation between order statistics, by hand."""
+    v = sorted(values)
+    pos = q / 100 * (len(v) - 1)
+    lo = int(pos)
+    return v[lo] + (pos - lo) * (v[min(lo + 1, len(v) - 1)] - v[lo])
+
+
+def test_interval_ratio_percentile_end_to_end(claims_outcome):
+    per_run = pd.read_csv(claims_outcome.dir / "per_run.csv")
+    runs_dir = claims_outcome.dir / "sweep" / "runs"
+    for _, r in per_run.iterrows():
+        ts = pd.read_parquet(runs_dir / r.run / "timeseries.parquet")
+        warmup = json.loads((runs_dir / r.run / "summary.json").read_text())["warmup_s"]
+        by_time = {}
+        for t, scope, cls, metric, v in ts[["time_s", "scope", "class", "metric", "value"]].itertuples(index=False):
+            if scope == "r->sink" and metric == "delay_mean_s" and t > warmup:
+                by_time.setdefault(t, {})[cls] = v
+        # sampling follows the grid's timescale
+        assert sorted(by_time)[:2] == pytest.approx([1 + r.timescale_ms / 1000, 1 + 2 * r.timescale_ms / 1000])
+        ratios = [d["ts"] / d["ds"] for d in by_time.values() if "ts" in d and "ds" in d and d["ds"] != 0]
+        assert len(ratios) >= 5
+        assert r.ratio_p50 == pytest.approx(_hand_percentile(ratios, 50))
+        assert r.ratio_p95 == pytest.approx(_hand_percentile(ratios, 95))
+
+
+def test_interval_ratios_on_a_synthetic_series():
+    rows = [
+        (0.5, "r->s", "ts", "delay_mean_s", 9.0), (0.5, "r->s", "ds", "delay_mean_s", 1.0),  # before the warm-up
+        (1.0, "r->s", "ts", "delay_mean_s", 9.0), (1.0, "r->s", "ds", "delay_mean_s", 1.0),  # at its end: skipped
+        (1.5, "r->s", "ts", "delay_mean_s", 4.0), (1.5, "r->s", "ds", "delay_mean_s", 1.0),  # 4
+        (2.0, "r->s", "ts", "delay_mean_s", 3.0),                                            # no ds departure
+        (2.5, "r->s", "ts", "delay_mean_s", 2.0), (2.5, "r->s", "ds", "delay_mean_s", 0.0),  # denominator 0
+        (3.0, "r->s", "ts", "delay_mean_s", 1.0), (3.0, "r->s", "ds", "delay_mean_s", 2.0),  # 0.5
+        (3.5, "r->s", "ts", "delay_mean_s", 6.0), (3.5, "r->s", "ds", "delay_mean_s", 2.0),  # 3
+        (3.5, "r->s", "be", "delay_mean_s", 100.0), (3.5, "r->s", "", "queue_pkts", 7.0),
+        (3.5, "end-to-end", "ts", "delay_mean_s", 50.0), (3.5, "end-to-end", "ds", "delay_mean_s", 1.0),
+        (3.5, "r->s", "ts", "throughput_bps", 8e6), (3.5, "r->s", "ds", "throughput_bps", 2e6),
+    ]
+    ts = pd.DataFrame(rows, columns=["time_s", "scope", "class", "metric", "value"])
+    kw = dict(scope="r->s", numerator="ts", denominator="ds", warmup_s=1.0)
+    assert catalog.interval_ratios(ts, **kw).to_dict() == {1.5: 4.0, 3.0: 0.5, 3.5: 3.0}
+    # sorted 0.5, 3, 4: linear interpolation between order statistics
+    assert catalog.interval_ratio_percentile(ts, 50, **kw) == pytest.approx(3.0)
+    assert catalog.interval_ratio_percentile(ts, 5, **kw) == pytest.approx(0.5 + 0.1 * 2.5)
+    assert catalog.interval_ratio_percentile(ts, 95, **kw) == pytest.approx(3.0 + 0.9 * 1.0)
+    assert catalog.interval_ratio_percentile(ts, 50, **{**kw, "warmup_s": 0.0}) == pytest.approx(4.0)  # 0.5, 3, 4, 9, 9
+    assert catalog.interval_ratio_percentile(ts, 50, **{**kw, "metric": "throughput_bps"}) == pytest.approx(4.0)
+    assert math.isnan(catalog.interval_ratio_percentile(ts, 50, **{**kw, "scope": "x->y"}))
+    assert math.isnan(catalog.interval_ratio_percentile(ts, 50, **{**kw, "warmup_s": 10.0}))
+
+
+def test_list_counts_claims(tmp_path):
+    write_claims_entry(tmp_path)
+    text = catalog.list_entries(catalog.load_catalog(tmp_path))
+    assert "[1 measured values, 3 claims (6 checks); 4 points × 2 seeds]" in text
+
+
+@pytest.mark.parametrize("old, new, message", [
+    # claims
+    ('left = { metric = "d_ts" }', 'left = { metric = "nope" }', "claims[0].left: metric 'nope' is not defined"),
+    ("over = { load = [0.5, 0.9], timescale_ms = [100, 250] }", "over = { load = [0.5, 0.9] }",
+     "claims[0].left: at and over together must give every grid key; missing: timescale_ms"),
+    ("over = { timescale_ms = 100 }", "over = { timescale_ms = 100, load = 0.5 }", "claims[1].left.at: load is in both at and over"),
+    ("at = { load = 0.9 } }", "at = { load = 0.7 } }", "claims[1].left.at: load = 0.7 is not in the grid"),
+    ("at = { load = 0.9 } }", "at = { load = 0.9, colour = 1 } }", "claims[1].left.at: 'colour' is not a grid key"),
+    ("over = { load = 0.9 }", "over = { load = 0.8 }", "claims[2].over: load = 0.8 is not in the grid"),
+    ('op = ">="', 'op = "=>"', "claims[1]: op '=>': one of <, <=, >, >="),
+    ("right = { value = 1.0 }", 'right = { value = 1.0, metric = "d_ts" }', "claims[2].right: value is a constant"),
+    ('left = { metric = "ratio_p95", at = { timescale_ms = 100 } }', "left = { value = 2 }",
+     "claims[2]: both sides are constant values"),
+    ('text = "more load, longer waits"\n', "", "claims[1]: text (the paper's statement) is required"),
+    # expr metrics
+    ('expr = "abs(ratio / (10 * L) - 1)"', 'expr = "abs(ratio / (10 * L) - 1) + gap"',
+     "metrics: metrics gap → err → gap depend on each other in a cycle"),
+    ('expr = "err + load"', 'expr = "err + gap"', "metrics.gap: expr 'err + gap' reads the metric itself"),
+    ('expr = "err + load"', 'expr = "err + delta"', "metrics.gap: expr 'err + delta': unknown name 'delta'"),
+    ('expr = "err + load"', 'expr = "err if load else 0"', "metrics.gap: expr 'err if load else 0': unsupported expression"),
+    ('expr = "err + load"', 'expr = "err +"', "metrics.gap: expr 'err \\+': invalid syntax"),
+    ('params = { L = "load" }', 'params = { L = "qdiscs.sched.delta" }', "metrics.err.params: L = 'qdiscs.sched.delta': not a grid key"),
+    ('params = { L = "load" }', 'params = { load = "load" }', "metrics.err.params: 'load' is already the name of a grid key"),
+    ('expr = "err + load"', 'expr = "err + load"\ncolumn = "x"', "metrics.gap: column and expr exclude each other"),
+    ("grid = { load = [0.5, 0.9]", 'grid = { load = [0.5, "high"]', "grid key 'load' has values that are not numbers"),
+    # time-series metrics
+    ('numerator = "ts", denominator = "ds" }', 'numerator = "af", denominator = "ds" }',
+     "metrics.ratio_p50.interval_ratio: numerator 'af' is not a class of the scenario"),
+    ('interval_ratio = { scope = "r->sink", numerator = "ts", denominator = "ds" }',
+     'interval_ratio = { scope = "sink->src", numerator = "ts", denominator = "ds" }', "scope 'sink->src'"),
+    ('metric = "delay_mean_s" }', 'metric = "queue_pkts" }', "metric 'queue_pkts': a per-class time series"),
+    ("percentile = 50", "percentile = 150", "metrics.ratio_p50: percentile 150: a number from 0 to 100"),
+    (', "run.sample_interval" = "{timescale_ms}ms" }', " }", "metrics.ratio_p50: a time-series metric needs run.sample_interval"),
+    ('table = "timeseries"\ninterval_ratio = { scope = "r->sink", numerator = "ts", denominator = "ds" }',
+     'table = "classes"\ninterval_ratio = { scope = "r->sink", numerator = "ts", denominator = "ds" }',
+     "interval_ratio needs table = \"timeseries\""),
+])
+def test_malformed_claims_and_new_metrics_fail_at_load(tmp_path, old, new, message):
+    text = TWO_CLASSES + CLAIMS_SECTION
+    assert old in text, old
+    path = tmp_path / "e.toml"
+    path.write_text(text.replace(old, new, 1))
+    with pytest.raises(catalog.CatalogError, match=re.escape(message) if "\\" not in message else message):
+        catalog.load_entry(path)

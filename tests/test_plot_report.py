@@ -107,3 +107,30 @@ def test_report_parses_and_every_reference_resolves(tmp_path):
     with pytest.raises(FileExistsError):
         report.write_report(out=tmp_path / "mine", results=results, catalog=root)
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep"
+
+
+def test_report_shows_claims(tmp_path):
+    from test_catalog import write_claims_entry
+
+    root = tmp_path / "catalog"
+    write_claims_entry(root)
+    results = tmp_path / "res"
+    (entry,) = catalog.find_entries(["claims"], root)
+    outcome = catalog.reproduce(entry, results=results, jobs=1)
+    page = report.write_report(out=tmp_path / "report", results=results, catalog=root)
+    text = page.read_text()
+    section = text[text.index('<h2 id="test-paper__claims">'):]
+    assert "FAIL: 1/1 values within tolerance, 5/6 claims hold" in section
+    assert "<b>Claims</b>" in section and "the interval delay ratio stays below 1" in section
+    failing = next(c for c in outcome.checks if c.kind == "claim" and not c.passed)
+    row = failing.row()
+    relation = f"ratio_p95[timescale_ms=100] {row['left_mean']:.4g} [{row['left_ci_low']:.4g}, {row['left_ci_high']:.4g}] &lt; 1"
+    cells = section[section.index("the interval delay ratio stays below 1"):].split("</tr>")[0]
+    assert "Fig. 16" in cells and "load=0.9" in cells and relation in cells and '<td class="fail">FAIL</td>' in cells
+    assert "1.1 × d_ds " in section  # a scaled side
+    # the plots of the metrics the claims compare (no expected values for them)
+    assert "img/test-paper__claims__d_ts.png" in section and "img/test-paper__claims__ratio_p95.png" in section
+    parser = Links()
+    parser.feed(text)
+    for ref in parser.refs:
+        assert (page.parent / ref).is_file(), ref

@@ -2,18 +2,28 @@
 
 A catalog entry is a scenario file `scenarios/<paper>/<id>.toml` whose
 `[reproduce]` section says which sweep to run, which metrics to compute from
-its results, and the values to compare them with (a paper's published
-numbers, or measured regression values), each with a tolerance. Its id is
-`<paper>/<id>` (the path under the catalog root without `.toml`).
-`docs/workflow.md` describes the section; in short:
+its results, the values to compare them with (a paper's published numbers,
+or measured regression values), each with a tolerance, and the relations the
+paper states between them (claims). Its id is `<paper>/<id>` (the path under
+the catalog root without `.toml`). `docs/workflow.md` describes the section;
+in short:
 
     [reproduce]
     title = "..."; paper = "..."; assumptions = ["...", ...]
     [reproduce.sweep]          grid, set, seeds, overrides (phblab.sweep)
     [reproduce.metrics.NAME]   table/column/where/agg/scale/unit, or ratio,
+                               or expr (+ params), or table = "timeseries"
+                               with interval_ratio and percentile,
                                or fit = "power_law"
     [[reproduce.expect]]       metric, source, ref, tolerance, points
+    [[reproduce.claims]]       text, ref, over, left, op, right
     [reproduce.plot]           x, by, metrics, logx, logy
+
+Everything is validated when the entry is loaded (`load_entry`), before any
+run; `reproduce` then runs the sweep, computes the per-run metrics in
+dependency order (`per_run_values`), their means and CIs per grid point, the
+fits, and the checks: `Check` (a value within a tolerance) and `ClaimCheck`
+(a relation between means), which share `passed`, `message()` and `row()`.
 
     entry = load_entry("scenarios/vukadinovic-2004/appendix-b.toml")
     outcome = reproduce(entry, out="results/reproduce")
@@ -22,8 +32,11 @@ numbers, or measured regression values), each with a tolerance. Its id is
 
 from __future__ import annotations
 
+import ast
+import itertools
 import json
 import math
+import operator
 import os
 import time
 import tomllib
@@ -40,6 +53,13 @@ from phblab.entry import split_reproduce
 DEFAULT_RESULTS = Path("results") / "reproduce"
 AGGREGATES = {"sum", "mean", "min", "max", "count"}
 SOURCES = {"paper", "measured"}
+CLAIM_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+#: per-class series of a run's time series (`timeseries.parquet`)
+CLASS_SERIES = {"delay_mean_s", "throughput_bps"}
+METRIC_KEYS = {
+    "table", "column", "where", "agg", "scale", "unit", "label", "ratio", "fit", "x", "y", "param",
+    "expr", "params", "interval_ratio", "percentile",
+}
 
 
 class CatalogError(ValueError):
@@ -63,6 +83,11 @@ def default_catalog() -> Path:
 
 @dataclass
 class Metric:
+    """A metric of an entry. Its kind follows from the keys given:
+    `column` (a table's column, aggregated per run), `ratio`, `expr`,
+    `interval_ratio` (from each run's time series) or `fit` (one value for
+    the whole grid); every kind but `fit` gives one value per run."""
+
     name: str
     table: str = "flows"
     column: str | None = None
@@ -76,10 +101,40 @@ class Metric:
     x: tuple = ()
     y: str | None = None
     param: str | None = None
+    expr: str | None = None
+    params: dict = field(default_factory=dict)  # expr: {name in the expression: grid key}
+    interval_ratio: dict | None = None  # scope, numerator, denominator, metric
+    percentile: float | None = None
+    inputs: dict = field(default_factory=dict)  # expr: {name in the expression: per-run column}
+    uses: tuple = ()  # expr: the metrics it reads
 
     @property
     def per_point(self) -> bool:
         return self.fit is None
+
+    @property
+    def kind(self) -> str:
+        """"column", "ratio", "expr", "interval_ratio" or "fit": the key that defines it."""
+        if self.fit is not None:
+            return "fit"
+        if self.ratio is not None:
+            return "ratio"
+        if self.expr is not None:
+            return "expr"
+        if self.interval_ratio is not None:
+            return "interval_ratio"
+        return "column"
+
+    @property
+    def deps(self) -> tuple:
+        """The metrics this one is computed from."""
+        if self.ratio is not None:
+            return tuple(self.ratio)
+        if self.expr is not None:
+            return self.uses
+        if self.y is not None:
+            return (self.y,)
+        return ()
 
 
 @dataclass
@@ -89,6 +144,35 @@ class Expectation:
     ref: str
     tolerance: Any
     points: list  # of dicts: grid params + value (+ tolerance)
+
+
+@dataclass
+class Side:
+    """One side of a claim: a per-point metric at grid coordinates (`at`
+    plus the claim's `over`), times `scale`; or a constant `value`."""
+
+    metric: str | None = None
+    at: dict = field(default_factory=dict)
+    scale: float = 1.0
+    value: float | None = None
+
+
+@dataclass
+class Claim:
+    """A relation the paper states, checked on the means over the seeds:
+    `left op right`, once per combination of the `over` values."""
+
+    text: str
+    ref: str
+    source: str
+    over: dict  # {grid key: [values]}
+    left: Side
+    op: str
+    right: Side
+
+    def combinations(self) -> list[dict]:
+        """The coordinates of each check, in the order of `over`."""
+        return [dict(zip(self.over, vs)) for vs in itertools.product(*self.over.values())]
 
 
 @dataclass
@@ -104,6 +188,7 @@ class Entry:
     expect: list
     plot: dict
     text: str
+    claims: list = field(default_factory=list)
 
     @property
     def grid(self) -> dict:
@@ -132,9 +217,221 @@ def _check_keys(d: Mapping, allowed: set, where: str) -> None:
     _need(not extra, where, f"unknown key{'s' if len(extra) > 1 else ''} {', '.join(sorted(extra))}; expected {', '.join(sorted(allowed))}")
 
 
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _overridden(sweep: Mapping, path: str) -> bool:
+    """Whether the entry's sweep sets scenario path `path` (grid, set or overrides)."""
+    ov = sweep.get("overrides") or {}
+    names = set(ov) if isinstance(ov, Mapping) else {str(o).partition("=")[0].strip() for o in ([ov] if isinstance(ov, str) else ov)}
+    return path in sweep.get("grid", {}) or path in (sweep.get("set") or {}) or path in names
+
+
+def _expr_names(expr: Any, where: str) -> set[str]:
+    """The names an expression reads (not the functions it calls); checks that
+    `phblab.sweep.evaluate` supports it."""
+    from phblab.sweep import evaluate
+
+    _need(isinstance(expr, str) and expr.strip(), where, "expr must be an expression string, e.g. \"abs(delay_ratio / delta - 1)\"")
+    try:
+        tree = ast.parse(expr.strip(), mode="eval")
+    except SyntaxError as e:
+        raise CatalogError(f"{where}: expr {expr!r}: {e.msg}") from None
+    funcs = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in funcs}
+    try:
+        evaluate(expr, {n: 1.7 for n in names})
+    except (ValueError, TypeError) as e:
+        raise CatalogError(f"{where}: expr {expr!r}: {e}") from None
+    except ArithmeticError:
+        pass  # a division by zero at the trial values is not an error of the entry
+    return names
+
+
+def _parse_expr(metric: Metric, m: Mapping, metrics_raw: Mapping, grid: Mapping, mw: str) -> None:
+    """Resolves the names of an expr metric: other per-point metrics, bare
+    numeric grid keys, and aliases of grid keys (`params`)."""
+    _check_keys(m, {"expr", "params", "scale", "unit", "label"}, mw)
+    params = m.get("params", {})
+    _need(isinstance(params, dict), f"{mw}.params", "a table {name = \"grid key\"}")
+    for alias, key in params.items():
+        _need(alias.isidentifier(), f"{mw}.params", f"{alias!r} is not a name an expression can use")
+        _need(key in grid, f"{mw}.params", f"{alias} = {key!r}: not a grid key; grid keys: {', '.join(grid) or 'none'}")
+        _need(alias not in metrics_raw and alias not in grid, f"{mw}.params", f"{alias!r} is already the name of a {'metric' if alias in metrics_raw else 'grid key'}")
+    metric.params = dict(params)
+    uses = []
+    for name in sorted(_expr_names(m["expr"], mw)):
+        if name in params:
+            col = params[name]
+        elif name in metrics_raw:
+            _need(name not in grid, mw, f"{name!r} is both a metric and a grid key; rename one")
+            _need(name != metric.name, mw, f"expr {m['expr']!r} reads the metric itself")
+            uses.append(name)
+            col = name
+        elif name in grid:
+            col = name
+        else:
+            known = [*(k for k in metrics_raw if k != metric.name), *(k for k in grid if k.isidentifier()), *params]
+            raise CatalogError(f"{mw}: expr {m['expr']!r}: unknown name {name!r}; known: {', '.join(known) or 'none'} "
+                               "(a grid key that is a path needs an alias: params = { name = \"path\" })")
+        if col in grid:
+            _need(all(_number(v) for v in grid[col]), mw, f"grid key {col!r} has values that are not numbers; an expr can only use numeric grid keys")
+        metric.inputs[name] = col
+    metric.uses = tuple(uses)
+
+
+def _parse_timeseries(metric: Metric, m: Mapping, scenario: Mapping, sweep: Mapping, mw: str) -> None:
+    _check_keys(m, {"table", "interval_ratio", "percentile", "scale", "unit", "label"}, mw)
+    _need(metric.table == "timeseries", mw, f"interval_ratio needs table = \"timeseries\", not {metric.table!r}")
+    ir = m.get("interval_ratio")
+    _need(isinstance(ir, dict), mw, "table = \"timeseries\" needs interval_ratio = { scope, numerator, denominator, metric }")
+    iw = f"{mw}.interval_ratio"
+    _check_keys(ir, {"scope", "numerator", "denominator", "metric"}, iw)
+    ir = {"metric": "delay_mean_s", **ir}
+    for k in ("scope", "numerator", "denominator"):
+        _need(isinstance(ir.get(k), str), iw, f"{k} (a string) is required")
+    _need(ir["metric"] in CLASS_SERIES, iw, f"metric {ir['metric']!r}: a per-class time series, one of {', '.join(sorted(CLASS_SERIES))}")
+    classes = scenario.get("classes", {})
+    for k in ("numerator", "denominator"):
+        _need(ir[k] in classes, iw, f"{k} {ir[k]!r} is not a class of the scenario; classes: {', '.join(classes) or 'none'}")
+    _need(ir["numerator"] != ir["denominator"], iw, "numerator and denominator are the same class")
+    scope = ir["scope"]
+    if scope != "end-to-end":
+        a, arrow, b = scope.partition("->")
+        links = {tuple(sorted(map(str, link.get("between", [])))) for link in scenario.get("links", []) if isinstance(link, dict)}
+        _need(arrow and tuple(sorted((a, b))) in links, iw,
+              f"scope {scope!r}: \"end-to-end\" or a link direction \"A->B\" of the scenario's links")
+    run = scenario.get("run", {})
+    _need("sample_interval" in run or _overridden(sweep, "run.sample_interval"), mw,
+          "a time-series metric needs run.sample_interval (in the scenario, or in the sweep's grid, set or overrides)")
+    chosen = run.get("sample_scopes")
+    if isinstance(chosen, list) and not _overridden(sweep, "run.sample_scopes"):
+        _need(scope in chosen, iw, f"scope {scope!r} is not among run.sample_scopes ({', '.join(chosen)})")
+    pct = m.get("percentile")
+    _need(_number(pct) and 0 <= pct <= 100, mw, f"percentile {pct!r}: a number from 0 to 100 is required")
+    metric.interval_ratio = ir
+    metric.percentile = float(pct)
+
+
+def _parse_metric(name: str, m: Any, metrics_raw: Mapping, sweep: Mapping, scenario: Mapping, mw: str) -> Metric:
+    _need(isinstance(m, dict), mw, "must be a table")
+    _check_keys(m, METRIC_KEYS, mw)
+    kinds = [k for k in ("column", "ratio", "expr", "interval_ratio", "fit") if k in m]
+    _need(len(kinds) <= 1, mw, f"{' and '.join(kinds)} exclude each other: give one (a column, a ratio, an expr, an interval_ratio or a fit)")
+    kind = kinds[0] if kinds else "column"
+    _need("params" not in m or kind == "expr", mw, "params (aliases of grid keys) belongs to an expr metric")
+    _need("percentile" not in m or kind == "interval_ratio", mw, "percentile belongs to a time-series metric (interval_ratio)")
+    table = m.get("table", "timeseries" if "interval_ratio" in m else "flows")
+    _need(_number(m.get("scale", 1.0)), mw, f"scale {m.get('scale')!r}: a number")
+    metric = Metric(
+        name=name,
+        table=table,
+        column=m.get("column"),
+        where=dict(m.get("where", {})),
+        agg=m.get("agg", "sum"),
+        scale=float(m.get("scale", 1.0)),
+        unit=m.get("unit", ""),
+        label=m.get("label", ""),
+        ratio=tuple(m["ratio"]) if "ratio" in m else None,
+        fit=m.get("fit"),
+        x=tuple(m.get("x", ())),
+        y=m.get("y"),
+        param=m.get("param"),
+        expr=m.get("expr"),
+    )
+    grid = sweep["grid"]
+    if metric.fit is not None:
+        _need(metric.fit == "power_law", mw, f"fit {metric.fit!r}: only \"power_law\" (y = c / (x1^a · x2^b)) is known")
+        _need(len(metric.x) == 2 and all(x in grid for x in metric.x), mw, "x must name two grid keys")
+        _need(metric.param in ("a", "b", "c"), mw, "param must be \"a\", \"b\" or \"c\"")
+        _need(metric.y is not None, mw, "y must name a per-point metric")
+    elif metric.ratio is not None:
+        _need(len(metric.ratio) == 2, mw, "ratio = [numerator metric, denominator metric]")
+    elif metric.expr is not None:
+        _parse_expr(metric, m, metrics_raw, grid, mw)
+    elif "interval_ratio" in m or table == "timeseries":
+        _parse_timeseries(metric, m, scenario, sweep, mw)
+    else:
+        _need(metric.table in ("classes", "flows"), mw, f"table {metric.table!r}: \"classes\", \"flows\" or \"timeseries\"")
+        _need(isinstance(metric.column, str), mw, "column (a numeric column of the table) is required")
+        _need(metric.agg in AGGREGATES, mw, f"agg {metric.agg!r}: one of {', '.join(sorted(AGGREGATES))}")
+    return metric
+
+
+def metric_order(metrics: Mapping[str, Metric], where: str = "[reproduce.metrics]") -> list[str]:
+    """The per-point metrics, each after the metrics it is computed from;
+    CatalogError on a cycle."""
+    order: list[str] = []
+    state: dict[str, int] = {}  # 1: being visited, 2: done
+
+    def visit(name: str, path: list[str]) -> None:
+        if state.get(name) == 2:
+            return
+        if state.get(name) == 1:
+            cycle = path[path.index(name):] + [name]
+            raise CatalogError(f"{where}: metrics {' → '.join(cycle)} depend on each other in a cycle")
+        state[name] = 1
+        for dep in metrics[name].deps:
+            visit(dep, path + [name])
+        state[name] = 2
+        order.append(name)
+
+    for name, m in metrics.items():
+        if m.per_point:
+            visit(name, [])
+    return order
+
+
+def _parse_side(s: Any, grid: Mapping, over: Mapping, metrics: Mapping, sw: str) -> Side:
+    _need(isinstance(s, dict), sw, "a table: { metric = ..., at = {...}, scale = ... } or { value = ... }")
+    _check_keys(s, {"metric", "at", "scale", "value"}, sw)
+    if "value" in s:
+        _need(not ({"metric", "at", "scale"} & set(s)), sw, "value is a constant: it takes no metric, at or scale")
+        _need(_number(s["value"]), sw, f"value {s['value']!r}: a number")
+        return Side(value=float(s["value"]))
+    name = s.get("metric")
+    _need(name in metrics, sw, f"metric {name!r} is not defined in [reproduce.metrics]")
+    _need(metrics[name].per_point, sw, f"metric {name!r} is fitted (one value for the grid); a claim compares per-point metrics")
+    _need(_number(s.get("scale", 1.0)), sw, f"scale {s.get('scale')!r}: a number")
+    at = s.get("at", {})
+    _need(isinstance(at, dict), f"{sw}.at", "a table {grid key = value}")
+    for k, v in at.items():
+        _need(k in grid, f"{sw}.at", f"{k!r} is not a grid key; grid keys: {', '.join(grid) or 'none'}")
+        _need(k not in over, f"{sw}.at", f"{k} is in both at and over; give it in one")
+        _need(not isinstance(v, list), f"{sw}.at", f"{k}: one value (give several values in the claim's over)")
+        _need(any(_same(v, g) for g in grid[k]), f"{sw}.at", f"{k} = {v!r} is not in the grid")
+    missing = [k for k in grid if k not in at and k not in over]
+    _need(not missing, sw, f"at and over together must give every grid key; missing: {', '.join(missing)}")
+    return Side(metric=name, at=dict(at), scale=float(s.get("scale", 1.0)))
+
+
+def _parse_claim(c: Any, grid: Mapping, metrics: Mapping, cw: str) -> Claim:
+    _need(isinstance(c, dict), cw, "must be a table ([[reproduce.claims]])")
+    _check_keys(c, {"text", "ref", "source", "over", "left", "op", "right"}, cw)
+    _need(isinstance(c.get("text"), str) and c["text"].strip(), cw, "text (the paper's statement) is required")
+    source = c.get("source", "paper")
+    _need(source in SOURCES, cw, f"source {source!r}: \"paper\" or \"measured\"")
+    _need(c.get("op") in CLAIM_OPS, cw, f"op {c.get('op')!r}: one of {', '.join(CLAIM_OPS)}")
+    over = c.get("over", {})
+    _need(isinstance(over, dict), f"{cw}.over", "a table {grid key = [values]}")
+    over = {k: (v if isinstance(v, list) else [v]) for k, v in over.items()}
+    for k, vs in over.items():
+        _need(k in grid, f"{cw}.over", f"{k!r} is not a grid key; grid keys: {', '.join(grid) or 'none'}")
+        _need(bool(vs), f"{cw}.over", f"{k} has no values")
+        for v in vs:
+            _need(any(_same(v, g) for g in grid[k]), f"{cw}.over", f"{k} = {v!r} is not in the grid")
+    for side in ("left", "right"):
+        _need(side in c, cw, f"{side} is required")
+    left = _parse_side(c["left"], grid, over, metrics, f"{cw}.left")
+    right = _parse_side(c["right"], grid, over, metrics, f"{cw}.right")
+    _need(left.metric is not None or right.metric is not None, cw, "both sides are constant values; at least one must be a metric")
+    return Claim(c["text"].strip(), c.get("ref", ""), source, over, left, c["op"], right)
+
+
 def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: str) -> Entry:
     w = f"{path}: [reproduce]"
-    _check_keys(section, {"title", "paper", "assumptions", "notes", "sweep", "metrics", "expect", "plot"}, w)
+    _check_keys(section, {"title", "paper", "assumptions", "notes", "sweep", "metrics", "expect", "claims", "plot"}, w)
     sweep = dict(section.get("sweep", {}))
     _check_keys(sweep, {"grid", "set", "seeds", "overrides"}, f"{w}.sweep")
     grid = sweep.get("grid", {})
@@ -142,41 +439,19 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
     sweep["grid"] = {k: (v if isinstance(v, list) else [v]) for k, v in grid.items()}
     seeds = sweep.get("seeds", 1)
     _need(isinstance(seeds, (int, list)) and not isinstance(seeds, bool), f"{w}.sweep.seeds", "an integer N (seeds 1..N) or a list of seeds")
-    metrics = {}
-    for name, m in section.get("metrics", {}).items():
-        mw = f"{w}.metrics.{name}"
-        _need(isinstance(m, dict), mw, "must be a table")
-        _check_keys(m, {"table", "column", "where", "agg", "scale", "unit", "label", "ratio", "fit", "x", "y", "param"}, mw)
-        metric = Metric(
-            name=name,
-            table=m.get("table", "flows"),
-            column=m.get("column"),
-            where=dict(m.get("where", {})),
-            agg=m.get("agg", "sum"),
-            scale=float(m.get("scale", 1.0)),
-            unit=m.get("unit", ""),
-            label=m.get("label", ""),
-            ratio=tuple(m["ratio"]) if "ratio" in m else None,
-            fit=m.get("fit"),
-            x=tuple(m.get("x", ())),
-            y=m.get("y"),
-            param=m.get("param"),
-        )
-        if metric.fit is not None:
-            _need(metric.fit == "power_law", mw, f"fit {metric.fit!r}: only \"power_law\" (y = c / (x1^a · x2^b)) is known")
-            _need(len(metric.x) == 2 and all(x in sweep["grid"] for x in metric.x), mw, "x must name two grid keys")
-            _need(metric.param in ("a", "b", "c"), mw, "param must be \"a\", \"b\" or \"c\"")
-            _need(metric.y is not None, mw, "y must name a per-point metric")
-        elif metric.ratio is not None:
-            _need(len(metric.ratio) == 2, mw, "ratio = [numerator metric, denominator metric]")
-        else:
-            _need(metric.table in ("classes", "flows"), mw, f"table {metric.table!r}: \"classes\" or \"flows\"")
-            _need(isinstance(metric.column, str), mw, "column (a numeric column of the table) is required")
-            _need(metric.agg in AGGREGATES, mw, f"agg {metric.agg!r}: one of {', '.join(sorted(AGGREGATES))}")
-        metrics[name] = metric
+    try:
+        scenario = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        scenario = {}  # the core reports the scenario's own errors, with positions
+    metrics_raw = section.get("metrics", {})
+    _need(isinstance(metrics_raw, dict), f"{w}.metrics", "must be tables [reproduce.metrics.NAME]")
+    metrics = {
+        name: _parse_metric(name, m, metrics_raw, sweep, scenario, f"{w}.metrics.{name}") for name, m in metrics_raw.items()
+    }
     for metric in metrics.values():
-        for dep in (metric.ratio or ()) + ((metric.y,) if metric.y else ()):
+        for dep in metric.deps:
             _need(dep in metrics and metrics[dep].per_point, f"{w}.metrics.{metric.name}", f"{dep!r} is not a per-point metric of this entry")
+    metric_order(metrics, f"{w}.metrics")
     expect = []
     for i, e in enumerate(section.get("expect", [])):
         ew = f"{w}.expect[{i}]"
@@ -201,6 +476,9 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
             else:
                 _need(not coords, pw, "a fitted metric has one value and no grid coordinates")
         expect.append(Expectation(e["metric"], source, e.get("ref", ""), e["tolerance"], points))
+    claims_raw = section.get("claims", [])
+    _need(isinstance(claims_raw, list), f"{w}.claims", "must be tables [[reproduce.claims]]")
+    claims = [_parse_claim(c, sweep["grid"], metrics, f"{w}.claims[{i}]") for i, c in enumerate(claims_raw)]
     plot = dict(section.get("plot", {}))
     _check_keys(plot, {"x", "by", "metrics", "logx", "logy"}, f"{w}.plot")
     assumptions = section.get("assumptions", [])
@@ -217,6 +495,7 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
         expect=expect,
         plot=plot,
         text=text,
+        claims=claims,
     )
 
 
@@ -288,27 +567,123 @@ def _filter(df: pd.DataFrame, where: Mapping[str, Any], what: str) -> pd.DataFra
     return df
 
 
-def per_run_values(entry: Entry, data: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+def interval_ratios(
+    ts: pd.DataFrame,
+    scope: str,
+    numerator: str,
+    denominator: str,
+    metric: str = "delay_mean_s",
+    warmup_s: float = 0.0,
+) -> pd.Series:
+    """Per sampling interval of one run's time series (long form: time_s,
+    scope, class, metric, value), the ratio of class `numerator`'s value of
+    `metric` to class `denominator`'s at `scope`, indexed by time_s.
+    Intervals ending at or before `warmup_s`, intervals where either class
+    has no value (for delay_mean_s: no departure in the interval) and
+    intervals where the denominator is 0 are left out."""
+    d = ts[(ts["scope"] == scope) & (ts["metric"] == metric) & ts["class"].isin([numerator, denominator])]
+    d = d[d["time_s"] > warmup_s + 1e-9]
+    wide = d.pivot(index="time_s", columns="class", values="value")
+    if numerator not in wide.columns or denominator not in wide.columns:
+        return pd.Series([], dtype=float, name="ratio")
+    wide = wide[[numerator, denominator]].dropna()
+    wide = wide[wide[denominator] != 0]
+    return (wide[numerator] / wide[denominator]).rename("ratio")
+
+
+def interval_ratio_percentile(ts: pd.DataFrame, percentile: float, **kwargs: Any) -> float:
+    """The `percentile` (0..100; numpy's default linear interpolation between
+    order statistics) of `interval_ratios(ts, **kwargs)`; NaN if no interval
+    is left."""
+    r = interval_ratios(ts, **kwargs)
+    return float(np.percentile(r.to_numpy(), percentile)) if len(r) else math.nan
+
+
+def _timeseries_values(entry: Entry, runs: pd.DataFrame, runs_dir: Path | None) -> dict[str, pd.Series]:
+    """The time-series metrics of every run (read from `runs_dir/<run>/`)."""
+    ms = [m for m in entry.metrics.values() if m.kind == "interval_ratio"]
+    if not ms:
+        return {}
+    if runs_dir is None:
+        raise CatalogError(f"{entry.id}: time-series metrics need the sweep's run directories")
+    scopes = sorted({m.interval_ratio["scope"] for m in ms})
+    series = sorted({m.interval_ratio["metric"] for m in ms})
+    values: dict[str, list] = {m.name: [] for m in ms}
+    for _, run in runs.iterrows():
+        d = Path(runs_dir) / run["run"]
+        path = d / "timeseries.parquet"
+        ts = (
+            pd.read_parquet(path, columns=["time_s", "scope", "class", "metric", "value"],
+                            filters=[("scope", "in", scopes), ("metric", "in", series)])
+            if path.is_file() else pd.DataFrame(columns=["time_s", "scope", "class", "metric", "value"])
+        )
+        warmup = run.get("warmup_s")
+        if warmup is None or pd.isna(warmup):
+            warmup = json.loads((d / "summary.json").read_text()).get("warmup_s", 0.0)
+        for m in ms:
+            ir = m.interval_ratio
+            if not (ts["scope"] == ir["scope"]).any():
+                raise CatalogError(
+                    f"{entry.id}: metric {m.name}: run {run['run']} has no time series at scope {ir['scope']!r} "
+                    f"(has: {', '.join(sorted(set(ts['scope']))) or 'none'}); the runs must set run.sample_interval, "
+                    "and run.sample_scopes, if given, must include the scope"
+                )
+            v = interval_ratio_percentile(ts, m.percentile, scope=ir["scope"], numerator=ir["numerator"],
+                                          denominator=ir["denominator"], metric=ir["metric"], warmup_s=float(warmup))
+            values[m.name].append(v * m.scale)
+    return {name: pd.Series(v, index=runs.index, dtype=float) for name, v in values.items()}
+
+
+def _expr_values(entry: Entry, m: Metric, table: pd.DataFrame) -> pd.Series:
+    """An expr metric, evaluated per run over the columns it reads."""
+    from phblab.sweep import evaluate
+
+    out = []
+    for _, row in table.iterrows():
+        env = {name: float(row[col]) for name, col in m.inputs.items()}
+        try:
+            v = evaluate(m.expr, env)
+        except ArithmeticError:
+            v = math.nan  # a division by zero or an overflow: no value for this run
+        except (ValueError, TypeError) as e:
+            raise CatalogError(f"{entry.id}: metric {m.name}: expr {m.expr!r}: {e}") from None
+        if isinstance(v, complex):
+            v = math.nan  # a negative number to a fractional power
+        if not _number(v):
+            raise CatalogError(f"{entry.id}: metric {m.name}: expr {m.expr!r} gave {v!r}, not a number")
+        out.append(float(v) * m.scale)
+    return pd.Series(out, index=table.index, dtype=float)
+
+
+def per_run_values(
+    entry: Entry, data: Mapping[str, pd.DataFrame], runs_dir: str | os.PathLike | None = None
+) -> pd.DataFrame:
     """One row per run (grid keys, seed, run) and one column per per-point
-    metric, in plan order."""
-    runs = data["runs"]
+    metric, in plan order. `runs_dir` (the sweep's `runs/`) is read only for
+    time-series metrics."""
+    runs = data["runs"].reset_index(drop=True)
     keys = list(entry.grid)
-    out = runs[[*keys, "seed", "run"]].copy().reset_index(drop=True)
-    simple = [m for m in entry.metrics.values() if m.per_point and m.ratio is None]
-    for m in simple:
-        df = data[m.table]
-        if m.column not in df.columns:
-            raise CatalogError(f"metric {m.name}: no column {m.column!r} in {m.table}")
-        df = _filter(df, m.where, m.table)
-        if m.agg == "count":
-            agg = df.groupby("run", sort=False).size()
-        else:
-            agg = df.groupby("run", sort=False)[m.column].agg(m.agg)
-        out[m.name] = out["run"].map(agg).astype(float) * m.scale
-    for m in entry.metrics.values():
-        if m.ratio is not None:
+    out = runs[[*keys, "seed", "run"]].copy()
+    ts_values = _timeseries_values(entry, runs, Path(runs_dir) if runs_dir is not None else None)
+    for name in metric_order(entry.metrics, entry.id):
+        m = entry.metrics[name]
+        if m.kind == "column":
+            df = data[m.table]
+            if m.column not in df.columns:
+                raise CatalogError(f"metric {m.name}: no column {m.column!r} in {m.table}")
+            df = _filter(df, m.where, m.table)
+            if m.agg == "count":
+                agg = df.groupby("run", sort=False).size()
+            else:
+                agg = df.groupby("run", sort=False)[m.column].agg(m.agg)
+            out[m.name] = out["run"].map(agg).astype(float) * m.scale
+        elif m.kind == "interval_ratio":
+            out[m.name] = ts_values[m.name]
+        elif m.kind == "ratio":
             num, den = m.ratio
             out[m.name] = out[num] / out[den].where(out[den] != 0, np.nan) * m.scale
+        elif m.kind == "expr":
+            out[m.name] = _expr_values(entry, m, out)
     return out
 
 
@@ -343,8 +718,30 @@ def fitted(entry: Entry, pstats: pd.DataFrame) -> dict[str, dict]:
 # ---------------------------------------------------------------- comparison
 
 
+class _Verdict:
+    """What both kinds of check share: coordinates (`coords`), `passed`, and
+    the head of their one-line message."""
+
+    kind: str
+    coords: dict
+
+    @property
+    def passed(self) -> bool:
+        raise NotImplementedError
+
+    def where(self) -> str:
+        return _coords_text(self.coords)
+
+    def _head(self, what: str) -> str:
+        at = f" at {self.where()}" if self.coords else ""
+        return f"{'PASS' if self.passed else 'FAIL'} {what}{at}"
+
+
 @dataclass
-class Check:
+class Check(_Verdict):
+    """A value check: ours (the mean over the seeds) against an expected
+    value, within a tolerance."""
+
     metric: str
     coords: dict
     source: str
@@ -357,6 +754,7 @@ class Check:
     ci_high: float
     n: int
     unit: str
+    kind = "value"
 
     @property
     def gap(self) -> float:
@@ -370,23 +768,20 @@ class Check:
     def passed(self) -> bool:
         return math.isfinite(self.ours) and abs(self.gap) <= self.tol_abs * (1 + 1e-12)
 
-    def where(self) -> str:
-        return ", ".join(f"{k}={_fmt(v)}" for k, v in self.coords.items())
-
     def message(self) -> str:
         ci = f" [{_fmt(self.ci_low)}, {_fmt(self.ci_high)}]" if math.isfinite(self.ci_low) else ""
-        at = f" at {self.where()}" if self.coords else ""
         rel = f" ({100 * self.rel_gap:+.1f}%)" if math.isfinite(self.rel_gap) else ""
         verdict = "within" if self.passed else "exceeds"
         what = f"{self.source} ({self.ref})" if self.ref else self.source
         unit = f" {self.unit}" if self.unit else ""
         return (
-            f"{'PASS' if self.passed else 'FAIL'} {self.metric}{at}: ours {_fmt(self.ours)}{ci}{unit}, "
+            f"{self._head(self.metric)}: ours {_fmt(self.ours)}{ci}{unit}, "
             f"{what} {_fmt(self.expected)}: gap {self.gap:+.4g}{rel} {verdict} tolerance {self.tolerance}"
         )
 
     def row(self) -> dict:
         return {
+            "kind": self.kind,
             "metric": self.metric,
             **{f"at.{k}": v for k, v in self.coords.items()},
             "where": self.where(),
@@ -406,10 +801,157 @@ class Check:
         }
 
 
+@dataclass
+class SideValue:
+    """One side of a claim check, evaluated: the metric's mean over the
+    seeds at `at` (or a constant: metric None), times `scale`."""
+
+    metric: str | None
+    at: dict
+    scale: float
+    mean: float
+    ci_low: float = math.nan
+    ci_high: float = math.nan
+    n: int = 0
+    unit: str = ""
+
+    @property
+    def value(self) -> float:
+        return self.scale * self.mean
+
+    def row(self, side: str) -> dict:
+        return {
+            f"{side}_metric": self.metric or "",
+            f"{side}_at": _coords_text(self.at),
+            f"{side}_scale": self.scale,
+            f"{side}_mean": self.mean,
+            f"{side}_ci_low": self.ci_low,
+            f"{side}_ci_high": self.ci_high,
+            f"{side}_n": self.n,
+            f"{side}_unit": self.unit,
+            side: self.value,
+        }
+
+
+@dataclass
+class ClaimCheck(_Verdict):
+    """One check of a claim: `left op right` on the means, at the claim's
+    `over` coordinates `coords`."""
+
+    text: str
+    source: str
+    ref: str
+    coords: dict
+    op: str
+    left: SideValue
+    right: SideValue
+    kind = "claim"
+
+    @property
+    def passed(self) -> bool:
+        l, r = self.left.value, self.right.value
+        return math.isfinite(l) and math.isfinite(r) and CLAIM_OPS[self.op](l, r)
+
+    @property
+    def margin(self) -> float:
+        """left − right: how far the left side is above the right."""
+        return self.left.value - self.right.value
+
+    def label(self) -> str:
+        """"claim (Fig. 25)", "claim (measured, phblab 0.1.0)"."""
+        what = claim_source(self.row())
+        return f"claim ({what})" if what else "claim"
+
+    def message(self) -> str:
+        return f"{self._head(self.label())}: {self.text}: ours {claim_relation(self.row())}"
+
+    def row(self) -> dict:
+        return {
+            "kind": self.kind,
+            "text": self.text,
+            **{f"at.{k}": v for k, v in self.coords.items()},
+            "where": self.where(),
+            "source": self.source,
+            "ref": self.ref,
+            "op": self.op,
+            **self.left.row("left"),
+            **self.right.row("right"),
+            "margin": self.margin,
+            "passed": self.passed,
+        }
+
+
+def _coords_text(coords: Mapping) -> str:
+    return ", ".join(f"{k}={_fmt(v)}" for k, v in coords.items())
+
+
 def _fmt(v: Any) -> str:
+    if v is None:
+        return "nan"
     if isinstance(v, float):
         return f"{v:.4g}" if math.isfinite(v) else "nan"
     return str(v)
+
+
+def _side_text(row: Mapping, side: str, ci: bool, unit: str) -> str:
+    """'0.99 × tcp_throughput[scheduler=fifo] 5.13 = 5.079' from a claim row."""
+    u = f" {unit}" if unit else ""
+    mean = row.get(f"{side}_mean")
+    if not row.get(f"{side}_metric"):
+        return f"{_fmt(mean)}{u}"
+    at = row.get(f"{side}_at")
+    name = f"{row[f'{side}_metric']}[{at}]" if at else row[f"{side}_metric"]
+    lo, hi = row.get(f"{side}_ci_low"), row.get(f"{side}_ci_high")
+    interval = f" [{_fmt(lo)}, {_fmt(hi)}]" if ci and isinstance(lo, (int, float)) and math.isfinite(lo) else ""
+    scale = row.get(f"{side}_scale", 1.0)
+    if scale == 1:
+        return f"{name} {_fmt(mean)}{interval}{u}"
+    return f"{_fmt(float(scale))} × {name} {_fmt(mean)}{interval} = {_fmt(row.get(side))}{u}"
+
+
+def claim_source(row: Mapping) -> str:
+    """A claim's source as shown: its ref for a paper ("Fig. 25"), else
+    "measured, <ref>"."""
+    if row.get("source", "paper") == "paper":
+        return row.get("ref") or ""
+    return ", ".join(x for x in (row.get("source"), row.get("ref")) if x)
+
+
+def claim_relation(row: Mapping, ci: bool = False) -> str:
+    """A claim check's comparison as text, from its row (`ClaimCheck.row()`
+    or comparison.json): 'tcp[scheduler=bpr_plc] 5.11 >= 0.99 ×
+    tcp[scheduler=fifo] 5.13 = 5.079 Mb/s'; `ci` adds each mean's 95% CI."""
+    lu, ru = row.get("left_unit") or "", row.get("right_unit") or ""
+    same = lu == ru
+    left = _side_text(row, "left", ci, "" if same else lu)
+    right = _side_text(row, "right", ci, "" if same else ru)
+    return f"{left} {row.get('op')} {right}{' ' + lu if same and lu else ''}"
+
+
+def tally(checks: Sequence[Mapping | _Verdict]) -> str:
+    """'2/3 values within tolerance, 4/4 claims hold' for checks or their rows."""
+    counts = {"value": [0, 0], "claim": [0, 0]}
+    for c in checks:
+        kind, ok = (c.get("kind", "value"), c.get("passed")) if isinstance(c, Mapping) else (c.kind, c.passed)
+        counts[kind][0] += bool(ok)
+        counts[kind][1] += 1
+    parts = []
+    if counts["value"][1] or not counts["claim"][1]:
+        parts.append(f"{counts['value'][0]}/{counts['value'][1]} values within tolerance")
+    if counts["claim"][1]:
+        parts.append(f"{counts['claim'][0]}/{counts['claim'][1]} claims hold")
+    return ", ".join(parts)
+
+
+def _point(pstats: pd.DataFrame, entry: Entry, metric: str, coords: Mapping) -> tuple[float, float, float, int]:
+    """(mean, ci_low, ci_high, n) of a per-point metric at grid coordinates."""
+    d = pstats[pstats.metric == metric]
+    for k, v in coords.items():
+        d = d[[_same(v, g) for g in d[k]]]
+    if d.empty:
+        raise CatalogError(f"{entry.id}: no results for {metric} at {coords}")
+    r = d.iloc[0]
+    return float(r["mean"]), float(r["ci_low"]), float(r["ci_high"]), int(r["n"])
 
 
 def compare(entry: Entry, pstats: pd.DataFrame, fits: Mapping[str, dict]) -> list[Check]:
@@ -423,19 +965,30 @@ def compare(entry: Entry, pstats: pd.DataFrame, fits: Mapping[str, dict]) -> lis
             expected = float(p["value"])
             coords = {k: p[k] for k in keys if k in p}
             if m.per_point:
-                d = pstats[pstats.metric == m.name]
-                for k, v in coords.items():
-                    d = d[[_same(v, g) for g in d[k]]]
-                if d.empty:
-                    raise CatalogError(f"{entry.id}: no results for {e.metric} at {coords}")
-                r = d.iloc[0]
-                ours, lo, hi, n = float(r["mean"]), float(r["ci_low"]), float(r["ci_high"]), int(r["n"])
+                ours, lo, hi, n = _point(pstats, entry, m.name, coords)
             else:
                 f = fits[m.name]
                 ours, lo, hi, n = f["mean"], f["ci_low"], f["ci_high"], f["n"]
             tol_abs = tol * abs(expected) if kind == "rel" else tol
             tol_str = tol_text if isinstance(tol_text, str) else f"±{tol_text:g}{(' ' + m.unit) if m.unit else ''}"
             checks.append(Check(e.metric, coords, e.source, e.ref, expected, tol_str, tol_abs, ours, lo, hi, n, m.unit))
+    return checks
+
+
+def check_claims(entry: Entry, pstats: pd.DataFrame) -> list[ClaimCheck]:
+    """One check per claim and combination of its `over` values, in order."""
+    checks = []
+    for c in entry.claims:
+        units = [entry.metrics[s.metric].unit for s in (c.left, c.right) if s.metric]
+        for combo in c.combinations():
+            sides = []
+            for s in (c.left, c.right):
+                if s.metric is None:
+                    sides.append(SideValue(None, {}, 1.0, s.value, unit=units[0]))
+                else:
+                    mean, lo, hi, n = _point(pstats, entry, s.metric, {**combo, **s.at})
+                    sides.append(SideValue(s.metric, dict(s.at), s.scale, mean, lo, hi, n, entry.metrics[s.metric].unit))
+            checks.append(ClaimCheck(c.text, c.source, c.ref, combo, c.op, sides[0], sides[1]))
     return checks
 
 
@@ -468,10 +1021,12 @@ class Outcome:
             "assumptions": e.assumptions,
             "notes": e.notes,
             "sweep": {**e.sweep, "seeds": self.seeds or e.sweep.get("seeds", 1)},
-            "metrics": {
-                m.name: {"label": m.label, "unit": m.unit, **({"fit": m.fit, "param": m.param} if m.fit else {})}
-                for m in e.metrics.values()
-            },
+            "metrics": {m.name: _metric_json(m) for m in e.metrics.values()},
+            "claims": [
+                {"text": c.text, "ref": c.ref, "source": c.source, "over": c.over, "op": c.op,
+                 "left": _side_json(c.left), "right": _side_json(c.right)}
+                for c in e.claims
+            ],
             "phblab_version": _core.version(),
             "runs": self.runs,
             "ran": self.ran,
@@ -480,6 +1035,23 @@ class Outcome:
             "checks": [c.row() for c in self.checks],
             "plots": [str(p.relative_to(self.dir)) for p in self.plots],
         }
+
+
+def _metric_json(m: Metric) -> dict:
+    doc = {"label": m.label, "unit": m.unit, "kind": m.kind}
+    if m.fit:
+        doc.update(fit=m.fit, param=m.param)
+    if m.expr is not None:
+        doc.update(expr=m.expr, **({"params": m.params} if m.params else {}))
+    if m.interval_ratio is not None:
+        doc.update(interval_ratio=m.interval_ratio, percentile=m.percentile)
+    return doc
+
+
+def _side_json(s: Side) -> dict:
+    if s.metric is None:
+        return {"value": s.value}
+    return {"metric": s.metric, "at": s.at, "scale": s.scale}
 
 
 def entry_dir(entry: Entry, results: str | os.PathLike = DEFAULT_RESULTS) -> Path:
@@ -513,10 +1085,10 @@ def reproduce(
         progress=progress,
     )
     data = {"classes": sw.classes, "flows": sw.flows, "runs": sw.runs}
-    per_run = per_run_values(entry, data)
+    per_run = per_run_values(entry, data, sw.dir / "runs")
     pstats = point_stats(entry, per_run)
     fits = fitted(entry, pstats)
-    checks = compare(entry, pstats, fits)
+    checks = compare(entry, pstats, fits) + check_claims(entry, pstats)
     plots = plot_entry(entry, pstats, d)
     outcome = Outcome(entry, checks, d, plots, len(sw.runs), sw.ran, time.perf_counter() - start, pstats, list(sw.seeds))
     d.mkdir(parents=True, exist_ok=True)
@@ -545,8 +1117,9 @@ def plot_entry(entry: Entry, pstats: pd.DataFrame, out_dir: Path) -> list[Path]:
     x = entry.plot.get("x", keys[0])
     by = entry.plot.get("by", [k for k in keys if k != x])
     by = [by] if isinstance(by, str) else list(by)
+    claimed = [s.metric for c in entry.claims for s in (c.left, c.right) if s.metric]
     names = entry.plot.get("metrics") or list(
-        dict.fromkeys(e.metric for e in entry.expect if entry.metrics[e.metric].per_point)
+        dict.fromkeys([*(e.metric for e in entry.expect if entry.metrics[e.metric].per_point), *claimed])
     )
     pngs = []
     for name in names:
@@ -558,7 +1131,7 @@ def plot_entry(entry: Entry, pstats: pd.DataFrame, out_dir: Path) -> list[Path]:
         fig, ax = pl.plt.subplots(figsize=(6.4, 4.4))
         colours = pl.draw_lines(ax, d, x, by, 1.0, xs_of, label_prefix="ours: " if not by else "")
         markers = {"paper": "s", "measured": "D"}
-        shown = set()
+        shown: set = set()
         for e in entry.expect:
             if e.metric != name:
                 continue
@@ -582,8 +1155,10 @@ def plot_entry(entry: Entry, pstats: pd.DataFrame, out_dir: Path) -> list[Path]:
         ylabel = m.label or m.name
         ax.set_ylabel(f"{ylabel} ({m.unit})" if m.unit else ylabel)
         n = int(d["n"].max()) if len(d) else 0
-        ax.set_title(f"{entry.id}: {m.name} — lines: ours (mean, 95% CI, {n} seeds); open markers: expected", fontsize=8)
-        ax.legend(fontsize=7, title=", ".join(by) if by else None, title_fontsize=7)
+        expected = "; open markers: expected" if shown else ""
+        ax.set_title(f"{entry.id}: {m.name} — lines: ours (mean, 95% CI, {n} seeds){expected}", fontsize=8)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, title=", ".join(by) if by else None, title_fontsize=7)
         ax.grid(True, alpha=0.3)
         paths = pl.save(fig, out_dir / f"{pl._safe(name)}")
         pngs.append(paths[0])
@@ -607,9 +1182,8 @@ def format_outcome(outcome: Outcome) -> str:
     )
     for c in outcome.checks:
         lines.append(f"  {c.message()}")
-    npass = sum(c.passed for c in outcome.checks)
     verdict = "PASS" if outcome.passed else "FAIL"
-    lines.append(f"  {verdict}: {npass}/{len(outcome.checks)} values within tolerance")
+    lines.append(f"  {verdict}: {tally(outcome.checks)}")
     return "\n".join(lines)
 
 
@@ -620,9 +1194,13 @@ def list_entries(entries: Sequence[Entry]) -> str:
     out = []
     for e in entries:
         n = sum(len(x.points) for x in e.expect)
-        sources = "/".join(sorted({x.source for x in e.expect})) or "no values"
+        sources = "/".join(sorted({x.source for x in e.expect}))
+        checks = sum(len(c.combinations()) for c in e.claims)
+        what = [f"{n} {sources} values"] if n else []
+        if e.claims:
+            what.append(f"{len(e.claims)} claim{'s' if len(e.claims) > 1 else ''} ({checks} checks)")
         points = math.prod(len(v) for v in e.grid.values()) if e.grid else 1
         seeds = e.sweep.get("seeds", 1)
         nseeds = seeds if isinstance(seeds, int) else len(seeds)
-        out.append(f"{e.id.ljust(width)}  {e.title}  [{n} {sources} values; {points} points × {nseeds} seeds]")
+        out.append(f"{e.id.ljust(width)}  {e.title}  [{', '.join(what) or 'no values'}; {points} points × {nseeds} seeds]")
     return "\n".join(out)

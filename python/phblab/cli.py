@@ -155,7 +155,7 @@ examples:
 
 Results go to results/reproduce/<id>/ (the sweep, comparison.json and .csv,
 plots); complete runs there are reused. Exit status 3 if a value is out of
-tolerance. docs/workflow.md describes catalog entries.
+tolerance or a claim does not hold. docs/workflow.md describes catalog entries.
 """
 
 

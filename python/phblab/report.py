@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from phblab import _core
-from phblab.catalog import DEFAULT_RESULTS, Entry, entry_dir, load_catalog
+from phblab.catalog import DEFAULT_RESULTS, Entry, claim_relation, claim_source, entry_dir, load_catalog, tally
 
 DEFAULT_OUT = Path("results") / "report"
 _MARKER = ".phblab-report"
@@ -70,6 +70,58 @@ def _seeds(seeds: Any) -> str:
     return f"1..{seeds}"
 
 
+def _values_table(checks: list[dict]) -> str:
+    rows = []
+    for c in checks:
+        ok = "pass" if c.get("passed") else "fail"
+        rel = c.get("rel_gap")
+        rel_txt = f"{100 * rel:+.1f}%" if isinstance(rel, (int, float)) and math.isfinite(rel) else "–"
+        ci = f"[{_num(c.get('ci_low'))}, {_num(c.get('ci_high'))}]"
+        rows.append(
+            "<tr>"
+            f'<td class="l">{_e(c["metric"])}</td><td class="l">{_e(c.get("where", ""))}</td>'
+            f"<td>{_num(c.get('ours'))}</td><td>{ci}</td><td>{_num(c.get('expected'))}</td>"
+            f'<td class="l">{_e(c.get("source", ""))}{(": " + _e(c["ref"])) if c.get("ref") else ""}</td>'
+            f"<td>{_num(c.get('gap'))}</td><td>{rel_txt}</td><td>{_e(c.get('tolerance', ''))}</td>"
+            f"<td>{_e(c.get('unit', ''))}</td>"
+            f'<td class="{ok}">{ok.upper()}</td></tr>'
+        )
+    return (
+        "<table><tr>"
+        '<th class="l">metric</th><th class="l">at</th><th>ours (mean)</th><th>95% CI</th><th>expected</th>'
+        '<th class="l">source</th><th>gap</th><th>gap %</th><th>tolerance</th><th>unit</th><th>result</th></tr>'
+        + "".join(rows)
+        + "</table>"
+    )
+
+
+def _claims_table(checks: list[dict]) -> str:
+    """One row per claim check: the statement, where it is checked, and the
+    comparison of our means (with their 95% CIs) that decides it."""
+    rows = []
+    for c in checks:
+        ok = "pass" if c.get("passed") else "fail"
+        source = claim_source(c)
+        rows.append(
+            "<tr>"
+            f'<td class="l">{_e(c.get("text", ""))}</td><td class="l">{_e(source or "–")}</td>'
+            f'<td class="l">{_e(c.get("where") or "–")}</td>'
+            f'<td class="l">{_e(claim_relation(c, ci=True))}</td>'
+            f"<td>{_num(c.get('margin'))}</td>"
+            f'<td class="{ok}">{ok.upper()}</td></tr>'
+        )
+    return (
+        '<p><b>Claims</b> <span class="small">— relations the source states, each checked on our means over the '
+        "seeds. A side reads <code>metric[grid point] mean [95% CI]</code> (the grid point besides the one "
+        "the row is checked at; the CI is shown, not used); <code>k × … = v</code> scales the mean by k.</span></p>"
+        "<table><tr>"
+        '<th class="l">claim</th><th class="l">source</th><th class="l">checked at</th>'
+        '<th class="l">ours: left op right</th><th>left − right</th><th>result</th></tr>'
+        + "".join(rows)
+        + "</table>"
+    )
+
+
 def _entry_section(entry: Entry, results: Path, out: Path) -> tuple[str, str]:
     """(status, HTML) of one entry; copies its files into `out`."""
     flat = _flat(entry.id)
@@ -90,10 +142,7 @@ def _entry_section(entry: Entry, results: Path, out: Path) -> tuple[str, str]:
     doc = json.loads(comparison.read_text())
     checks = doc.get("checks", [])
     status = "pass" if doc.get("passed") else "fail"
-    npass = sum(bool(c.get("passed")) for c in checks)
-    parts.append(
-        f'<p class="{status}">{status.upper()}: {npass}/{len(checks)} values within tolerance</p>'
-    )
+    parts.append(f'<p class="{status}">{status.upper()}: {_e(tally(checks))}</p>')
     if entry.assumptions:
         parts.append("<p><b>Assumptions</b></p><ul>" + "".join(f"<li>{_e(a)}</li>" for a in entry.assumptions) + "</ul>")
     if entry.notes:
@@ -111,28 +160,12 @@ def _entry_section(entry: Entry, results: Path, out: Path) -> tuple[str, str]:
             _copy(svg, out / svg_rel)
             link = f' <a href="{_e(svg_rel.as_posix())}">SVG</a>'
         parts.append(f'<p><img src="{_e(img.as_posix())}" alt="{_e(entry.id)} {_e(Path(rel).stem)}">{link}</p>')
-    rows = []
-    for c in checks:
-        ok = "pass" if c.get("passed") else "fail"
-        rel = c.get("rel_gap")
-        rel_txt = f"{100 * rel:+.1f}%" if isinstance(rel, (int, float)) and math.isfinite(rel) else "–"
-        ci = f"[{_num(c.get('ci_low'))}, {_num(c.get('ci_high'))}]"
-        rows.append(
-            "<tr>"
-            f'<td class="l">{_e(c["metric"])}</td><td class="l">{_e(c.get("where", ""))}</td>'
-            f"<td>{_num(c.get('ours'))}</td><td>{ci}</td><td>{_num(c.get('expected'))}</td>"
-            f'<td class="l">{_e(c.get("source", ""))}{(": " + _e(c["ref"])) if c.get("ref") else ""}</td>'
-            f"<td>{_num(c.get('gap'))}</td><td>{rel_txt}</td><td>{_e(c.get('tolerance', ''))}</td>"
-            f"<td>{_e(c.get('unit', ''))}</td>"
-            f'<td class="{ok}">{ok.upper()}</td></tr>'
-        )
-    parts.append(
-        "<table><tr>"
-        '<th class="l">metric</th><th class="l">at</th><th>ours (mean)</th><th>95% CI</th><th>expected</th>'
-        '<th class="l">source</th><th>gap</th><th>gap %</th><th>tolerance</th><th>unit</th><th>result</th></tr>'
-        + "".join(rows)
-        + "</table>"
-    )
+    values = [c for c in checks if c.get("kind", "value") == "value"]
+    claims = [c for c in checks if c.get("kind") == "claim"]
+    if values:
+        parts.append(_values_table(values))
+    if claims:
+        parts.append(_claims_table(claims))
     csv = Path("data") / f"{flat}.csv"
     if (d / "comparison.csv").is_file():
         _copy(d / "comparison.csv", out / csv)
@@ -189,7 +222,9 @@ def write_report(
 <h1>phblab reproduction report</h1>
 <p class="small">phblab {_e(_core.version())}; written {_e(now)} from <code>{_e(results)}</code>.
 Each entry is a scenario of the catalog with a <code>[reproduce]</code> section; ours is the mean over the seeds
-with its 95% confidence interval (Student t); a value passes when |ours − expected| ≤ tolerance.
+with its 95% confidence interval (Student t); a value passes when |ours − expected| ≤ tolerance;
+a claim (a relation the source states, such as “A’s throughput is at least 0.99 × B’s”) holds when
+the relation holds for the means.
 Values marked <i>measured</i> are regression values of phblab itself, not a paper's.</p>
 <table><tr><th class="l">entry</th><th class="l">title</th><th>result</th></tr>{overview}</table>
 {"".join(sections) if sections else "<p>The catalog has no entries.</p>"}
