@@ -116,6 +116,32 @@ def test_reproduce_passes_and_a_wrong_value_fails_with_its_gap(tiny_catalog, tmp
     assert "FAIL: 1/3 values within tolerance" in text and "a test entry" in text
 
 
+def test_an_entry_may_sweep_a_shared_scenario(tiny_catalog, tmp_path):
+    """`scenario = "tiny.toml"`: the entry file holds only [reproduce] and
+    sweeps the named file (itself an entry), with the same results."""
+    be, share = expected_values()
+    shared = tiny_catalog / "test-paper" / "shared.toml"
+    shared.write_text(SECTION.format(be=be, share=share).replace("[reproduce]\n", "[reproduce]\nscenario = \"tiny.toml\"\n", 1))
+    entry = catalog.load_entry(shared, tiny_catalog)
+    assert entry.scenario == (tiny_catalog / "test-paper" / "tiny.toml").resolve()
+    assert entry.scenario_path == entry.scenario and entry.path == shared
+    ok = catalog.reproduce(entry, results=tmp_path / "res", jobs=1)
+    assert ok.passed, catalog.format_outcome(ok)
+    doc = json.loads((tmp_path / "res" / "test-paper" / "shared" / "comparison.json").read_text())
+    assert doc["scenario"].endswith("tiny.toml") and doc["entry"].endswith("shared.toml")
+
+    def load_with(prefix: str, name: str = "tiny.toml"):
+        bad = tiny_catalog / "test-paper" / "bad.toml"
+        bad.write_text(prefix + SECTION.format(be=be, share=share).replace("[reproduce]\n", f"[reproduce]\nscenario = \"{name}\"\n", 1))
+        with pytest.raises(catalog.CatalogError) as e:
+            catalog.load_entry(bad, tiny_catalog)
+        return str(e.value)
+
+    assert "holds only [reproduce]; found name" in load_with('name = "x"\n')
+    assert "does not exist" in load_with("", "missing.toml")
+    assert "names the entry's own file" in load_with("", "bad.toml")
+
+
 def test_reproduce_command_exit_status(tiny_catalog, tmp_path):
     def cli(*args):
         return subprocess.run(

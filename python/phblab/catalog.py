@@ -189,6 +189,13 @@ class Entry:
     plot: dict
     text: str
     claims: list = field(default_factory=list)
+    #: the scenario file the entry sweeps: `path` itself, or the file its
+    #: `scenario` key names
+    scenario: Path | None = None
+
+    @property
+    def scenario_path(self) -> Path:
+        return self.scenario or self.path
 
     @property
     def grid(self) -> dict:
@@ -431,7 +438,7 @@ def _parse_claim(c: Any, grid: Mapping, metrics: Mapping, cw: str) -> Claim:
 
 def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: str) -> Entry:
     w = f"{path}: [reproduce]"
-    _check_keys(section, {"title", "paper", "assumptions", "notes", "sweep", "metrics", "expect", "claims", "plot"}, w)
+    _check_keys(section, {"title", "paper", "scenario", "assumptions", "notes", "sweep", "metrics", "expect", "claims", "plot"}, w)
     sweep = dict(section.get("sweep", {}))
     _check_keys(sweep, {"grid", "set", "seeds", "overrides"}, f"{w}.sweep")
     grid = sweep.get("grid", {})
@@ -499,6 +506,26 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
     )
 
 
+def _shared_scenario(path: Path, text: str, section: Mapping[str, Any]) -> tuple[Path | None, str]:
+    """An entry's `scenario = "base.toml"`: the file it sweeps (relative to
+    the entry's own file, which then holds nothing but `[reproduce]`) and
+    that file's scenario text. Without the key: (None, the entry's text)."""
+    name = section.get("scenario")
+    if name is None:
+        return None, text
+    w = f"{path}: [reproduce].scenario"
+    _need(isinstance(name, str) and name.endswith(".toml"), w, f"{name!r}: the path of a scenario file (.toml), relative to this file")
+    rest = tomllib.loads(text)
+    _need(not rest, w, f"this file gives its scenario by name, so it holds only [reproduce]; found {', '.join(sorted(rest))}")
+    base = (path.parent / name).resolve()
+    _need(base.is_file(), w, f"{base} does not exist")
+    _need(base != path.resolve(), w, "names the entry's own file")
+    try:
+        return base, split_reproduce(base.read_text(encoding="utf-8"))[0]
+    except (ValueError, tomllib.TOMLDecodeError) as e:
+        raise CatalogError(f"{w}: {base}: {e}") from None
+
+
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
         return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
@@ -521,7 +548,10 @@ def load_entry(path: str | os.PathLike, root: str | os.PathLike | None = None) -
         entry_id = path.resolve().relative_to(Path(root).resolve()).with_suffix("").as_posix() if root else path.stem
     except ValueError:
         entry_id = path.stem
-    return parse_section(entry_id, path, section, text)
+    scenario, text = _shared_scenario(path, text, section)
+    entry = parse_section(entry_id, path, section, text)
+    entry.scenario = scenario
+    return entry
 
 
 def load_catalog(root: str | os.PathLike | None = None) -> list[Entry]:
@@ -1017,7 +1047,8 @@ class Outcome:
             "id": e.id,
             "title": e.title,
             "paper": e.paper,
-            "scenario": str(e.path),
+            "scenario": str(e.scenario_path),
+            "entry": str(e.path),
             "assumptions": e.assumptions,
             "notes": e.notes,
             "sweep": {**e.sweep, "seeds": self.seeds or e.sweep.get("seeds", 1)},
@@ -1074,7 +1105,7 @@ def reproduce(
     start = time.perf_counter()
     d = entry_dir(entry, results)
     sw = sweep(
-        entry.path,
+        entry.scenario_path,
         grid=entry.grid,
         seeds=seeds if seeds is not None else entry.sweep.get("seeds", 1),
         jobs=jobs,

@@ -132,6 +132,10 @@ def _entry_section(entry: Entry, results: Path, out: Path) -> tuple[str, str]:
         parts.append(f"<p><b>Source:</b> {_e(entry.paper)}</p>")
     scen = Path("scenarios") / f"{flat}.toml"
     _copy(entry.path, out / scen)
+    if entry.scenario is not None:
+        base = Path("scenarios") / f"{flat}.scenario.toml"
+        _copy(entry.scenario, out / base)
+        parts.append(f'<p>Sweeps the scenario <a href="{_e(base.as_posix())}">{_e(entry.scenario.name)}</a>.</p>')
     if not comparison.is_file():
         parts.append(
             f'<p class="notrun">NOT RUN</p><p>No results in <code>{_e(d)}</code>; run '
