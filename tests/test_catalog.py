@@ -504,7 +504,6 @@ def test_list_counts_claims(tmp_path):
     ('left = { metric = "d_ts" }', 'left = { metric = "nope" }', "claims[0].left: metric 'nope' is not defined"),
     ("over = { load = [0.5, 0.9], timescale_ms = [100, 250] }", "over = { load = [0.5, 0.9] }",
      "claims[0].left: at and over together must give every grid key; missing: timescale_ms"),
-    ("over = { timescale_ms = 100 }", "over = { timescale_ms = 100, load = 0.5 }", "claims[1].left.at: load is in both at and over"),
     ("at = { load = 0.9 } }", "at = { load = 0.7 } }", "claims[1].left.at: load = 0.7 is not in the grid"),
     ("at = { load = 0.9 } }", "at = { load = 0.9, colour = 1 } }", "claims[1].left.at: 'colour' is not a grid key"),
     ("over = { load = 0.9 }", "over = { load = 0.8 }", "claims[2].over: load = 0.8 is not in the grid"),

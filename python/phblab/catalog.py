@@ -405,7 +405,6 @@ def _parse_side(s: Any, grid: Mapping, over: Mapping, metrics: Mapping, sw: str)
     _need(isinstance(at, dict), f"{sw}.at", "a table {grid key = value}")
     for k, v in at.items():
         _need(k in grid, f"{sw}.at", f"{k!r} is not a grid key; grid keys: {', '.join(grid) or 'none'}")
-        _need(k not in over, f"{sw}.at", f"{k} is in both at and over; give it in one")
         _need(not isinstance(v, list), f"{sw}.at", f"{k}: one value (give several values in the claim's over)")
         _need(any(_same(v, g) for g in grid[k]), f"{sw}.at", f"{k} = {v!r} is not in the grid")
     missing = [k for k in grid if k not in at and k not in over]
