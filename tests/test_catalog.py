@@ -140,6 +140,8 @@ def test_an_entry_may_sweep_a_shared_scenario(tiny_catalog, tmp_path):
     assert "holds only [reproduce]; found name" in load_with('name = "x"\n')
     assert "does not exist" in load_with("", "missing.toml")
     assert "names the entry's own file" in load_with("", "bad.toml")
+    with pytest.raises(ValueError, match="catalog entry that sweeps tiny.toml"):
+        phblab.validate(shared)
 
 
 def test_reproduce_command_exit_status(tiny_catalog, tmp_path):
@@ -196,13 +198,15 @@ def test_reproduce_section_is_hidden_from_the_core_and_positions_kept(tmp_path):
 def test_every_catalog_file_is_valid(path):
     """Every scenario under scenarios/ validates; an entry's section parses
     and every grid point validates (without running)."""
-    phblab.validate(path)
-    if "[reproduce" in path.read_text():
-        entry = catalog.load_entry(path, ROOT / "scenarios")
-        assert (entry.expect or entry.claims) and entry.assumptions
-        from phblab.sweep import make_plan
+    if "[reproduce" not in path.read_text():
+        phblab.validate(path)
+        return
+    entry = catalog.load_entry(path, ROOT / "scenarios")
+    phblab.validate(entry.scenario_path)
+    assert (entry.expect or entry.claims) and entry.assumptions
+    from phblab.sweep import make_plan
 
-        make_plan(path, entry.grid, 1, entry.sweep.get("overrides"), entry.sweep.get("set"))
+    make_plan(entry.scenario_path, entry.grid, 1, entry.sweep.get("overrides"), entry.sweep.get("set"))
 
 
 def test_the_catalog_lists_the_first_entries():

@@ -59,5 +59,12 @@ def split_reproduce(text: str) -> tuple[str, dict[str, Any] | None]:
 
 
 def scenario_text_of_file(text: str) -> str:
-    """The text the core should read for a scenario file's `text`."""
-    return split_reproduce(text)[0]
+    """The text the core should read for a scenario file's `text`. A catalog
+    entry that only names the scenario it sweeps (`scenario = "base.toml"`
+    in `[reproduce]`) has none: that is an error naming the file to use."""
+    stripped, section = split_reproduce(text)
+    if section is not None and "scenario" in section and not tomllib.loads(stripped):
+        raise ValueError(
+            f"this file is a catalog entry that sweeps {section['scenario']}: run that file, or `phblab reproduce` the entry"
+        )
+    return stripped
