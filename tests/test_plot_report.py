@@ -107,6 +107,12 @@ def test_report_parses_and_every_reference_resolves(tmp_path):
     with pytest.raises(FileExistsError):
         report.write_report(out=tmp_path / "mine", results=results, catalog=root)
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep"
+    # the command can restrict the report to some entries
+    from phblab import cli
+
+    assert cli.main(["report", "tiny", "--catalog", str(root), "--results", str(results), "--out", str(tmp_path / "some")]) == 0
+    some = (tmp_path / "some" / "index.html").read_text()
+    assert "test-paper/tiny" in some and "test-paper/wrong" not in some and "NOT RUN" not in some
 
 
 def test_report_shows_claims(tmp_path):

@@ -254,6 +254,7 @@ def _add_workflow(sub) -> None:
         ),
         formatter_class=fmt,
     )
+    rep.add_argument("ids", nargs="*", metavar="ENTRY", help="entries to include (ids as for reproduce; default: every entry)")
     rep.add_argument("--out", metavar="DIR", help="output directory (default results/report)")
     rep.add_argument("--results", metavar="DIR", help="reproduce results to read (default results/reproduce)")
     rep.add_argument("--catalog", metavar="DIR", help="the catalog root (default: ./scenarios)")
@@ -454,7 +455,7 @@ def _report(args: argparse.Namespace) -> int:
 
     results = args.results or catalog.DEFAULT_RESULTS
     try:
-        entries = catalog.load_catalog(args.catalog)
+        entries = catalog.find_entries(args.ids, args.catalog) if args.ids else catalog.load_catalog(args.catalog)
         if args.run:
             for entry in entries:
                 outcome = catalog.reproduce(entry, results=results, jobs=args.jobs, progress=True)
