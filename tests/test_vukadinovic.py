@@ -1,0 +1,92 @@
+"""Smoke versions of the Vukadinović thesis' reproductions: the catalog
+entries' scenarios, run short (60–80 s, one or two seeds) so that a change
+that breaks BPR, BPR+, PLC or the other schedulers in a real network shows
+here, in seconds. The bands are wide: the full entries (`phblab reproduce`)
+hold the thesis' numbers; these hold what must stay true of the mechanisms.
+"""
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import phblab
+
+THESIS = Path(__file__).resolve().parents[1] / "scenarios" / "vukadinovic-2004"
+SHORT = {"run.duration": "80s", "run.warmup": "10s"}
+
+
+def bottleneck(res: phblab.Results, scope: str) -> pd.DataFrame:
+    c = res.classes
+    return c[c.scope == scope].set_index("class")
+
+
+@pytest.fixture(scope="module")
+def section_7():
+    """FIFO, BPR and BPR+PLC at δ = 8 (Figs. 22–23), seeds 1 and 2."""
+    out = {}
+    for scheme in ("fifo", "bpr", "bpr_plc"):
+        runs = [
+            bottleneck(phblab.run(THESIS / "section-7.toml", seed=seed, overrides={**SHORT, "links[1].qdisc_forward": scheme}), "r1->r2")
+            for seed in (1, 2)
+        ]
+        out[scheme] = pd.concat(runs).groupby(level=0).mean(numeric_only=True)
+    return out
+
+
+def test_bpr_differentiates_delays_and_fifo_does_not(section_7):
+    ratio = {s: t.delay_mean_s["tcp"] / t.delay_mean_s["udp"] for s, t in section_7.items()}
+    assert 0.85 < ratio["fifo"] < 1.1, ratio
+    assert 5.5 < ratio["bpr"] < 9.6 and 5.5 < ratio["bpr_plc"] < 9.6, ratio
+    # UDP waits less with BPR than with FIFO; TCP more.
+    assert section_7["bpr"].delay_mean_s["udp"] < 0.5 * section_7["fifo"].delay_mean_s["udp"]
+    assert section_7["bpr"].delay_mean_s["tcp"] > section_7["fifo"].delay_mean_s["tcp"]
+
+
+def test_plc_protects_tcp_throughput_and_evicts_only_udp(section_7):
+    tcp = {s: t.throughput_bps["tcp"] for s, t in section_7.items()}
+    assert tcp["bpr"] < tcp["fifo"] <= 1.02 * tcp["bpr_plc"], tcp
+    assert section_7["bpr_plc"].drop_eviction["udp"] > 0
+    assert section_7["bpr_plc"].drop_eviction["tcp"] == 0
+    assert section_7["bpr"].drop_eviction.sum() == 0 and section_7["fifo"].drop_eviction.sum() == 0
+    # PLC moves losses from TCP to UDP; the link stays full.
+    assert section_7["bpr_plc"].loss_rate["tcp"] < section_7["bpr"].loss_rate["tcp"]
+    total = {s: t.throughput_bps.sum() for s, t in section_7.items()}
+    assert all(9.8e6 < v <= 10e6 for v in total.values()), total
+
+
+@pytest.mark.parametrize("scheduler", ["bpr", "dwfq", "mdp", "pad", "wtp"])
+def test_every_delay_differentiation_scheduler_reaches_delta_4(scheduler):
+    """Section 5.4 (Fig. 18), δ = 4, one seed, 60 s."""
+    res = phblab.run(
+        THESIS / "section-7.toml",
+        overrides={"run.duration": "60s", "links[1].qdisc_forward": scheduler, f"qdiscs.{scheduler}.delta": 4},
+    )
+    t = bottleneck(res, "r1->r2")
+    ratio = t.delay_mean_s["tcp"] / t.delay_mean_s["udp"]
+    assert 3.0 < ratio < 4.6, f"{scheduler}: {ratio}"
+
+
+def test_bpr_plus_is_closer_to_a_large_delta_than_bpr():
+    """Section 5.3 (Fig. 12): δ = 16 at full load, one seed, 80 s."""
+    ratio = {}
+    for scheduler in ("bpr", "bpr_plus"):
+        res = phblab.run(
+            THESIS / "section-5-3.toml",
+            overrides={**SHORT, "links[2].qdisc_forward": scheduler, f"qdiscs.{scheduler}.delta": 16},
+        )
+        t = bottleneck(res, "r->sink")
+        ratio[scheduler] = t.delay_mean_s["ts"] / t.delay_mean_s["ds"]
+    assert abs(ratio["bpr_plus"] - 16) < abs(ratio["bpr"] - 16), ratio
+    assert 11 < ratio["bpr"] < 16 and 13.5 < ratio["bpr_plus"] < 17.5, ratio
+
+
+def test_per_hop_differentiation_holds_end_to_end():
+    """Section 7.3 (Table 2): δ = 4 in every router, one seed, 60 s; the
+    end-to-end queueing delay ratio of each group."""
+    overrides = {"run.duration": "60s", **{f"links[{i}].qdisc_forward": "bpr" for i in range(3)}}
+    flows = phblab.run(THESIS / "table-2.toml", overrides=overrides).flows
+    delay = flows.groupby("class").queueing_delay_mean_s.mean()
+    for g in range(1, 5):
+        ratio = delay[f"tcp{g}"] / delay[f"udp{g}"]
+        assert 3.4 < ratio < 4.6, f"group {g}: {ratio}"
