@@ -35,7 +35,7 @@
 
 use std::collections::VecDeque;
 
-use super::{check_heads, check_per_queue, smallest, Head, SchedError, Scheduler};
+use super::{check_heads, check_per_queue, evict_tag, smallest, Head, SchedError, Scheduler};
 use crate::time::Time;
 
 /// DWFQ over `s.len()` queues.
@@ -113,15 +113,10 @@ impl Scheduler for Dwfq {
     /// Backlog down, tag popped, `v̂` unchanged; an emptied queue's `F_prev`
     /// rolls back (see the module doc).
     fn on_evict(&mut self, queue: usize, size: u32, _now: Time) {
-        self.tags[queue]
-            .pop_front()
-            .unwrap_or_else(|| panic!("DWFQ: eviction from empty queue {queue}"));
         self.backlog[queue] = self.backlog[queue]
             .checked_sub(size as u64)
             .unwrap_or_else(|| panic!("DWFQ: eviction of {size} B from queue {queue} holding less"));
-        if self.tags[queue].is_empty() {
-            self.last_finish[queue] = self.last_start[queue];
-        }
+        evict_tag("DWFQ", queue, &mut self.tags[queue], &mut self.last_finish[queue], self.last_start[queue]);
     }
 }
 

@@ -115,6 +115,8 @@ pub use wirr::Wirr;
 pub use wrr::Wrr;
 pub use wtp::Wtp;
 
+use std::collections::VecDeque;
+
 use crate::time::Time;
 
 /// The head packet of a non-empty queue.
@@ -202,6 +204,24 @@ pub(crate) fn check_heads(scheduler: &'static str, heads: &[Option<Head>], queue
         "{scheduler}: select got {} heads for {queues} queues",
         heads.len()
     );
+}
+
+/// Eviction for the schedulers that tag packets from a per-queue last tag
+/// (WFQ, SCFQ, DWFQ, VirtualClock): pops `queue`'s head tag and, when that
+/// empties the queue, rolls its last finish tag back to the evicted packet's
+/// start tag, so that the next arrival is tagged as if the evicted packet
+/// had never come. With packets behind it, the queue keeps its tags.
+pub(crate) fn evict_tag<T: Copy>(
+    scheduler: &'static str,
+    queue: usize,
+    tags: &mut VecDeque<T>,
+    last_finish: &mut T,
+    last_start: T,
+) {
+    tags.pop_front().unwrap_or_else(|| panic!("{scheduler}: eviction from empty queue {queue}"));
+    if tags.is_empty() {
+        *last_finish = last_start;
+    }
 }
 
 /// The queue with the smallest key, ties to the one listed first (the lower

@@ -26,7 +26,7 @@
 
 use std::collections::VecDeque;
 
-use super::{check_heads, check_per_queue, smallest, Head, SchedError, Scheduler};
+use super::{check_heads, check_per_queue, evict_tag, smallest, Head, SchedError, Scheduler};
 use crate::time::Time;
 
 /// Self-Clocked Fair Queueing over `phi.len()` queues.
@@ -92,12 +92,7 @@ impl Scheduler for Scfq {
     /// Tag popped, `v̂` unchanged; an emptied queue's `F_prev` rolls back
     /// (see the module doc).
     fn on_evict(&mut self, queue: usize, _size: u32, _now: Time) {
-        self.tags[queue]
-            .pop_front()
-            .unwrap_or_else(|| panic!("SCFQ: eviction from empty queue {queue}"));
-        if self.tags[queue].is_empty() {
-            self.last_finish[queue] = self.last_start[queue];
-        }
+        evict_tag("SCFQ", queue, &mut self.tags[queue], &mut self.last_finish[queue], self.last_start[queue]);
     }
 }
 

@@ -27,7 +27,7 @@
 
 use std::collections::VecDeque;
 
-use super::{check_heads, check_per_queue, smallest, Head, SchedError, Scheduler};
+use super::{check_heads, check_per_queue, evict_tag, smallest, Head, SchedError, Scheduler};
 use crate::time::Time;
 
 /// VirtualClock over `rate.len()` queues.
@@ -87,12 +87,7 @@ impl Scheduler for VirtualClock {
     /// Stamp popped; an emptied queue's `auxVC` rolls back (see the module
     /// doc).
     fn on_evict(&mut self, queue: usize, _size: u32, _now: Time) {
-        self.stamps[queue]
-            .pop_front()
-            .unwrap_or_else(|| panic!("VirtualClock: eviction from empty queue {queue}"));
-        if self.stamps[queue].is_empty() {
-            self.aux_vc[queue] = self.last_start[queue];
-        }
+        evict_tag("VirtualClock", queue, &mut self.stamps[queue], &mut self.aux_vc[queue], self.last_start[queue]);
     }
 }
 

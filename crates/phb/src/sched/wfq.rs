@@ -34,7 +34,7 @@
 
 use std::collections::VecDeque;
 
-use super::{check_heads, check_per_queue, smallest, Head, SchedError, Scheduler};
+use super::{check_heads, check_per_queue, evict_tag, smallest, Head, SchedError, Scheduler};
 use crate::time::Time;
 
 /// WFQ / PGPS over `phi.len()` queues on a link of `link_rate_bps`.
@@ -142,12 +142,7 @@ impl Scheduler for Wfq {
     /// evicted packet's start tag (see the module doc).
     fn on_evict(&mut self, queue: usize, _size: u32, now: Time) {
         self.advance(now);
-        self.tags[queue]
-            .pop_front()
-            .unwrap_or_else(|| panic!("WFQ: eviction from empty queue {queue}"));
-        if self.tags[queue].is_empty() {
-            self.last_finish[queue] = self.last_start[queue];
-        }
+        evict_tag("WFQ", queue, &mut self.tags[queue], &mut self.last_finish[queue], self.last_start[queue]);
     }
 }
 
