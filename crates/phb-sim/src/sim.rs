@@ -515,7 +515,9 @@ impl<'s> Sim<'s> {
         flow.total.received += 1;
         flow.total.received_bytes += pkt.size as u64;
         flow.total.delay_sum_ns += delay as u128;
-        flow.total.queueing_sum_ns += (delay - flow.latency_of_size.1.as_nanos()) as u128;
+        let latency = flow.latency_of_size.1.as_nanos();
+        let queueing = delay.checked_sub(latency).expect("a packet's one-way delay includes its path's fixed latency");
+        flow.total.queueing_sum_ns += queueing as u128;
         self.end_to_end[flow.class].depart(pkt.size, delay, self.measuring);
         match pkt.meta.kind {
             Kind::Data => self.tcp_receive(&pkt),

@@ -822,6 +822,7 @@ fn buffers_choose_their_victims_with_plr_or_plc() {
         ("", format!("{red}\nplr = 10"), "sigma = 1", "queues[1]", "give `sigma`"),
         ("", format!("{red}\nplr = 10"), "sigma = 0", "queues[0].sigma", "positive"),
         ("", red.to_string(), "sigma = 1", "queues[0].sigma", "applies to the queues of a buffer with `plr`"),
+        ("", "policy = \"codel\"\nplr = 10".to_string(), "sigma = 1", "buffers[0].plr", "CoDel drops at dequeue"),
     ] {
         let err = victim(shared_buffer(qdisc_keys, &buffer_keys, q0, "")).unwrap_err();
         let ((at, _, _), text) = invalid(err);

@@ -104,8 +104,11 @@ pub enum Victim {
     /// buffer's queues: the backlogged queue with the smallest `l_i/σ_i`
     /// pays — the arrival if it is the arrival's queue, else that queue's
     /// head. `sigma` has one entry per queue of the buffer, in queue order.
-    /// On overflow of a byte limit, heads are evicted until the arrival fits
-    /// (PLR asked again each time).
+    /// When one head does not make room (a byte limit), further heads are
+    /// pushed out, PLR choosing among the other queues each time, until the
+    /// arrival fits; an arrival that would not fit even with every other
+    /// queue emptied pays itself. Not with CoDel, whose drops at dequeue
+    /// PLR would not see.
     Plr { sigma: Vec<f64>, memory: PlrMemory },
     /// The Packet Loss Controller ([`crate::aqm::plc`]) on a RED buffer
     /// holding exactly two queues, the throughput-sensitive (TCP) one first
@@ -277,6 +280,9 @@ impl QdiscConfig {
                         sigma.len(),
                         queues.len()
                     ));
+                }
+                if matches!(self.buffers[b].policy, BufferPolicy::CoDel(_)) {
+                    return Err("PLR chooses victims for drops decided at arrival; CoDel drops at dequeue".into());
                 }
                 let plr = Plr::new(sigma.clone(), *memory).map_err(|e| format!("PLR on buffer {b}: {e}"))?;
                 Ok(VictimState::Plr { plr: Box::new(plr), backlogged: vec![false; queues.len()], queues })
@@ -484,20 +490,27 @@ impl<M> Classful<M> {
 
     /// PLR's choice for an arrival of `size` bytes to queue `q` that its
     /// buffer's policy judged `verdict`: `Some(reason)` drops the arrival,
-    /// `None` admits it (after pushing out the heads PLR chose).
+    /// `None` admits it after pushing out the heads PLR chose (see
+    /// [`Victim::Plr`]).
     fn plr_victim(&mut self, q: usize, size: u32, verdict: Option<DropReason>, now: Time, dropped: &mut Dropped<M>) -> Option<DropReason> {
         let b = self.queues[q].buffer;
-        let VictimState::Plr { plr, queues, .. } = &mut self.buffers[b].victim else { unreachable!("a PLR buffer") };
+        let own = (self.queues[q].packets.len() as u64, self.queues[q].bytes);
+        let buffer = &mut self.buffers[b];
+        let VictimState::Plr { plr, queues, .. } = &mut buffer.victim else { unreachable!("a PLR buffer") };
         let slot = queues.iter().position(|&x| x == q).expect("the queue belongs to its buffer");
         plr.on_arrival(slot);
         let reason = verdict?;
+        if !buffer.limit.admits(own.0, own.1, size) {
+            plr.on_drop(slot);
+            return Some(reason);
+        }
+        let mut first = true;
         loop {
-            let buffer = &mut self.buffers[b];
-            let VictimState::Plr { plr, queues, backlogged } = &mut buffer.victim else { unreachable!() };
+            let VictimState::Plr { plr, queues, backlogged } = &mut self.buffers[b].victim else { unreachable!() };
             for (flag, &x) in backlogged.iter_mut().zip(queues.iter()) {
-                *flag = x == q || !self.queues[x].packets.is_empty();
+                *flag = if x == q { first } else { !self.queues[x].packets.is_empty() };
             }
-            let victim = plr.choose_victim(backlogged).expect("the arrival's queue may always pay");
+            let victim = plr.choose_victim(backlogged).expect("the other queues hold what the arrival needs");
             plr.on_drop(victim);
             let victim_queue = queues[victim];
             if victim_queue == q {
@@ -505,9 +518,10 @@ impl<M> Classful<M> {
             }
             self.evict_head(victim_queue, now, dropped);
             let buffer = &self.buffers[b];
-            if reason != DropReason::Overflow || buffer.limit.admits(buffer.backlog.pkts, buffer.backlog.bytes, size) {
+            if buffer.limit.admits(buffer.backlog.pkts, buffer.backlog.bytes, size) {
                 return None;
             }
+            first = false;
         }
     }
 
@@ -524,10 +538,14 @@ impl<M> Classful<M> {
         if !self.scheduler.service_rates_bps(rates) {
             unreachable!("PLC's scheduler assigns rates");
         }
-        let must_free_bytes = match (red_verdict, buffer.limit) {
-            (RedVerdict::Overflow, Limit::Packets(_)) => 1,
-            (RedVerdict::Overflow, Limit::Bytes(limit)) => (buffer.backlog.bytes + size as u64).saturating_sub(limit),
-            _ => 0,
+        // RED judges an early drop before the hard limit: an arrival that
+        // does not fit is an overflow whatever RED said (ns-2's PROBE sets
+        // DTYPE_FORCED when qlen >= qlim, after drop_early).
+        let backlog = &buffer.backlog;
+        let (red_verdict, must_free_bytes) = match (buffer.limit.admits(backlog.pkts, backlog.bytes, size), buffer.limit) {
+            (true, _) => (red_verdict, 0),
+            (false, Limit::Packets(_)) => (RedVerdict::Overflow, 1),
+            (false, Limit::Bytes(limit)) => (RedVerdict::Overflow, backlog.bytes + size as u64 - limit),
         };
         let decision = plc.decide(PlcArrival {
             class: if q == tcp { PlcClass::Tcp } else { PlcClass::Udp },
@@ -767,6 +785,29 @@ mod tests {
         assert_eq!((q.len_packets(), q.len_bytes(), q.queues[1].bytes), (3, 300, 100));
     }
 
+    /// PLR on a 10,000-byte drop-tail buffer, σ = (1, 1). Queue 0 holds nine
+    /// 1000-byte packets. An 11,000-byte arrival to queue 1 could not fit
+    /// even with queue 0 emptied: it pays itself, nothing is pushed out. A
+    /// 2500-byte arrival to queue 1: l = (0, 1/2) → queue 0 pays, with two
+    /// heads (one does not make room), PLR asked again among the other
+    /// queues only.
+    #[test]
+    fn plr_pushes_out_only_what_lets_the_arrival_in() {
+        let mut cfg = two_class_shared(BufferPolicy::DropTail { limit: Limit::Bytes(10_000) });
+        cfg.classify = vec![(0, 0), (46, 1)];
+        cfg.buffers[0].victim = Victim::Plr { sigma: vec![1.0, 1.0], memory: PlrMemory::Infinite };
+        let mut q: Classful<()> = Classful::new(&cfg, 1_000_000, Rng::derive(0, "q"));
+        let mut dropped = Vec::new();
+        for flow in 1..=9 {
+            q.enqueue(pkt(0, 1000, flow), Time::ZERO, &mut dropped);
+        }
+        q.enqueue(pkt(46, 11_000, 20), Time::ZERO, &mut dropped);
+        assert_eq!(flows(&dropped), vec![(20, DropReason::Overflow)]);
+        q.enqueue(pkt(46, 2500, 21), Time::ZERO, &mut dropped);
+        assert_eq!(flows(&dropped)[1..], [(1, DropReason::Eviction), (2, DropReason::Eviction)]);
+        assert_eq!((contents(&q, 1), q.len_bytes()), (vec![21], 9500));
+    }
+
     /// BPR (δ = 8) and PLC (x = 2) on a RED buffer whose average is the
     /// instantaneous backlog (w_q = 1), min_th 3.5, max_th 4: arrivals that
     /// find 4 packets are forced drops. TCP t1, t2 and UDP u1, u2 arrive;
@@ -854,10 +895,12 @@ mod properties {
     /// Two queues, "udp" (codepoint 46) first and "tcp" second, in one
     /// shared buffer or two; `victim` 0: the arrival pays, 1: PLR (shared
     /// buffer) under WTP, 2: PLC (shared RED buffer) under BPR with the TCP
-    /// queue first.
-    fn config(shared: bool, red: bool, victim: u8) -> QdiscConfig {
+    /// queue first. RED holds 12 packets or 6000 bytes (`byte_limit`), the
+    /// drop-tail buffer 6000 bytes.
+    fn config(shared: bool, red: bool, byte_limit: bool, victim: u8) -> QdiscConfig {
         let policy = if red || victim == 2 {
-            BufferPolicy::Red(RedParams { min_th: 3.0, max_th: 9.0, w_q: 0.2, limit: Limit::Packets(12), ..RedParams::default() })
+            let limit = if byte_limit { Limit::Bytes(6000) } else { Limit::Packets(12) };
+            BufferPolicy::Red(RedParams { min_th: 3.0, max_th: 9.0, w_q: 0.2, limit, ..RedParams::default() })
         } else {
             BufferPolicy::DropTail { limit: Limit::Bytes(6000) }
         };
@@ -893,10 +936,11 @@ mod properties {
         /// Every offered packet is either dropped, taken or still queued;
         /// lengths agree with the contents; each class leaves in FIFO order;
         /// under strict priority the higher-priority queue is never passed
-        /// over; only PLR and PLC push queued packets out.
+        /// over; only PLR and PLC push queued packets out; no buffer ever
+        /// holds more than its limit.
         #[test]
-        fn packets_are_conserved_and_ordered(ops in proptest::collection::vec(op(), 0..400), shared: bool, red: bool, victim in 0u8..3) {
-            let cfg = config(shared, red, victim);
+        fn packets_are_conserved_and_ordered(ops in proptest::collection::vec(op(), 0..400), shared: bool, red: bool, byte_limit: bool, victim in 0u8..3) {
+            let cfg = config(shared, red, byte_limit, victim);
             let udp_queue = cfg.classify[0].1;
             let mut q: Classful<u32> = Classful::new(&cfg, 10_000_000, Rng::derive(5, "prop"));
             let mut dropped = Vec::new();
@@ -930,6 +974,13 @@ mod properties {
                 prop_assert_eq!(bytes, q.len_bytes());
                 for c in &q.queues {
                     prop_assert_eq!(c.bytes, c.packets.iter().map(|p| p.size as u64).sum::<u64>());
+                }
+                for (buffer, config) in q.buffers.iter().zip(&cfg.buffers) {
+                    let within = match config.policy.limit() {
+                        Limit::Packets(n) => buffer.backlog.pkts <= n,
+                        Limit::Bytes(n) => buffer.backlog.bytes <= n,
+                    };
+                    prop_assert!(within, "buffer over its limit: {:?}", buffer.backlog);
                 }
                 prop_assert!(dropped.iter().all(|(p, r)| *r != DropReason::Eviction || victim > 0 && (victim == 1 || p.class == 46)),
                     "only PLR evicts, and PLC evicts only UDP");

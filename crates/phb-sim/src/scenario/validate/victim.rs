@@ -65,6 +65,9 @@ impl Context<'_> {
         }
         let Some(memory) = &buffer.plr else { return Ok(Victim::Arrival) };
         let key = join(path, "plr");
+        if buffer.policy == raw::Policy::Codel {
+            return Err(self.err(&key, "PLR chooses victims for drops decided at arrival; CoDel drops at dequeue"));
+        }
         let memory = match memory {
             raw::PlrMemory::Window(m) if *m >= 1 => PlrMemory::Window(*m as usize),
             raw::PlrMemory::Word(w) if w == "infinite" => PlrMemory::Infinite,
