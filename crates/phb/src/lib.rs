@@ -11,13 +11,15 @@
 //! - [`rng`] — deterministic random streams derived from a seed and a name.
 //! - [`packet`] — what a queue sees of a packet: flow, class, colour, size, stamps.
 //! - [`aqm`] — active queue management: RED (ns-2 semantics), WRED, RIO-C/D,
-//!   Adaptive RED, CoDel, PIE.
+//!   Adaptive RED, CoDel, PIE; the PLR droppers and the Packet Loss
+//!   Controller, which choose who pays for a drop.
 //! - [`mark`] — meters, markers and policers for the edge.
 //! - [`classify`] — classifiers, the DSCP behaviour-aggregate table and the edge conditioner.
 //! - [`sched`] — schedulers choosing the next class queue to serve.
 //! - [`queue`] — queueing disciplines built from the parts above:
-//!   [`queue::classful`] (classifier → per-class queues with a buffer policy →
-//!   scheduler), whose one-queue forms are the FIFO drop-tail and RED queues.
+//!   [`queue::classful`] (classifier → per-class queues with a buffer policy
+//!   and victim rule → scheduler), whose one-queue forms are the FIFO
+//!   drop-tail and RED queues.
 //!
 //! Start with [`queue::Qdisc`]: the simulator (and later the router) talks to
 //! every discipline through it.
