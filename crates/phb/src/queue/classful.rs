@@ -763,6 +763,15 @@ mod tests {
         q.queues[queue].packets.iter().map(|p| p.flow).collect()
     }
 
+    /// Queue 0 (codepoint 0) and queue 1 (codepoint 46) in one drop-tail
+    /// buffer of `limit` whose victims PLR(∞) with `sigma` chooses.
+    fn plr_qdisc(limit: Limit, sigma: Vec<f64>) -> Classful<()> {
+        let mut cfg = two_class_shared(BufferPolicy::DropTail { limit });
+        cfg.classify = vec![(0, 0), (46, 1)];
+        cfg.buffers[0].victim = Victim::Plr { sigma, memory: PlrMemory::Infinite };
+        Classful::new(&cfg, 1_000_000, Rng::derive(0, "q"))
+    }
+
     /// PLR(∞), σ = (1, 2), a shared drop-tail buffer of 3 packets. Flows
     /// number the packets; queue 0 takes codepoint 0, queue 1 codepoint 46.
     /// a1, b1, a2 fill it (arrivals A = (2, 1)). b2: A = (2, 2), l = (0, 0),
@@ -771,10 +780,7 @@ mod tests {
     /// A₀ = 3, l/σ = (1/3, 1/6) → queue 1 pays its head b1, a3 admitted.
     #[test]
     fn plr_picks_the_queue_with_the_smallest_normalized_loss() {
-        let mut cfg = two_class_shared(BufferPolicy::DropTail { limit: Limit::Packets(3) });
-        cfg.classify = vec![(0, 0), (46, 1)];
-        cfg.buffers[0].victim = Victim::Plr { sigma: vec![1.0, 2.0], memory: PlrMemory::Infinite };
-        let mut q: Classful<()> = Classful::new(&cfg, 1_000_000, Rng::derive(0, "q"));
+        let mut q = plr_qdisc(Limit::Packets(3), vec![1.0, 2.0]);
         let mut dropped = Vec::new();
         let (a, b) = (0, 46);
         for (flow, class) in [(1, a), (11, b), (2, a), (12, b), (13, b), (3, a)] {
@@ -793,10 +799,7 @@ mod tests {
     /// queues only.
     #[test]
     fn plr_pushes_out_only_what_lets_the_arrival_in() {
-        let mut cfg = two_class_shared(BufferPolicy::DropTail { limit: Limit::Bytes(10_000) });
-        cfg.classify = vec![(0, 0), (46, 1)];
-        cfg.buffers[0].victim = Victim::Plr { sigma: vec![1.0, 1.0], memory: PlrMemory::Infinite };
-        let mut q: Classful<()> = Classful::new(&cfg, 1_000_000, Rng::derive(0, "q"));
+        let mut q = plr_qdisc(Limit::Bytes(10_000), vec![1.0, 1.0]);
         let mut dropped = Vec::new();
         for flow in 1..=9 {
             q.enqueue(pkt(0, 1000, flow), Time::ZERO, &mut dropped);
