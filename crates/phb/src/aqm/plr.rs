@@ -24,7 +24,8 @@
 //!   arrival (its arrivals left the window, its drops did not) has
 //!   `l_i = ∞`. Ties go to the lowest class index, so runs are deterministic.
 //! - **PLR(∞)**: `A_i`, `D_i` are counters since the start (the thesis'
-//!   "infinite memory"; 64-bit here where \[24\] speaks of 32-bit counters).
+//!   "infinite memory"; 64-bit here where the thesis speaks of 32-bit
+//!   counters).
 //! - **PLR(M)**: `A_i`, `D_i` count over the last `M` arrivals, the Loss
 //!   History Table of \[24\]: a cyclic record of the class of each of the last
 //!   `M` arrivals, and of the drops made while they arrived. A drop is
@@ -63,8 +64,9 @@ pub struct Plr {
     arrivals: Vec<u64>,
     /// `D_i`: drops charged to each class in memory.
     drops: Vec<u64>,
-    /// PLR(M): the classes of the last `M` arrivals, oldest first.
-    window: std::collections::VecDeque<usize>,
+    /// PLR(M): the classes of the last `M` arrivals, oldest first (the
+    /// Loss History Table; one byte per arrival).
+    window: std::collections::VecDeque<u8>,
     /// PLR(M): drops in memory as (arrival slot, class), oldest first.
     window_drops: std::collections::VecDeque<(u64, usize)>,
     /// Arrivals seen so far (the current arrival slot).
@@ -72,11 +74,12 @@ pub struct Plr {
 }
 
 impl Plr {
-    /// A PLR dropper for one class per entry of `sigma`. Every `σ_i` must be
-    /// finite and positive, and a window must hold at least one arrival.
+    /// A PLR dropper for one class per entry of `sigma` (1 to 256 classes).
+    /// Every `σ_i` must be finite and positive, and a window must hold at
+    /// least one arrival.
     pub fn new(sigma: Vec<f64>, memory: PlrMemory) -> Result<Plr, String> {
-        if sigma.is_empty() {
-            return Err("PLR needs at least one class".into());
+        if sigma.is_empty() || sigma.len() > 256 {
+            return Err(format!("PLR needs 1 to 256 classes, got {}", sigma.len()));
         }
         for (i, s) in sigma.iter().enumerate() {
             if !(s.is_finite() && *s > 0.0) {
@@ -119,10 +122,10 @@ impl Plr {
         self.seq += 1;
         self.arrivals[class] += 1;
         if let PlrMemory::Window(m) = self.memory {
-            self.window.push_back(class);
+            self.window.push_back(class as u8);
             if self.window.len() > m {
                 let old = self.window.pop_front().expect("window is not empty");
-                self.arrivals[old] -= 1;
+                self.arrivals[old as usize] -= 1;
             }
             // The window holds slots seq − M + 1 ..= seq; drops made at older
             // slots leave with them.

@@ -814,12 +814,13 @@ mod tests {
     /// BPR (δ = 8) and PLC (x = 2) on a RED buffer whose average is the
     /// instantaneous backlog (w_q = 1), min_th 3.5, max_th 4: arrivals that
     /// find 4 packets are forced drops. TCP t1, t2 and UDP u1, u2 arrive;
-    /// the link sends t1 (ties go to queue 0) and BPR sets its rates for the
-    /// bytes left, q = (500, 1000): r_TCP = C·500/(500 + 8·1000) = C/17,
-    /// r_UDP = 16C/17. u3 arrives (3 queued: admitted). t3 and t4 find 4:
-    /// forced, σ = η² = ((1 + 16/8)/17)² = 9/289 (eq. 59, x = 2), each adds
-    /// (1 − σ)·500 = 484.4 B of credit. t3: 484.4 < 500 → dropped. t4:
-    /// 968.9 → rescued, u1 (500 B) evicted from the head of the UDP queue.
+    /// the link sends u1 (a tie in L − V goes to UDP, eq. 27) and BPR sets
+    /// its rates for the bytes left, q = (1000, 500): r_TCP =
+    /// C·1000/(1000 + 8·500) = C/5, r_UDP = 4C/5. u3 arrives (3 queued:
+    /// admitted). t3 and t4 find 4: forced, σ = η² = (1/5 + 4/40)² = 0.09
+    /// (eq. 59, x = 2), each adds (1 − σ)·500 = 455 B of credit. t3: 455 <
+    /// 500 → dropped. t4: 910 → rescued, u2 (500 B) evicted from the head
+    /// of the UDP queue.
     #[test]
     fn plc_rescues_tcp_and_evicts_the_udp_head() {
         let red = RedParams { min_th: 3.5, max_th: 4.0, w_q: 1.0, gentle: false, limit: Limit::Packets(100), ..RedParams::default() };
@@ -834,14 +835,14 @@ mod tests {
         for (flow, class) in [(1, tcp), (2, tcp), (11, udp), (12, udp)] {
             q.enqueue(pkt(class, 500, flow), Time::ZERO, &mut dropped);
         }
-        assert_eq!(q.dequeue(Time::ZERO, &mut dropped).map(|p| p.flow), Some(1));
+        assert_eq!(q.dequeue(Time::ZERO, &mut dropped).map(|p| p.flow), Some(11));
         for (flow, class) in [(13, udp), (3, tcp), (4, tcp)] {
             q.enqueue(pkt(class, 500, flow), Time::ZERO, &mut dropped);
         }
-        assert_eq!(flows(&dropped), vec![(3, DropReason::ForcedDrop), (11, DropReason::Eviction)]);
-        assert_eq!((contents(&q, 0), contents(&q, 1)), (vec![2, 4], vec![12, 13]));
+        assert_eq!(flows(&dropped), vec![(3, DropReason::ForcedDrop), (12, DropReason::Eviction)]);
+        assert_eq!((contents(&q, 0), contents(&q, 1)), (vec![1, 2, 4], vec![13]));
         let VictimState::Plc { plc, .. } = &q.buffers[0].victim else { panic!("a PLC buffer") };
-        assert!((plc.last_sigma() - 9.0 / 289.0).abs() < 1e-12, "{}", plc.last_sigma());
+        assert!((plc.last_sigma() - 0.09).abs() < 1e-12, "{}", plc.last_sigma());
         let s = plc.stats();
         assert_eq!((s.tcp_marked, s.tcp_rescued, s.evicted, s.evicted_bytes), (2, 1, 1, 500));
         assert_eq!((q.len_packets(), q.len_bytes()), (4, 2000));

@@ -29,11 +29,17 @@
 //! server would have given it since its backlog began, minus the bytes it
 //! actually sent. When the link is free at `t` (`t^d` the previous decision):
 //!
-//! - if one queue is backlogged it is served and every `V` is reset to 0;
+//! - if one queue is backlogged it is served and every `V` is 0 afterwards
+//!   (Appendix A and D reset both functions after such a departure);
 //! - otherwise, for each backlogged queue, `V_i = 0` if its head arrived at or
 //!   after `t^d`, else `V_i += r_i (t − t^d)`; the queue with the smallest
-//!   `L_i − V_i` (`L_i` its head's size) is served (eq. 27);
-//! - the served queue's `V` drops by the packet's size (eqs. 25–26).
+//!   `L_i − V_i` (`L_i` its head's size) is served (eq. 27), and the served
+//!   queue's `V` drops by the packet's size (eqs. 25–26);
+//! - ties in `L_i − V_i` go to the queue with the larger `s_i`, then to the
+//!   lower index: eq. (27) serves TS only when its `L − V` is strictly
+//!   smaller, so a tie goes to DS (`s = [1, δ]`, δ ≥ 1), as in Appendices A
+//!   and D. With fixed-size packets ties are frequent (both `V` are 0 when
+//!   both heads arrived after `t^d`), so the rule matters.
 //!
 //! BPR's rates are recomputed after every departure from the backlogs left
 //! (as in Appendix D), and after every eviction, and hold until the next
@@ -56,8 +62,6 @@
 //!   departure (stale until both are backlogged again); here rates are always
 //!   those of eq. (10) for the backlogs left (an empty queue's rate is 0, a
 //!   lone backlogged queue gets `C`).
-//! - Ties in `L_i − V_i` go to the lower queue index (the thesis' code gives
-//!   them to DS, queue 1).
 //! - Appendix D's `getDS()` changes no rate: the rates of the last departure
 //!   stay in force until the next one. Here an eviction recomputes them.
 //! - Arrivals do not change the rates in force: they are all 0 before the
@@ -80,6 +84,9 @@ pub(crate) struct VirtualService {
     v: Vec<f64>,
     /// `t^d`, the previous decision (departure).
     last: Time,
+    /// The latest decision found one queue backlogged: its departure leaves
+    /// every `V` at 0 instead of charging the packet (Appendices A and D).
+    lone: bool,
     /// `∫ r_i dt` from `t^d` to `mark` under rates that were replaced since
     /// (BPR's evictions), bytes; all 0 when the rates have not changed.
     banked: Vec<f64>,
@@ -92,6 +99,7 @@ impl VirtualService {
         VirtualService {
             v: vec![0.0; queues],
             last: Time::ZERO,
+            lone: false,
             banked: vec![0.0; queues],
             mark: Time::ZERO,
         }
@@ -99,14 +107,17 @@ impl VirtualService {
 
     /// Eqs. (23), (24) and (27): updates `V` with `rates` (bytes/ns, in force
     /// since `t^d`) and picks the backlogged queue with the smallest
-    /// `L_i − V_i`. `backlogged` is the number of non-empty heads.
+    /// `L_i − V_i`, a tie going to the larger `s_i`, then the lower index.
+    /// `backlogged` is the number of non-empty heads.
     pub(crate) fn choose(
         &mut self,
         heads: &[Option<Head>],
         rates: &[f64],
+        s: &[f64],
         backlogged: usize,
         now: Time,
     ) -> Option<usize> {
+        self.lone = backlogged == 1;
         if backlogged == 0 {
             return None;
         }
@@ -124,7 +135,7 @@ impl VirtualService {
                 self.v[i] += self.banked[i] + rates[i] * dt;
             }
             let key = h.size as f64 - self.v[i];
-            if best.is_none_or(|(_, b)| key < b) {
+            if best.is_none_or(|(j, b)| key < b || (key == b && s[i] > s[j])) {
                 best = Some((i, key));
             }
         }
@@ -133,9 +144,12 @@ impl VirtualService {
         best.map(|(i, _)| i)
     }
 
-    /// Eqs. (25)–(26): `queue` sent `size` bytes at `now`.
+    /// Eqs. (25)–(26): `queue` sent `size` bytes at `now`; after a lone
+    /// queue's departure every `V` stays 0.
     pub(crate) fn served(&mut self, queue: usize, size: u32, now: Time) {
-        self.v[queue] -= size as f64;
+        if !std::mem::take(&mut self.lone) {
+            self.v[queue] -= size as f64;
+        }
         self.restart(now);
     }
 
@@ -255,7 +269,7 @@ impl Scheduler for Bpr {
     fn select(&mut self, heads: &[Option<Head>], now: Time) -> Option<usize> {
         check_heads("BPR", heads, self.s.len());
         let backlogged = heads.iter().filter(|h| h.is_some()).count();
-        self.vs.choose(heads, &self.rates, backlogged, now)
+        self.vs.choose(heads, &self.rates, &self.s, backlogged, now)
     }
 
     fn on_dequeue(&mut self, queue: usize, size: u32, now: Time) {
@@ -446,11 +460,11 @@ mod tests {
     /// δ = 4, C = 8 Mb/s = 1 B/µs. t = 0: TS holds 1000 + 1000 B, DS 500 B.
     /// First decision: both heads arrived at ≥ t^d = 0, so V = 0; L − V:
     /// TS 1000, DS 500 → DS. After it, q = (2000, 0): r = (C, 0); V_DS = −500.
-    /// t = 500 µs: TS alone → TS, V reset; V_TS = −1000 after. Rates
-    /// q = (1000, 0) → (C, 0). A DS packet of 200 B arrived at 600 µs.
-    /// t = 1500 µs: V_TS = −1000 + 1·1000 = 0 (head arrived before t^d =
-    /// 500); DS head arrived after t^d → V_DS = 0. L − V: TS 1000, DS 200 →
-    /// DS.
+    /// t = 500 µs: TS alone → TS, and every V is 0 after its departure
+    /// (Appendices A and D). Rates q = (1000, 0) → (C, 0). A DS packet of
+    /// 200 B arrived at 600 µs. t = 1500 µs: V_TS = 0 + 1·1000 = 1000 (head
+    /// arrived before t^d = 500); DS head arrived after t^d → V_DS = 0.
+    /// L − V: TS 0, DS 200 → TS.
     #[test]
     fn hand_checked_choices() {
         let mut b = Bpr::with_delta(4.0, 8_000_000).unwrap();
@@ -463,11 +477,28 @@ mod tests {
         let t1 = Time::from_micros(500);
         assert_eq!(b.select(&[h(1000, 0), None], t1), Some(0));
         b.on_dequeue(0, 1000, t1);
-        assert_eq!(b.virtual_service(), &[-1000.0, 0.0]);
+        assert_eq!(b.virtual_service(), &[0.0, 0.0]);
         b.on_enqueue(1, 200, Time::from_micros(600));
         let t2 = Time::from_micros(1500);
-        assert_eq!(b.select(&[h(1000, 0), h(200, 600)], t2), Some(1));
+        assert_eq!(b.select(&[h(1000, 0), h(200, 600)], t2), Some(0));
         let v = b.virtual_service();
-        assert!(v[0].abs() < 1e-9 && v[1] == 0.0, "{v:?}");
+        assert!((v[0] - 1000.0).abs() < 1e-9 && v[1] == 0.0, "{v:?}");
+        b.on_dequeue(0, 1000, t2);
+        assert!(b.virtual_service()[0].abs() < 1e-9);
+    }
+
+    /// Eq. (27) serves TS only when its `L − V` is strictly smaller: two
+    /// 500 B heads that arrived after `t^d` (both `V` = 0) tie, and DS is
+    /// served. With more queues a tie goes to the largest `s`, then to the
+    /// lowest index.
+    #[test]
+    fn ties_go_to_the_lower_delay_queue() {
+        let heads = [h(500, 0), h(500, 0), h(500, 0)];
+        let mut b = Bpr::with_delta(4.0, 8_000_000).unwrap();
+        assert_eq!(b.select(&heads[..2], Time::ZERO), Some(1));
+        let mut b = Bpr::new(3, vec![1.0, 4.0, 2.0], 8_000_000).unwrap();
+        assert_eq!(b.select(&heads, Time::ZERO), Some(1));
+        let mut b = Bpr::new(3, vec![2.0, 1.0, 2.0], 8_000_000).unwrap();
+        assert_eq!(b.select(&heads, Time::ZERO), Some(0));
     }
 }

@@ -30,8 +30,9 @@
 //! i.e. `a r² + b r + c = 0` with `a = D_TS − δ D_DS`,
 //! `b = Q_TS + δ Q_DS − a C`, `c = −Q_TS C`. `P(0) = c < 0 < P(C) = δ Q_DS C`,
 //! so exactly one root lies in `(0, C)`; it is Appendix A's
-//! `(−b + √(b² − 4ac)) / 2a` (`−c/b` when `a = 0`), computed here in the
-//! cancellation-free form `2c / (−b − √(b² − 4ac))`, equal for every `a`.
+//! `(−b + √(b² − 4ac)) / 2a` (`−c/b` when `a = 0`), computed in whichever
+//! of that form and `2c / (−b − √(b² − 4ac))` does not cancel (the latter
+//! for `b ≥ 0`).
 //!
 //! ## N classes (generalization, not in the thesis)
 //!
@@ -46,7 +47,8 @@
 //! Rates are computed when the link is free (Appendix A) and drive the
 //! virtual service functions of eqs. (23)–(27), shared with BPR (see
 //! [`super::bpr`]): the backlogged queue with the smallest `L_i − V_i` is
-//! served, a lone backlogged queue is served with every `V` reset.
+//! served (a tie to the larger `s_i`: DS for the thesis' pair, as eq. 27
+//! says), a lone backlogged queue is served and leaves every `V` at 0.
 //!
 //! [`Scheduler::service_rates_bps`] reports the rates of the latest
 //! decision (`C` for a lone backlogged queue, all 0 when none is; between
@@ -62,8 +64,7 @@
 //!
 //! Assumptions: Appendix A's arrival update `QTS += length(pkt)` is read as
 //! adding the new packet's `q_k` (the queue's bytes including it), which is
-//! what eq. (19) and the departure update `Q −= N·L` require. Ties in
-//! `L_i − V_i` go to the lower queue index (Appendix A gives them to DS).
+//! what eq. (19) and the departure update `Q −= N·L` require.
 
 use super::bpr::{Arrivals, VirtualService};
 use super::{check_heads, check_per_queue, Head, SchedError, Scheduler};
@@ -168,6 +169,10 @@ impl BprPlus {
             lo = lo.max(self.s[k] * d);
             sum_sq += self.s[k] * q;
         }
+        if sum_sq <= 0.0 {
+            // Only zero-byte packets held: nothing to divide the link for.
+            return;
+        }
         let mut hi = lo + sum_sq / c; // there the left side is ≤ C
         let total = |lam: f64| -> f64 {
             (0..n)
@@ -225,12 +230,21 @@ impl BprPlus {
 
 /// The root in `(0, C)` of the quadratic (22): `a r² + b r + c = 0` with
 /// `a = D_TS − δ D_DS`, `b = Q_TS + δ Q_DS − a C`, `c = −Q_TS C`.
+///
+/// `2c / (−b − √disc)` when `b ≥ 0` (this covers `a = 0`, where it is
+/// `−c/b`), Appendix A's `(−b + √disc) / 2a` when `b < 0` (then `a > 0`):
+/// neither subtracts nearly equal numbers. `Q_TS = 0` (TS holds no bytes)
+/// gives 0.
 pub fn quadratic_root(d_ts: f64, q_ts: f64, d_ds: f64, q_ds: f64, delta: f64, cap: f64) -> f64 {
+    if q_ts <= 0.0 {
+        return 0.0;
+    }
     let a = d_ts - delta * d_ds;
     let b = q_ts + delta * q_ds - a * cap;
     let c = -q_ts * cap;
-    let disc = (b * b - 4.0 * a * c).max(0.0);
-    (2.0 * c / (-b - disc.sqrt())).clamp(0.0, cap)
+    let root_disc = (b * b - 4.0 * a * c).max(0.0).sqrt();
+    let root = if b >= 0.0 { 2.0 * c / (-b - root_disc) } else { (-b + root_disc) / (2.0 * a) };
+    root.clamp(0.0, cap)
 }
 
 impl Scheduler for BprPlus {
@@ -247,7 +261,7 @@ impl Scheduler for BprPlus {
         // With fewer than two backlogged queues the rates are trivial (C or
         // 0) and unused by `choose`; computed anyway for `service_rates_bps`.
         self.update_rates(now);
-        self.vs.choose(heads, &self.rates, backlogged, now)
+        self.vs.choose(heads, &self.rates, &self.s, backlogged, now)
     }
 
     fn on_dequeue(&mut self, queue: usize, size: u32, now: Time) {
@@ -325,9 +339,17 @@ mod tests {
         // a = 0: r = −c/b = Q_TS C/(Q_TS + δ Q_DS) = 750e6/2750.
         let r0 = quadratic_root(4e-3, 750.0, 1e-3, 500.0, 4.0, 1e6);
         assert!((r0 - 750e6 / 2750.0).abs() < 1e-6, "{r0}");
+        // a > 0 with b = 2750 − 6000 < 0: Appendix A's form.
         let rp = quadratic_root(10e-3, 750.0, 1e-3, 500.0, 4.0, 1e6);
         let (dts, dds) = (10e-3 + 750.0 / rp, 1e-3 + 500.0 / (1e6 - rp));
         assert!(rp > 0.0 && rp < 1e6 && (dts / dds - 4.0).abs() < 1e-9);
+        // A TS backlog that has waited very long (b ≪ 0): the delays still
+        // come out in the ratio δ (to the rounding of 1e6 − r_TS ≈ 2 in the check).
+        let rl = quadratic_root(1e3, 750.0, 1e-3, 500.0, 4.0, 1e6);
+        let (dts, dds) = (1e3 + 750.0 / rl, 1e-3 + 500.0 / (1e6 - rl));
+        assert!(rl > 0.0 && rl < 1e6 && (dts / dds / 4.0 - 1.0).abs() < 1e-6, "{rl} {}", dts / dds);
+        // No TS bytes: no TS rate (and no 0/0).
+        assert_eq!(quadratic_root(0.0, 0.0, 0.0, 0.0, 4.0, 1e6), 0.0);
     }
 
     /// Q bookkeeping across a departure: after TS's head (500 B) leaves, TS
@@ -386,8 +408,9 @@ mod tests {
 
     /// The rates in force are those of the latest decision: 0 before any,
     /// the quadratic's with two backlogged queues (the hand-checked case
-    /// above: 1.6 / 6.4 Mb/s; the decision is TS's, a tie at L − V = 500),
-    /// unchanged by an eviction, C for a lone queue.
+    /// above: 1.6 / 6.4 Mb/s; the decision is DS's, a tie at L − V = 500
+    /// going to DS as eq. 27 says), unchanged by an eviction, C for a lone
+    /// queue.
     #[test]
     fn service_rates_follow_decisions() {
         let mut b = BprPlus::with_delta(4.0, 8_000_000).unwrap();
@@ -399,13 +422,13 @@ mod tests {
         b.on_enqueue(1, 500, Time::from_micros(3000));
         let h = |at: u64| Some(Head { size: 500, enqueued: Time::from_micros(at) });
         let now = Time::from_micros(4000);
-        assert_eq!(b.select(&[h(0), h(3000)], now), Some(0));
+        assert_eq!(b.select(&[h(0), h(3000)], now), Some(1));
         assert!(b.service_rates_bps(&mut r));
         assert!((r[0] - 1.6e6).abs() < 1e-3 && (r[1] - 6.4e6).abs() < 1e-3, "{r:?}");
-        b.on_evict(1, 500, now);
+        b.on_evict(0, 500, now);
         assert!(b.service_rates_bps(&mut r));
         assert!((r[0] - 1.6e6).abs() < 1e-3 && (r[1] - 6.4e6).abs() < 1e-3, "{r:?}");
-        b.on_dequeue(0, 500, now);
+        b.on_dequeue(1, 500, now);
         assert_eq!(b.select(&[h(2500), None], now), Some(0));
         assert!(b.service_rates_bps(&mut r));
         assert_eq!(r, [8e6, 0.0]);

@@ -67,11 +67,13 @@ impl Mdp {
         Mdp::new(2, vec![1.0, delta])
     }
 
-    /// `m_i(now)`, ns (None for a class that has seen no packet).
+    /// `m_i(now)`, ns (None for a class that has seen no packet). `now` is
+    /// not before any queued arrival; if it were, the queued packets would
+    /// count as having waited 0.
     pub fn mean_delay(&self, queue: usize, now: Time) -> Option<f64> {
         let queued = self.arrivals.times[queue].len() as u128;
         let n = self.departed[queue] as u128 + queued;
-        let waited = queued * now.as_nanos() as u128 - self.sum_arrival[queue];
+        let waited = (queued * now.as_nanos() as u128).saturating_sub(self.sum_arrival[queue]);
         (n > 0).then(|| (self.delay_sum[queue] + waited) as f64 / n as f64)
     }
 }

@@ -619,7 +619,7 @@ fn pdd_measure(delta: f64) -> Vec<(&'static str, f64)> {
 /// Asserted bands around δ for the achieved TS/DS delay ratio at 95 % load,
 /// as fractions of δ: (name, low, high). Measured means over seeds 1–3
 /// (200 000 packets per class, 500 B, 10 Mb/s), δ = 2 / δ = 4:
-/// WTP 1.906 / 3.481, BPR 1.788 / 3.102, BPR+ 2.100 / 4.363,
+/// WTP 1.906 / 3.481, BPR 1.804 / 3.099, BPR+ 2.062 / 4.051,
 /// PAD 2.000 / 4.001, MDP 2.001 / 4.001, DWFQ 1.865 / 3.272; seed-to-seed
 /// spread ≤ 1 %.
 ///
@@ -629,7 +629,7 @@ fn pdd_measure(delta: f64) -> Vec<(&'static str, f64)> {
 ///   overshoot not. [`wtp_approaches_delta_as_load_grows`] checks the trend.
 /// - BPR also falls short below 100 % load (thesis Fig. 12, Section 5.3.1:
 ///   "both perform better in a heavily congested network"); BPR+ overshoots
-///   slightly here (it targets delays to the end of transmission, eq. 19,
+///   by 1–3 % here (it targets delays to the end of transmission, eq. 19,
 ///   while the harness measures to its start). DWFQ (BPR weights in SCFQ)
 ///   lies between. Bands [0.7δ, 1.15δ]: a broken rate or V update drives the
 ///   ratio towards 1 (FIFO) or below.
