@@ -378,6 +378,8 @@ pub enum TrafficKind {
 #[serde(rename_all = "snake_case")]
 pub enum TcpProfile {
     Ns2,
+    #[serde(rename = "ns2_2004")]
+    Ns2Of2004,
     Ns3,
     Linux,
 }

@@ -673,6 +673,24 @@ fn a_tcp_group_takes_its_profile_and_overrides() {
     );
 }
 
+/// `ns2_2004` is ns-2's TCP with the timer defaults of 2001–2004: the
+/// packet and window defaults of `ns2`, RTO bounds 1 s and 100000 s,
+/// initial RTO 6 s; keys still override it.
+#[test]
+fn the_ns2_2004_profile_has_that_era_s_timers() {
+    let scenario = load(&with_traffic("kind = \"tcp\"\nprofile = \"ns2_2004\"\nmss = \"460B\""), "f", &[]).unwrap();
+    let Transport::Tcp(tcp) = &scenario.groups.last().unwrap().transport else { panic!("not TCP") };
+    let expected = crate::tcp::TcpConfig {
+        mss: 460,
+        min_rto: Time::from_secs(1),
+        initial_rto: Time::from_secs(6),
+        max_rto: Time::from_secs(100_000),
+        ..crate::tcp::TcpConfig::ns2()
+    };
+    assert_eq!(tcp.config, expected);
+    assert_eq!(crate::tcp::TcpConfig::profile("ns2_2004"), Some(crate::tcp::TcpConfig { mss: 960, ..expected }));
+}
+
 #[test]
 fn tcp_phases_parse_in_order() {
     let text = with_traffic(

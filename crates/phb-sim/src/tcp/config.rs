@@ -67,6 +67,21 @@ impl TcpConfig {
         }
     }
 
+    /// ns-2 as the papers of 2002–2004 ran it (ns-2.26 and 2.27; the
+    /// Vukadinović thesis was defended in October 2004): [`TcpConfig::ns2`]
+    /// with that era's `ns-default.tcl` timer defaults, a minimum RTO of 1 s
+    /// (`minrto_ 1`, set on 2001/05/14, lowered to 0.2 s on 2004/10/14), an
+    /// initial RTO of 6 s (`rtxcur_init_ 6.0` until 2006/01/21) and no
+    /// practical maximum (`maxrto_ 100000`).
+    pub fn ns2_2004() -> TcpConfig {
+        TcpConfig {
+            min_rto: Time::from_secs(1),
+            initial_rto: Time::from_secs(6),
+            max_rto: Time::from_secs(100_000),
+            ..TcpConfig::ns2()
+        }
+    }
+
     /// A Linux-like profile (also close to ns-3's `TcpSocket` defaults
     /// with SACK): 1448-byte segments, initial window 10, a large window,
     /// SACK recovery, minimum RTO 200 ms, initial RTO 1 s, a 1 ms clock,
@@ -89,10 +104,12 @@ impl TcpConfig {
         }
     }
 
-    /// A profile by name: `ns2`, `linux` or `ns3` (same as `linux`).
+    /// A profile by name: `ns2`, `ns2_2004`, `linux` or `ns3` (same as
+    /// `linux`).
     pub fn profile(name: &str) -> Option<TcpConfig> {
         match name {
             "ns2" => Some(TcpConfig::ns2()),
+            "ns2_2004" => Some(TcpConfig::ns2_2004()),
             "linux" | "ns3" => Some(TcpConfig::linux()),
             _ => None,
         }

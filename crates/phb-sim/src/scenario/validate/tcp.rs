@@ -77,6 +77,7 @@ impl Context<'_> {
         }
         let base = match t.profile.unwrap_or(TcpProfile::Ns2) {
             TcpProfile::Ns2 => TcpConfig::ns2(),
+            TcpProfile::Ns2Of2004 => TcpConfig::ns2_2004(),
             TcpProfile::Ns3 | TcpProfile::Linux => TcpConfig::linux(),
         };
         let config = TcpConfig {
