@@ -34,6 +34,7 @@ min_th = 60
 max_th = 180
 max_p = 0.05
 mode = "bytes"
+ns1_compat = true
 
 [qdiscs.edge]
 kind = "fifo"
@@ -166,6 +167,7 @@ fn a_full_scenario_parses_into_the_exact_model() {
         max_p: 0.05,
         limit: Limit::Packets(250),
         byte_mode: true,
+        ns1_compat: true,
         ..RedParams::default()
     };
     let edge = QdiscConfig::fifo(Limit::Bytes(64_000));

@@ -130,6 +130,7 @@ impl AdaptiveRedParams {
             gentle: self.gentle,
             wait: self.wait,
             byte_mode: false,
+            ns1_compat: false,
         }
     }
 }

@@ -70,8 +70,9 @@
 //! # Departures and readings (see also `docs/mechanisms/plc.md`)
 //!
 //! - ns-2's code sets `x = 2` (it squares `η` and uses `1 + 2γ`), the
-//!   square-root law's `a/b = 1/0.5`, where the text derives `x = a/b` from
-//!   the empirical model; we follow the text and make `x` a parameter.
+//!   square-root law's `a/b = 1/0.5`, as does Appendix C's proof of the
+//!   bound (53) (eqs. 63–64), where the text derives `x = a/b` from the
+//!   empirical model; we follow the text and make `x` a parameter.
 //! - ns-2 evaluates eq. (56) with `p = 1` for forced drops; the text says
 //!   eq. (59), which we follow.
 //! - ns-2 also runs the credit for UDP arrivals RED drops (and would then
@@ -82,14 +83,17 @@
 //!   (`droptype = DTYPE_FORCED`); evicting at least the arrival's bytes
 //!   makes room for it under a byte or a packet limit.
 //! - With gentle RED the band `max_th ≤ avg < 2·max_th` gives probabilistic
-//!   drops; [`RedVerdict::from_red`] passes them as early drops with RED's
-//!   `p_b` there (≥ `max_p`), which eq. (56) accepts though the thesis
-//!   (ungentle, eq. 34) derived it for `p < p_max`.
+//!   drops. The thesis' RED (eq. 34) is not gentle and names its regions by
+//!   the average, so an average at or above `q_max` is its forced-drop
+//!   region: [`RedVerdict::from_red`] passes those drops as
+//!   [`RedVerdict::GentleDrop`], σ is eq. (59)'s, and the drop, if PLC makes
+//!   it, keeps RED's early reason.
 //! - ns-2 charges `⌊evicted/s⌋` packets of credit per rescue and can evict
 //!   UDP packets yet drop the TCP packet when the UDP queue runs dry; here
 //!   the credit pays exactly `s` per rescue, the overshoot is carried as
 //!   surplus, and nothing is evicted unless the rescue succeeds.
 
+use crate::aqm::red::Red;
 use crate::packet::DropReason;
 
 /// The thesis' fitted exponent of the round-trip time, `a` (Appendix B,
@@ -114,9 +118,14 @@ pub enum PlcClass {
 pub enum RedVerdict {
     /// No drop (the no-loss region, or RED's coin said admit).
     Admit,
-    /// A probabilistic drop; `p` is RED's drop probability `H(q̄)` at the
-    /// current average, before count spacing (`p_b`), as ns-2 passes it.
+    /// A probabilistic drop below `max_th` (the thesis' early-drop region);
+    /// `p` is RED's drop probability `H(q̄)` at the current average, before
+    /// count spacing (`p_b`), as ns-2 passes it.
     EarlyDrop { p: f64 },
+    /// A probabilistic drop of gentle RED's band `max_th ≤ q̄ < 2·max_th`:
+    /// dropped for RED's early reason, but the average is in the thesis'
+    /// forced-drop region (`q̄ ≥ q_max`, Section 6.3).
+    GentleDrop,
     /// A drop at or above the forced threshold.
     ForcedDrop,
     /// A drop at the hard limit.
@@ -124,14 +133,15 @@ pub enum RedVerdict {
 }
 
 impl RedVerdict {
-    /// From [`crate::aqm::red::Red::on_arrival`]'s answer and RED's `p_b` at
-    /// the average that arrival set (`red.drop_probability(red.avg())`).
+    /// From [`Red::on_arrival`]'s answer and `red` after that arrival (its
+    /// average and `p_b` there).
     ///
     /// Panics on a reason RED never gives.
-    pub fn from_red(verdict: Option<DropReason>, p_b: f64) -> RedVerdict {
+    pub fn from_red(verdict: Option<DropReason>, red: &Red) -> RedVerdict {
         match verdict {
             None => RedVerdict::Admit,
-            Some(DropReason::EarlyDrop) => RedVerdict::EarlyDrop { p: p_b },
+            Some(DropReason::EarlyDrop) if red.avg_at_or_above_max_th() => RedVerdict::GentleDrop,
+            Some(DropReason::EarlyDrop) => RedVerdict::EarlyDrop { p: red.drop_probability(red.avg()) },
             Some(DropReason::ForcedDrop) => RedVerdict::ForcedDrop,
             Some(DropReason::Overflow) => RedVerdict::Overflow,
             Some(other) => panic!("PLC: RED does not drop for {other:?}"),
@@ -142,7 +152,7 @@ impl RedVerdict {
     pub fn reason(self) -> Option<DropReason> {
         match self {
             RedVerdict::Admit => None,
-            RedVerdict::EarlyDrop { .. } => Some(DropReason::EarlyDrop),
+            RedVerdict::EarlyDrop { .. } | RedVerdict::GentleDrop => Some(DropReason::EarlyDrop),
             RedVerdict::ForcedDrop => Some(DropReason::ForcedDrop),
             RedVerdict::Overflow => Some(DropReason::Overflow),
         }
@@ -311,8 +321,8 @@ impl Plc {
     }
 
     /// σ for RED's verdict and BPR's rates: eq. (56) for early drops, eq.
-    /// (59) for forced and overflow drops, 1 when RED admits (Section 6.1)
-    /// or `r_udp = 0`.
+    /// (59) for gentle-band, forced and overflow drops (the average at or
+    /// above `q_max`), 1 when RED admits (Section 6.1) or `r_udp = 0`.
     pub fn sigma(&self, red: RedVerdict, r_tcp: f64, r_udp: f64) -> f64 {
         assert!(
             r_tcp >= 0.0 && r_udp >= 0.0 && r_tcp.is_finite() && r_udp.is_finite(),
@@ -334,7 +344,7 @@ impl Plc {
                 let k = (1.0 + gamma * x) * r_tcp / r_udp;
                 (1.0 + k) / (1.0 / eta_x + k)
             }
-            RedVerdict::ForcedDrop | RedVerdict::Overflow => eta_x,
+            RedVerdict::GentleDrop | RedVerdict::ForcedDrop | RedVerdict::Overflow => eta_x,
         };
         sigma.clamp(0.0, 1.0)
     }
@@ -452,6 +462,24 @@ mod tests {
         let rhs = (1.0 + 1.5 * (1.0 + 0.5 * PlcParams::DEFAULT_X) * (1.0 - s))
             * 0.65f64.powf(PlcParams::DEFAULT_X);
         assert!((s - rhs).abs() < 1e-12);
+    }
+
+    /// The region is the average's (Sections 6.2–6.3): a gentle RED's
+    /// early drop at avg = 200 ≥ q_max = 180 is in the forced-drop region,
+    /// σ = η^x (eq. 59), and keeps RED's early reason.
+    #[test]
+    fn gentle_band_drops_take_the_forced_region_sigma() {
+        use crate::aqm::red::RedParams;
+        use crate::aqm::Limit;
+        use crate::time::Time;
+        let params = RedParams { min_th: 60.0, max_th: 180.0, w_q: 1.0, max_p: 0.1, gentle: true, limit: Limit::Packets(1000), ..RedParams::default() };
+        let mut red = Red::new(params, 10_000_000, Rng::derive(0, "red"));
+        red.on_arrival(200, 100_000, 500, Time::ZERO);
+        let gentle = RedVerdict::from_red(Some(DropReason::EarlyDrop), &red);
+        assert_eq!(gentle, RedVerdict::GentleDrop);
+        assert_eq!(gentle.reason(), Some(DropReason::EarlyDrop));
+        let plc = thesis(8.0, PlcParams::DEFAULT_X);
+        assert_eq!(plc.sigma(gentle, 6e6, 4e6), plc.sigma(RedVerdict::ForcedDrop, 6e6, 4e6));
     }
 
     #[test]
@@ -732,21 +760,20 @@ mod tests {
         assert!(r.stats.tcp_rescued > 1000);
     }
 
+    /// RED (w_q = 1) whose average is 96: p_b = 0.1·36/120 = 0.03.
     #[test]
     fn from_red_maps_reasons() {
-        assert_eq!(RedVerdict::from_red(None, 0.3), RedVerdict::Admit);
-        assert_eq!(
-            RedVerdict::from_red(Some(DropReason::EarlyDrop), 0.03),
-            RedVerdict::EarlyDrop { p: 0.03 }
-        );
-        assert_eq!(
-            RedVerdict::from_red(Some(DropReason::ForcedDrop), 1.0),
-            RedVerdict::ForcedDrop
-        );
-        assert_eq!(
-            RedVerdict::from_red(Some(DropReason::Overflow), 0.0),
-            RedVerdict::Overflow
-        );
+        use crate::aqm::red::RedParams;
+        use crate::aqm::Limit;
+        use crate::time::Time;
+        let params = RedParams { min_th: 60.0, max_th: 180.0, w_q: 1.0, max_p: 0.1, limit: Limit::Packets(250), ..RedParams::default() };
+        let mut red = Red::new(params, 10_000_000, Rng::derive(0, "red"));
+        red.on_arrival(96, 48_000, 500, Time::ZERO);
+        assert_eq!(RedVerdict::from_red(None, &red), RedVerdict::Admit);
+        let early = RedVerdict::from_red(Some(DropReason::EarlyDrop), &red);
+        assert!(matches!(early, RedVerdict::EarlyDrop { p } if (p - 0.03).abs() < 1e-12), "{early:?}");
+        assert_eq!(RedVerdict::from_red(Some(DropReason::ForcedDrop), &red), RedVerdict::ForcedDrop);
+        assert_eq!(RedVerdict::from_red(Some(DropReason::Overflow), &red), RedVerdict::Overflow);
         assert!(PlcParams {
             delta: 0.5,
             ..PlcParams::for_red(1.0, 60.0, 180.0, 0.1)

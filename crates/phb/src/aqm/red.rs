@@ -25,7 +25,8 @@
 //!   dropped whatever the average.
 //! - As in ns-2, no early drop happens while fewer than two packets are queued,
 //!   and the first arrival after the average crosses `min_th` from below only
-//!   starts the count.
+//!   starts the count. Every drop restarts the count (ns-2's default; with
+//!   `ns1_compat`, only early drops do).
 //!
 //! The pieces are shared with the droppers built on RED (crate-private):
 //! `Average` (the EWMA with idle decay), `Curve` (`p_b`, the forced
@@ -62,6 +63,12 @@ pub struct RedParams {
     /// Average over bytes instead of packets (ns-2's `queue_in_bytes_` and
     /// `bytes_` together).
     pub byte_mode: bool,
+    /// ns-2's `ns1_compat_`: forced and hard-limit drops leave the drop
+    /// count alone, as in ns-1's RED and in the thesis' `Queue/PROBE`
+    /// (Vukadinović 2004, Appendix D), so the first early-region arrival
+    /// after a forced episode is likely dropped; `false` (ns-2's default)
+    /// resets the count on every drop.
+    pub ns1_compat: bool,
 }
 
 impl Default for RedParams {
@@ -78,6 +85,7 @@ impl Default for RedParams {
             gentle: true,
             wait: true,
             byte_mode: false,
+            ns1_compat: false,
         }
     }
 }
@@ -352,6 +360,13 @@ impl Red {
         self.average.on_idle(now);
     }
 
+    /// Whether the current average is at or above `max_th` (in the
+    /// average's unit): RED's forced-drop region without gentle, the gentle
+    /// band or beyond with it.
+    pub fn avg_at_or_above_max_th(&self) -> bool {
+        self.average.value() >= self.curve.max_th
+    }
+
     /// The unforced drop probability `p_b` for an average, before spacing.
     pub fn drop_probability(&self, avg: f64) -> f64 {
         self.curve.p_b(avg)
@@ -400,7 +415,7 @@ impl Red {
         if !self.params.limit.admits(pkts, bytes, size) {
             verdict = Some(DropReason::Overflow);
         }
-        if verdict.is_some() {
+        if verdict.is_some() && !self.params.ns1_compat {
             self.count = 0;
             self.count_bytes = 0;
         }
@@ -505,6 +520,26 @@ mod tests {
         assert_eq!(r.count, 0);
         let mut abrupt = red(RedParams { w_q: 1.0, gentle: false, ..thesis_params() });
         assert_eq!(abrupt.on_arrival(180, 90_000, 500, Time::ZERO), Some(DropReason::ForcedDrop));
+    }
+
+    /// ns-2's default resets the count on a forced or hard-limit drop
+    /// (Philip Liu's fix); `ns1_compat` (ns-1, the thesis' `Queue/PROBE`)
+    /// keeps counting: after 3 admitted and 2 forced arrivals the count is
+    /// 5, and a hard-limit drop leaves it 6.
+    #[test]
+    fn ns1_compat_keeps_the_count_through_forced_drops() {
+        let base = RedParams { w_q: 1.0, gentle: false, limit: Limit::Packets(300), ..thesis_params() };
+        for (ns1_compat, after_forced, after_overflow) in [(false, 0, 0), (true, 5, 6)] {
+            let mut r = red(RedParams { ns1_compat, ..base.clone() });
+            assert_eq!(r.on_arrival(10, 5000, 500, Time::ZERO), None);
+            assert_eq!(r.on_arrival(10, 5000, 500, Time::ZERO), None);
+            assert_eq!(r.on_arrival(10, 5000, 500, Time::ZERO), None);
+            assert_eq!(r.on_arrival(200, 100_000, 500, Time::ZERO), Some(DropReason::ForcedDrop));
+            assert_eq!(r.on_arrival(200, 100_000, 500, Time::ZERO), Some(DropReason::ForcedDrop));
+            assert_eq!((r.count, r.count_bytes), (after_forced, after_forced * 500));
+            assert_eq!(r.on_arrival(300, 150_000, 500, Time::ZERO), Some(DropReason::Overflow));
+            assert_eq!(r.count, after_overflow);
+        }
     }
 
     #[test]

@@ -532,7 +532,7 @@ impl<M> Classful<M> {
         let b = self.queues[q].buffer;
         let buffer = &mut self.buffers[b];
         let Admission::Red(red) = &buffer.admission else { unreachable!("PLC guards a RED buffer") };
-        let red_verdict = RedVerdict::from_red(verdict, red.drop_probability(red.avg()));
+        let red_verdict = RedVerdict::from_red(verdict, red);
         let VictimState::Plc { plc, tcp, udp, rates } = &mut buffer.victim else { unreachable!("a PLC buffer") };
         let (tcp, udp) = (*tcp, *udp);
         if !self.scheduler.service_rates_bps(rates) {

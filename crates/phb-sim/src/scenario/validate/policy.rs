@@ -26,6 +26,7 @@ pub(super) struct PolicyKeys<'a> {
     pub mean_pktsize: &'a Option<Quantity>,
     pub gentle: Option<bool>,
     pub wait: Option<bool>,
+    pub ns1_compat: Option<bool>,
     pub mode: Option<raw::RedMode>,
     pub curves: [Option<ColourCurve>; 3],
     pub interval: &'a Option<Quantity>,
@@ -53,6 +54,7 @@ macro_rules! policy_keys {
             mean_pktsize: &$r.mean_pktsize,
             gentle: $r.gentle,
             wait: $r.wait,
+            ns1_compat: $r.ns1_compat,
             mode: $r.mode,
             curves: [$r.green, $r.yellow, $r.red],
             interval: &$r.interval,
@@ -71,7 +73,8 @@ macro_rules! policy_keys {
 }
 pub(super) use policy_keys;
 
-const RED_KEYS: &[&str] = &["limit", "min_th", "max_th", "w_q", "max_p", "mean_pktsize", "gentle", "wait", "mode"];
+const RED_KEYS: &[&str] =
+    &["limit", "min_th", "max_th", "w_q", "max_p", "mean_pktsize", "gentle", "wait", "ns1_compat", "mode"];
 const COLOURED_KEYS: &[&str] = &["limit", "green", "yellow", "red", "w_q", "mean_pktsize", "gentle", "wait"];
 const ADAPTIVE_KEYS: &[&str] = &[
     "limit", "min_th", "max_th", "w_q", "max_p", "interval", "beta", "top", "bottom", "mean_pktsize", "gentle", "wait",
@@ -81,7 +84,7 @@ const PIE_KEYS: &[&str] = &["limit", "target", "t_update", "alpha", "beta", "max
 
 impl PolicyKeys<'_> {
     /// Every policy key and whether it is set.
-    pub(super) fn present(&self) -> [(&'static str, bool); 23] {
+    pub(super) fn present(&self) -> [(&'static str, bool); 24] {
         [
             ("limit", self.limit.is_some()),
             ("min_th", self.min_th.is_some()),
@@ -91,6 +94,7 @@ impl PolicyKeys<'_> {
             ("mean_pktsize", self.mean_pktsize.is_some()),
             ("gentle", self.gentle.is_some()),
             ("wait", self.wait.is_some()),
+            ("ns1_compat", self.ns1_compat.is_some()),
             ("mode", self.mode.is_some()),
             ("green", self.curves[0].is_some()),
             ("yellow", self.curves[1].is_some()),
@@ -148,6 +152,7 @@ impl Context<'_> {
             gentle: keys.gentle.unwrap_or(defaults.gentle),
             wait: keys.wait.unwrap_or(defaults.wait),
             byte_mode: keys.mode == Some(raw::RedMode::Bytes),
+            ns1_compat: keys.ns1_compat.unwrap_or(defaults.ns1_compat),
         };
         self.checked(path, params.validate(), RED_KEYS)?;
         Ok(params)
