@@ -472,7 +472,15 @@ mod tests {
         use crate::aqm::red::RedParams;
         use crate::aqm::Limit;
         use crate::time::Time;
-        let params = RedParams { min_th: 60.0, max_th: 180.0, w_q: 1.0, max_p: 0.1, gentle: true, limit: Limit::Packets(1000), ..RedParams::default() };
+        let params = RedParams {
+            min_th: 60.0,
+            max_th: 180.0,
+            w_q: 1.0,
+            max_p: 0.1,
+            gentle: true,
+            limit: Limit::Packets(1000),
+            ..RedParams::default()
+        };
         let mut red = Red::new(params, 10_000_000, Rng::derive(0, "red"));
         red.on_arrival(200, 100_000, 500, Time::ZERO);
         let gentle = RedVerdict::from_red(Some(DropReason::EarlyDrop), &red);
@@ -766,7 +774,14 @@ mod tests {
         use crate::aqm::red::RedParams;
         use crate::aqm::Limit;
         use crate::time::Time;
-        let params = RedParams { min_th: 60.0, max_th: 180.0, w_q: 1.0, max_p: 0.1, limit: Limit::Packets(250), ..RedParams::default() };
+        let params = RedParams {
+            min_th: 60.0,
+            max_th: 180.0,
+            w_q: 1.0,
+            max_p: 0.1,
+            limit: Limit::Packets(250),
+            ..RedParams::default()
+        };
         let mut red = Red::new(params, 10_000_000, Rng::derive(0, "red"));
         red.on_arrival(96, 48_000, 500, Time::ZERO);
         assert_eq!(RedVerdict::from_red(None, &red), RedVerdict::Admit);
