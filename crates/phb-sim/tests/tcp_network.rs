@@ -88,7 +88,7 @@ fn newreno_under_random_loss_follows_the_square_root_law() {
         let s = dumbbell(1_000_000_000, Time::from_millis(48), 1_000_000_000, QdiscConfig::fifo(Limit::Packets(10_000)), p, vec![tcp_group(10, unlimited(Variant::NewReno), Time::from_secs(1))], Time::from_secs(300), Time::from_secs(20));
         let out = run(&s, None, &mut |_| {}).unwrap();
         let goodput: f64 = column_f64(&out, "flows", "goodput_bps").iter().sum::<f64>() / 10.0;
-        let model = square_root(960.0 * 8.0, rtt, p, 1.0);
+        let model = square_root(1000.0 * 8.0, rtt, p, 1.0);
         let ratio = goodput / model;
         assert!((0.8..=1.2).contains(&ratio), "p {p}: goodput {goodput:.0} b/s vs model {model:.0}: ratio {ratio:.3}");
     }

@@ -690,7 +690,7 @@ fn the_ns2_2004_profile_has_that_era_s_timers() {
         ..crate::tcp::TcpConfig::ns2()
     };
     assert_eq!(tcp.config, expected);
-    assert_eq!(crate::tcp::TcpConfig::profile("ns2_2004"), Some(crate::tcp::TcpConfig { mss: 960, ..expected }));
+    assert_eq!(crate::tcp::TcpConfig::profile("ns2_2004"), Some(crate::tcp::TcpConfig { mss: 1000, ..expected }));
 }
 
 #[test]

@@ -45,14 +45,16 @@ pub struct TcpConfig {
 
 impl TcpConfig {
     /// What ns-2's `Agent/TCP/Newreno` with `Agent/TCPSink` does by default
-    /// (ns-2.35 `ns-default.tcl`), the TCP the papers simulated: 1000-byte
-    /// packets (`packetSize_` includes headers: 960 bytes of payload), an
-    /// initial window of 1, `window_` 20, minimum RTO 200 ms, initial RTO
-    /// 3 s, a 10 ms clock, no delayed ACKs (100 ms when turned on).
+    /// (ns-2.35 `ns-default.tcl`), the TCP the papers simulated:
+    /// `packetSize_` 1000 bytes of segment, to which `TcpAgent::output` adds
+    /// the 40-byte TCP/IP header (`useHeaders_`, on since 2001/11/28), so
+    /// 1040-byte packets and 40-byte ACKs; an initial window of 1, `window_`
+    /// 20, minimum RTO 200 ms, initial RTO 3 s, a 10 ms clock, no delayed
+    /// ACKs (100 ms when turned on).
     pub fn ns2() -> TcpConfig {
         TcpConfig {
             variant: Variant::NewReno,
-            mss: 960,
+            mss: 1000,
             header: 40,
             initial_window: 1,
             initial_ssthresh: None,
