@@ -753,6 +753,8 @@ class _Verdict:
 
     kind: str
     coords: dict
+    source: str
+    ref: str
 
     @property
     def passed(self) -> bool:
@@ -764,6 +766,16 @@ class _Verdict:
     def _head(self, what: str) -> str:
         at = f" at {self.where()}" if self.coords else ""
         return f"{'PASS' if self.passed else 'FAIL'} {what}{at}"
+
+    def _located(self) -> dict:
+        """The columns every row has after its first two: the coordinates,
+        their text, and where the checked value comes from."""
+        return {
+            **{f"at.{k}": v for k, v in self.coords.items()},
+            "where": self.where(),
+            "source": self.source,
+            "ref": self.ref,
+        }
 
 
 @dataclass
@@ -812,10 +824,7 @@ class Check(_Verdict):
         return {
             "kind": self.kind,
             "metric": self.metric,
-            **{f"at.{k}": v for k, v in self.coords.items()},
-            "where": self.where(),
-            "source": self.source,
-            "ref": self.ref,
+            **self._located(),
             "expected": self.expected,
             "ours": self.ours,
             "ci_low": self.ci_low,
@@ -898,10 +907,7 @@ class ClaimCheck(_Verdict):
         return {
             "kind": self.kind,
             "text": self.text,
-            **{f"at.{k}": v for k, v in self.coords.items()},
-            "where": self.where(),
-            "source": self.source,
-            "ref": self.ref,
+            **self._located(),
             "op": self.op,
             **self.left.row("left"),
             **self.right.row("right"),
