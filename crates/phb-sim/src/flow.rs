@@ -90,7 +90,15 @@ pub struct Flow {
 
 impl Flow {
     /// Flow `name` of `group`, its routes already resolved.
-    pub fn new(name: String, g: usize, group: &TrafficGroup, codepoint: u8, route: u32, ack_route: u32, seed: u64) -> Flow {
+    pub fn new(
+        name: String,
+        g: usize,
+        group: &TrafficGroup,
+        codepoint: u8,
+        route: u32,
+        ack_route: u32,
+        seed: u64,
+    ) -> Flow {
         let jitter = if group.start_jitter > Time::ZERO {
             let mut rng = Rng::derive(seed, &format!("jitter/{name}"));
             Time::from_secs_f64(rng.uniform() * group.start_jitter.as_secs_f64())

@@ -50,7 +50,14 @@ impl TimeSeries {
     }
 
     /// Per-class throughput and mean delay over the last interval.
-    fn record_classes(&mut self, scenario: &Scenario, now: Time, interval: Time, scope: &str, stats: &mut [ClassStats]) {
+    fn record_classes(
+        &mut self,
+        scenario: &Scenario,
+        now: Time,
+        interval: Time,
+        scope: &str,
+        stats: &mut [ClassStats],
+    ) {
         for (class, s) in scenario.classes.iter().zip(stats) {
             if s.total.arrivals == 0 {
                 continue;
@@ -176,7 +183,9 @@ impl ClassRows {
             t.push(&format!("drop_{}", reason.name()), Column::U64(column));
         }
         t.push("loss_rate", Column::F64(self.loss_rate));
-        for (name, column) in ["delay_mean_s", "delay_p50_s", "delay_p95_s", "delay_p99_s", "delay_max_s"].iter().zip(self.delay) {
+        for (name, column) in
+            ["delay_mean_s", "delay_p50_s", "delay_p95_s", "delay_p99_s", "delay_max_s"].iter().zip(self.delay)
+        {
             t.push(name, Column::F64(column));
         }
         t.push("throughput_bps", Column::F64(self.throughput_bps));
@@ -196,14 +205,19 @@ fn flows_table(sim: &Sim, measured_s: f64) -> Table {
         Column::F64(counts.iter().map(|c| if den(c) > 0 { num(c) / den(c) as f64 } else { f64::NAN }).collect())
     };
     let sender_stat = |get: &dyn Fn(&crate::tcp::SenderStats) -> u64| {
-        Column::U64(flows.iter().map(|f| f.tcp().map_or(0, |t| get(&t.sender.stats) - get(&t.stats_at_warmup))).collect())
+        Column::U64(
+            flows.iter().map(|f| f.tcp().map_or(0, |t| get(&t.sender.stats) - get(&t.stats_at_warmup))).collect(),
+        )
     };
     t.push("flow", strings(&|f| f.name.clone()));
     t.push("group", strings(&|f| scenario.groups[f.group].name.clone()));
-    t.push("transport", strings(&|f| match f.transport {
-        FlowTransport::Udp { .. } => "udp".into(),
-        FlowTransport::Tcp(_) => "tcp".into(),
-    }));
+    t.push(
+        "transport",
+        strings(&|f| match f.transport {
+            FlowTransport::Udp { .. } => "udp".into(),
+            FlowTransport::Tcp(_) => "tcp".into(),
+        }),
+    );
     t.push("class", strings(&|f| scenario.classes[f.class].name.clone()));
     t.push("src", strings(&|f| scenario.nodes[scenario.groups[f.group].src].name.clone()));
     t.push("dst", strings(&|f| scenario.nodes[scenario.groups[f.group].dst].name.clone()));

@@ -99,7 +99,8 @@ impl<'s> Sim<'s> {
                 let q = Qdisc::new(qdisc, link.rate_bps, Rng::derive(seed, &format!("port/{name}")));
                 let loss_rng = Rng::derive(seed, &format!("loss/{name}"));
                 let mut port = Port::new(from, to, link.rate_bps, link.delay, q, loss, loss_rng, classes);
-                port.conditioner = conditioner.as_ref().map(|c| c.build(Rng::derive(seed, &format!("conditioner/{name}"))));
+                port.conditioner =
+                    conditioner.as_ref().map(|c| c.build(Rng::derive(seed, &format!("conditioner/{name}"))));
                 ports.push(port);
                 adjacency[from].push((to, index, link.delay));
             }
@@ -228,7 +229,15 @@ impl<'s> Sim<'s> {
     }
 
     fn packet(&self, f: usize, size: u32, meta: Meta) -> SimPacket {
-        SimPacket { flow: f as u32, class: self.flows[f].codepoint, colour: phb::Colour::Green, size, created: self.now, enqueued: self.now, meta }
+        SimPacket {
+            flow: f as u32,
+            class: self.flows[f].codepoint,
+            colour: phb::Colour::Green,
+            size,
+            created: self.now,
+            enqueued: self.now,
+            meta,
+        }
     }
 
     fn src_of(&self, f: usize) -> usize {
@@ -249,7 +258,9 @@ impl<'s> Sim<'s> {
 
     fn emit(&mut self, f: usize) {
         let flow = &mut self.flows[f];
-        let FlowTransport::Udp { source, packet_size, next_seq } = &mut flow.transport else { unreachable!("only UDP flows emit") };
+        let FlowTransport::Udp { source, packet_size, next_seq } = &mut flow.transport else {
+            unreachable!("only UDP flows emit")
+        };
         let (size, seq) = (*packet_size, *next_seq);
         *next_seq += 1;
         let next = self.now + source.next_gap();
@@ -297,7 +308,8 @@ impl<'s> Sim<'s> {
         let header = tcp.header;
         for seg in out.drain(..) {
             let size = seg.len + header;
-            let pkt = self.packet(f, size, Meta { route, kind: Kind::Data, seq: seg.seq, len: seg.len, ..Meta::default() });
+            let pkt =
+                self.packet(f, size, Meta { route, kind: Kind::Data, seq: seg.seq, len: seg.len, ..Meta::default() });
             self.count_sent(f, size);
             self.forward(self.src_of(f), pkt);
         }
@@ -339,7 +351,8 @@ impl<'s> Sim<'s> {
 
     fn send_ack(&mut self, f: usize, ack: Ack) {
         let FlowTransport::Tcp(tcp) = &self.flows[f].transport else { unreachable!() };
-        let mut meta = Meta { route: tcp.ack_route, kind: Kind::Ack, ack: ack.ack, sack_len: ack.sack_len, ..Meta::default() };
+        let mut meta =
+            Meta { route: tcp.ack_route, kind: Kind::Ack, ack: ack.ack, sack_len: ack.sack_len, ..Meta::default() };
         for (slot, &(start, end)) in meta.sack.iter_mut().zip(ack.blocks()) {
             *slot = ((start - ack.ack) as u32, (end - ack.ack) as u32);
         }
@@ -416,7 +429,14 @@ impl<'s> Sim<'s> {
         let group = &self.scenario.groups[self.flows[f].group];
         let (src, dst) = if pkt.meta.kind == Kind::Ack { (group.dst, group.src) } else { (group.src, group.dst) };
         let protocol = if pkt.meta.kind == Kind::Udp { Protocol::Udp } else { Protocol::Tcp };
-        PacketKey { flow: pkt.flow, group: self.flows[f].group as u32, src: src as u32, dst: dst as u32, protocol, codepoint: pkt.class }
+        PacketKey {
+            flow: pkt.flow,
+            group: self.flows[f].group as u32,
+            src: src as u32,
+            dst: dst as u32,
+            protocol,
+            codepoint: pkt.class,
+        }
     }
 
     fn enqueue(&mut self, p: usize, mut pkt: SimPacket) {

@@ -9,21 +9,37 @@ use phb::aqm::Limit;
 use phb::queue::{BufferConfig, BufferPolicy, QdiscConfig, QueueConfig, SchedulerKind, Victim};
 use phb::Time;
 use phb_sim::apps::{AppModel, SizeDist};
-use phb_sim::scenario::{ClassDef, LinkDef, NodeDef, NodeKind, RunConfig, Scenario, SourceModel, TcpFlow, TrafficGroup, Transport};
+use phb_sim::scenario::{
+    ClassDef, LinkDef, NodeDef, NodeKind, RunConfig, Scenario, SourceModel, TcpFlow, TrafficGroup, Transport,
+};
 use phb_sim::tcp::{TcpConfig, Variant};
 use phb_sim::{run, Column};
 use proptest::prelude::*;
 
 fn qdisc(kind: u8, limit: u64) -> QdiscConfig {
-    let red = |limit: Limit| RedParams { min_th: limit_pkts(limit) / 4.0, max_th: limit_pkts(limit) / 2.0, limit, w_q: 0.02, ..RedParams::default() };
+    let red = |limit: Limit| RedParams {
+        min_th: limit_pkts(limit) / 4.0,
+        max_th: limit_pkts(limit) / 2.0,
+        limit,
+        w_q: 0.02,
+        ..RedParams::default()
+    };
     match kind {
         0 => QdiscConfig::fifo(Limit::Packets(limit)),
         1 => QdiscConfig::fifo(Limit::Bytes(limit * 700)),
         2 => QdiscConfig::red(red(Limit::Packets(limit))),
         // Classes a (TCP-like, first) and b share one buffer whose victims
         // PLC (BPR, BPR+) or PLR (WTP) chooses: queued packets are evicted.
-        3 => shared(BufferPolicy::Red(red(Limit::Packets(limit))), Victim::Plc { x: 2.0 }, SchedulerKind::Bpr { s: vec![1.0, 8.0] }),
-        4 => shared(BufferPolicy::Red(red(Limit::Bytes(limit * 700))), Victim::Plc { x: 1.24 }, SchedulerKind::BprPlus { s: vec![1.0, 4.0] }),
+        3 => shared(
+            BufferPolicy::Red(red(Limit::Packets(limit))),
+            Victim::Plc { x: 2.0 },
+            SchedulerKind::Bpr { s: vec![1.0, 8.0] },
+        ),
+        4 => shared(
+            BufferPolicy::Red(red(Limit::Bytes(limit * 700))),
+            Victim::Plc { x: 1.24 },
+            SchedulerKind::BprPlus { s: vec![1.0, 4.0] },
+        ),
         _ => shared(
             BufferPolicy::DropTail { limit: Limit::Bytes(limit * 700) },
             Victim::Plr { sigma: vec![1.0, 3.0], memory: PlrMemory::Window(20) },
@@ -52,7 +68,14 @@ fn shared(policy: BufferPolicy, victim: Victim, scheduler: SchedulerKind) -> Qdi
 }
 
 /// A chain of `hops` routers between two hosts, every link of `rate_mbps`.
-fn chain(hops: usize, rates_mbps: &[u64], kinds: &[u8], limits: &[u64], loads: &[(u8, u64)], warmup_ms: u64) -> Scenario {
+fn chain(
+    hops: usize,
+    rates_mbps: &[u64],
+    kinds: &[u8],
+    limits: &[u64],
+    loads: &[(u8, u64)],
+    warmup_ms: u64,
+) -> Scenario {
     let mut nodes = vec![NodeDef { name: "s".into(), kind: NodeKind::Host }];
     for i in 0..hops {
         nodes.push(NodeDef { name: format!("r{i}"), kind: NodeKind::Router });
@@ -61,7 +84,18 @@ fn chain(hops: usize, rates_mbps: &[u64], kinds: &[u8], limits: &[u64], loads: &
     let links = (0..=hops)
         .map(|i| {
             let q = qdisc(kinds[i % kinds.len()], limits[i % limits.len()]);
-            LinkDef { a: i, b: i + 1, rate_bps: rates_mbps[i % rates_mbps.len()] * 1_000_000, delay: Time::from_micros(500 * i as u64), qdisc_ab: q.clone(), qdisc_ba: q, conditioner_ab: None, conditioner_ba: None, loss_ab: 0.0, loss_ba: 0.0 }
+            LinkDef {
+                a: i,
+                b: i + 1,
+                rate_bps: rates_mbps[i % rates_mbps.len()] * 1_000_000,
+                delay: Time::from_micros(500 * i as u64),
+                qdisc_ab: q.clone(),
+                qdisc_ba: q,
+                conditioner_ab: None,
+                conditioner_ba: None,
+                loss_ab: 0.0,
+                loss_ba: 0.0,
+            }
         })
         .collect();
     let groups = loads
@@ -69,22 +103,57 @@ fn chain(hops: usize, rates_mbps: &[u64], kinds: &[u8], limits: &[u64], loads: &
         .enumerate()
         .map(|(g, &(kind, rate_mbps))| {
             let transport = match kind {
-                0 => Transport::Udp(SourceModel::Cbr { packet_size: 700, interval: Time::transmission(700, rate_mbps * 1_000_000) }),
-                1 => Transport::Udp(SourceModel::ParetoOnOff { packet_size: 500, rate_bps: rate_mbps * 1_000_000, on_mean: Time::from_millis(20), off_mean: Time::from_millis(20), shape: 1.4 }),
-                2 => Transport::Udp(SourceModel::ExpOnOff { packet_size: 200, rate_bps: rate_mbps * 1_000_000, on_mean: Time::from_millis(30), off_mean: Time::from_millis(10) }),
+                0 => Transport::Udp(SourceModel::Cbr {
+                    packet_size: 700,
+                    interval: Time::transmission(700, rate_mbps * 1_000_000),
+                }),
+                1 => Transport::Udp(SourceModel::ParetoOnOff {
+                    packet_size: 500,
+                    rate_bps: rate_mbps * 1_000_000,
+                    on_mean: Time::from_millis(20),
+                    off_mean: Time::from_millis(20),
+                    shape: 1.4,
+                }),
+                2 => Transport::Udp(SourceModel::ExpOnOff {
+                    packet_size: 200,
+                    rate_bps: rate_mbps * 1_000_000,
+                    on_mean: Time::from_millis(30),
+                    off_mean: Time::from_millis(10),
+                }),
                 _ => {
                     let variant = [Variant::Reno, Variant::NewReno, Variant::Sack][rate_mbps as usize % 3];
                     let config = TcpConfig { variant, delayed_ack: rate_mbps % 2 == 0, ..TcpConfig::ns2() };
-                    let app = if rate_mbps % 2 == 0 { AppModel::Bulk } else { AppModel::Files { size: SizeDist::Fixed(20_000), think: Some(Time::from_millis(10)) } };
+                    let app = if rate_mbps % 2 == 0 {
+                        AppModel::Bulk
+                    } else {
+                        AppModel::Files { size: SizeDist::Fixed(20_000), think: Some(Time::from_millis(10)) }
+                    };
                     Transport::Tcp(TcpFlow { config, app, trace: false })
                 }
             };
-            TrafficGroup { name: format!("g{g}"), count: 3, src: 0, dst: hops + 1, class: g % 2, path: None, start: Time::from_millis(g as u64), start_jitter: Time::from_millis(50), stop: Time::from_millis(900), transport }
+            TrafficGroup {
+                name: format!("g{g}"),
+                count: 3,
+                src: 0,
+                dst: hops + 1,
+                class: g % 2,
+                path: None,
+                start: Time::from_millis(g as u64),
+                start_jitter: Time::from_millis(50),
+                stop: Time::from_millis(900),
+                transport,
+            }
         })
         .collect();
     Scenario {
         name: "prop".into(),
-        run: RunConfig { duration: Time::from_secs(1), warmup: Time::from_millis(warmup_ms), seed: 3, sample_interval: None, sample_scopes: None },
+        run: RunConfig {
+            duration: Time::from_secs(1),
+            warmup: Time::from_millis(warmup_ms),
+            seed: 3,
+            sample_interval: None,
+            sample_scopes: None,
+        },
         classes: vec![ClassDef { name: "a".into(), codepoint: 0 }, ClassDef { name: "b".into(), codepoint: 10 }],
         nodes,
         links,

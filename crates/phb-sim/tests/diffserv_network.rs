@@ -94,8 +94,13 @@ rate = "3Mbps"
 fn throughput(out: &RunOutput, scope: &str, class: &str) -> f64 {
     let t = out.table("classes").unwrap();
     let (Some(Column::Str(scopes)), Some(Column::Str(classes)), Some(Column::F64(rate))) =
-        (t.column("scope"), t.column("class"), t.column("throughput_bps")) else { panic!() };
-    let i = (0..scopes.len()).find(|&i| scopes[i] == scope && classes[i] == class).unwrap_or_else(|| panic!("{scope} {class}"));
+        (t.column("scope"), t.column("class"), t.column("throughput_bps"))
+    else {
+        panic!()
+    };
+    let i = (0..scopes.len())
+        .find(|&i| scopes[i] == scope && classes[i] == class)
+        .unwrap_or_else(|| panic!("{scope} {class}"));
     rate[i]
 }
 

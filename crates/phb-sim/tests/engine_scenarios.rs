@@ -7,7 +7,9 @@ use phb::aqm::red::RedParams;
 use phb::aqm::Limit;
 use phb::queue::QdiscConfig;
 use phb::Time;
-use phb_sim::scenario::{ClassDef, LinkDef, NodeDef, NodeKind, RunConfig, Scenario, SourceModel, TrafficGroup, Transport};
+use phb_sim::scenario::{
+    ClassDef, LinkDef, NodeDef, NodeKind, RunConfig, Scenario, SourceModel, TrafficGroup, Transport,
+};
 use phb_sim::{run, Column, RunOutput};
 
 fn node(name: &str, kind: NodeKind) -> NodeDef {
@@ -15,18 +17,40 @@ fn node(name: &str, kind: NodeKind) -> NodeDef {
 }
 
 fn link(a: usize, b: usize, rate_bps: u64, delay: Time, qdisc: QdiscConfig) -> LinkDef {
-    LinkDef { a, b, rate_bps, delay, qdisc_ab: qdisc.clone(), qdisc_ba: qdisc, conditioner_ab: None, conditioner_ba: None, loss_ab: 0.0, loss_ba: 0.0 }
+    LinkDef {
+        a,
+        b,
+        rate_bps,
+        delay,
+        qdisc_ab: qdisc.clone(),
+        qdisc_ba: qdisc,
+        conditioner_ab: None,
+        conditioner_ba: None,
+        loss_ab: 0.0,
+        loss_ba: 0.0,
+    }
 }
 
 /// s (0) -- r1 (1) -- r2 (2) -- d (3): access 100 Mb/s 1 ms, bottleneck
 /// `bottleneck_bps` 10 ms with `qdisc` on r1's output.
-fn dumbbell(bottleneck_bps: u64, qdisc: QdiscConfig, groups: Vec<TrafficGroup>, duration: Time, warmup: Time) -> Scenario {
+fn dumbbell(
+    bottleneck_bps: u64,
+    qdisc: QdiscConfig,
+    groups: Vec<TrafficGroup>,
+    duration: Time,
+    warmup: Time,
+) -> Scenario {
     let fast = QdiscConfig::fifo(Limit::Packets(1000));
     Scenario {
         name: "test".into(),
         run: RunConfig { duration, warmup, seed: 1, sample_interval: None, sample_scopes: None },
         classes: vec![ClassDef { name: "be".into(), codepoint: 0 }, ClassDef { name: "ef".into(), codepoint: 46 }],
-        nodes: vec![node("s", NodeKind::Host), node("r1", NodeKind::Router), node("r2", NodeKind::Router), node("d", NodeKind::Host)],
+        nodes: vec![
+            node("s", NodeKind::Host),
+            node("r1", NodeKind::Router),
+            node("r2", NodeKind::Router),
+            node("d", NodeKind::Host),
+        ],
         links: vec![
             link(0, 1, 100_000_000, Time::from_millis(1), fast.clone()),
             link(1, 2, bottleneck_bps, Time::from_millis(10), qdisc),
@@ -37,7 +61,18 @@ fn dumbbell(bottleneck_bps: u64, qdisc: QdiscConfig, groups: Vec<TrafficGroup>, 
 }
 
 fn group(name: &str, class: usize, count: u32, source: SourceModel) -> TrafficGroup {
-    TrafficGroup { name: name.into(), count, src: 0, dst: 3, class, path: None, start: Time::ZERO, start_jitter: Time::ZERO, stop: Time::MAX, transport: Transport::Udp(source) }
+    TrafficGroup {
+        name: name.into(),
+        count,
+        src: 0,
+        dst: 3,
+        class,
+        path: None,
+        start: Time::ZERO,
+        start_jitter: Time::ZERO,
+        stop: Time::MAX,
+        transport: Transport::Udp(source),
+    }
 }
 
 fn cbr(packet_size: u32, rate_bps: u64) -> SourceModel {
@@ -45,7 +80,13 @@ fn cbr(packet_size: u32, rate_bps: u64) -> SourceModel {
 }
 
 fn pareto(rate_bps: u64) -> SourceModel {
-    SourceModel::ParetoOnOff { packet_size: 500, rate_bps, on_mean: Time::from_millis(50), off_mean: Time::from_millis(50), shape: 1.5 }
+    SourceModel::ParetoOnOff {
+        packet_size: 500,
+        rate_bps,
+        on_mean: Time::from_millis(50),
+        off_mean: Time::from_millis(50),
+        shape: 1.5,
+    }
 }
 
 fn value(out: &RunOutput, table: &str, key_column: &str, key: &str, column: &str) -> f64 {
@@ -64,8 +105,12 @@ fn value(out: &RunOutput, table: &str, key_column: &str, key: &str, column: &str
 /// The row of `classes` for (scope, class).
 fn class_value(out: &RunOutput, scope: &str, class: &str, column: &str) -> f64 {
     let t = out.table("classes").unwrap();
-    let (Some(Column::Str(scopes)), Some(Column::Str(classes))) = (t.column("scope"), t.column("class")) else { panic!() };
-    let i = (0..scopes.len()).find(|&i| scopes[i] == scope && classes[i] == class).unwrap_or_else(|| panic!("no row {scope}/{class}"));
+    let (Some(Column::Str(scopes)), Some(Column::Str(classes))) = (t.column("scope"), t.column("class")) else {
+        panic!()
+    };
+    let i = (0..scopes.len())
+        .find(|&i| scopes[i] == scope && classes[i] == class)
+        .unwrap_or_else(|| panic!("no row {scope}/{class}"));
     match t.column(column).unwrap() {
         Column::F64(v) => v[i],
         Column::U64(v) => v[i] as f64,
@@ -80,7 +125,13 @@ fn go(s: &Scenario) -> RunOutput {
 #[test]
 fn an_unloaded_path_gives_exact_delay_and_the_offered_rate() {
     // 500-byte packets at 1 Mb/s: 250 packets/s; over 10 s, 2500 packets.
-    let s = dumbbell(10_000_000, QdiscConfig::fifo(Limit::Packets(50)), vec![group("cbr", 1, 1, cbr(500, 1_000_000))], Time::from_secs(10), Time::ZERO);
+    let s = dumbbell(
+        10_000_000,
+        QdiscConfig::fifo(Limit::Packets(50)),
+        vec![group("cbr", 1, 1, cbr(500, 1_000_000))],
+        Time::from_secs(10),
+        Time::ZERO,
+    );
     let out = go(&s);
     // Delay: three transmissions (40 + 400 + 40 us) and 12 ms of propagation.
     let one_way = 40e-6 + 400e-6 + 40e-6 + 12e-3;
@@ -103,7 +154,13 @@ fn a_flows_queueing_delay_is_its_waits_in_qdiscs() {
     // queueing delay equals the link's mean delay up to the packets still
     // queued or on the wire at the end, and its one-way delay exceeds it by
     // exactly the path's fixed latency.
-    let s = dumbbell(2_000_000, QdiscConfig::fifo(Limit::Packets(200)), vec![group("p", 1, 1, pareto(4_000_000))], Time::from_secs(30), Time::ZERO);
+    let s = dumbbell(
+        2_000_000,
+        QdiscConfig::fifo(Limit::Packets(200)),
+        vec![group("p", 1, 1, pareto(4_000_000))],
+        Time::from_secs(30),
+        Time::ZERO,
+    );
     let out = go(&s);
     let queueing = value(&out, "flows", "flow", "p", "queueing_delay_mean_s");
     let at_link = class_value(&out, "r1->r2", "ef", "delay_mean_s");
@@ -116,7 +173,13 @@ fn a_flows_queueing_delay_is_its_waits_in_qdiscs() {
 #[test]
 fn an_overloaded_drop_tail_link_runs_at_its_rate_and_drops_the_excess() {
     // 20 Mb/s offered to 10 Mb/s: half is lost, the link is full.
-    let s = dumbbell(10_000_000, QdiscConfig::fifo(Limit::Packets(50)), vec![group("cbr", 0, 2, cbr(1000, 10_000_000))], Time::from_secs(20), Time::from_secs(2));
+    let s = dumbbell(
+        10_000_000,
+        QdiscConfig::fifo(Limit::Packets(50)),
+        vec![group("cbr", 0, 2, cbr(1000, 10_000_000))],
+        Time::from_secs(20),
+        Time::from_secs(2),
+    );
     let out = go(&s);
     let throughput = class_value(&out, "r1->r2", "be", "throughput_bps");
     assert!((throughput - 10e6).abs() < 0.001e6, "throughput {throughput}");
@@ -129,7 +192,14 @@ fn an_overloaded_drop_tail_link_runs_at_its_rate_and_drops_the_excess() {
 }
 
 fn red_params() -> RedParams {
-    RedParams { min_th: 60.0, max_th: 180.0, w_q: 0.002, max_p: 0.1, limit: Limit::Packets(250), ..RedParams::default() }
+    RedParams {
+        min_th: 60.0,
+        max_th: 180.0,
+        w_q: 0.002,
+        max_p: 0.1,
+        limit: Limit::Packets(250),
+        ..RedParams::default()
+    }
 }
 
 /// Long-run fraction of arrivals RED drops when the average stays at `avg`,
@@ -143,7 +213,13 @@ fn spaced_drop_rate(p: &RedParams, avg: f64) -> f64 {
     let (mut survive, mut gap, mut count) = (1.0, 0.0, 1.0);
     while survive > 1e-12 {
         gap += survive;
-        let p_a = if count * p_b < 1.0 { 0.0 } else if count * p_b < 2.0 { p_b / (2.0 - count * p_b) } else { 1.0 };
+        let p_a = if count * p_b < 1.0 {
+            0.0
+        } else if count * p_b < 2.0 {
+            p_b / (2.0 - count * p_b)
+        } else {
+            1.0
+        };
         survive *= 1.0 - p_a;
         count += 1.0;
     }
@@ -155,20 +231,36 @@ fn average_for_drop_rate(p: &RedParams, rate: f64) -> f64 {
     let (mut low, mut high) = (p.min_th + 1e-9, 2.0 * p.max_th);
     for _ in 0..60 {
         let mid = 0.5 * (low + high);
-        if spaced_drop_rate(p, mid) < rate { low = mid } else { high = mid }
+        if spaced_drop_rate(p, mid) < rate {
+            low = mid
+        } else {
+            high = mid
+        }
     }
     0.5 * (low + high)
 }
 
 #[test]
 fn red_settles_where_its_control_law_drops_the_excess() {
-    let mut s = dumbbell(10_000_000, QdiscConfig::red(red_params()), vec![group("cbr", 0, 1, cbr(500, 11_000_000))], Time::from_secs(30), Time::from_secs(10));
+    let mut s = dumbbell(
+        10_000_000,
+        QdiscConfig::red(red_params()),
+        vec![group("cbr", 0, 1, cbr(500, 11_000_000))],
+        Time::from_secs(30),
+        Time::from_secs(10),
+    );
     s.run.sample_interval = Some(Time::from_millis(100));
     let out = go(&s);
     let t = out.table("timeseries").unwrap();
     let (Some(Column::Str(scope)), Some(Column::Str(metric)), Some(Column::F64(v)), Some(Column::F64(time))) =
-        (t.column("scope"), t.column("metric"), t.column("value"), t.column("time_s")) else { panic!() };
-    let averages: Vec<f64> = (0..v.len()).filter(|&i| scope[i] == "r1->r2" && metric[i] == "red_avg" && time[i] >= 10.0).map(|i| v[i]).collect();
+        (t.column("scope"), t.column("metric"), t.column("value"), t.column("time_s"))
+    else {
+        panic!()
+    };
+    let averages: Vec<f64> = (0..v.len())
+        .filter(|&i| scope[i] == "r1->r2" && metric[i] == "red_avg" && time[i] >= 10.0)
+        .map(|i| v[i])
+        .collect();
     assert!(averages.len() >= 190);
     let mean = averages.iter().sum::<f64>() / averages.len() as f64;
     // 10% overload: RED must drop 1/11 of the arrivals. With the wait
@@ -187,7 +279,13 @@ fn red_settles_where_its_control_law_drops_the_excess() {
 
 #[test]
 fn same_seed_gives_identical_results_and_another_seed_differs() {
-    let s = dumbbell(10_000_000, QdiscConfig::fifo(Limit::Packets(100)), vec![group("onoff", 0, 20, pareto(1_000_000))], Time::from_secs(10), Time::from_secs(1));
+    let s = dumbbell(
+        10_000_000,
+        QdiscConfig::fifo(Limit::Packets(100)),
+        vec![group("onoff", 0, 20, pareto(1_000_000))],
+        Time::from_secs(10),
+        Time::from_secs(1),
+    );
     let a = run(&s, Some(7), &mut |_| {}).unwrap();
     let b = run(&s, Some(7), &mut |_| {}).unwrap();
     let c = run(&s, Some(8), &mut |_| {}).unwrap();
@@ -197,7 +295,13 @@ fn same_seed_gives_identical_results_and_another_seed_differs() {
 
 #[test]
 fn adding_a_flow_does_not_perturb_the_others_sources() {
-    let one = dumbbell(100_000_000, QdiscConfig::fifo(Limit::Packets(1000)), vec![group("a", 0, 5, pareto(1_000_000))], Time::from_secs(10), Time::ZERO);
+    let one = dumbbell(
+        100_000_000,
+        QdiscConfig::fifo(Limit::Packets(1000)),
+        vec![group("a", 0, 5, pareto(1_000_000))],
+        Time::from_secs(10),
+        Time::ZERO,
+    );
     let mut two = one.clone();
     two.groups.push(group("b", 1, 5, pareto(1_000_000)));
     let (x, y) = (go(&one), go(&two));
@@ -209,7 +313,13 @@ fn adding_a_flow_does_not_perturb_the_others_sources() {
 
 #[test]
 fn warmup_excludes_early_packets_from_the_counts() {
-    let s = dumbbell(10_000_000, QdiscConfig::fifo(Limit::Packets(50)), vec![group("cbr", 1, 1, cbr(500, 1_000_000))], Time::from_secs(10), Time::from_secs(2));
+    let s = dumbbell(
+        10_000_000,
+        QdiscConfig::fifo(Limit::Packets(50)),
+        vec![group("cbr", 1, 1, cbr(500, 1_000_000))],
+        Time::from_secs(10),
+        Time::from_secs(2),
+    );
     let out = go(&s);
     assert_eq!(value(&out, "flows", "flow", "cbr", "sent_pkts"), 2000.0);
     assert_eq!(class_value(&out, "end-to-end", "ef", "arrivals"), 2000.0);
@@ -218,7 +328,13 @@ fn warmup_excludes_early_packets_from_the_counts() {
 #[test]
 fn a_pinned_path_overrides_shortest_path_routing() {
     // Add a direct s-d link with 1 ms delay: shortest path takes it, unless pinned.
-    let mut s = dumbbell(10_000_000, QdiscConfig::fifo(Limit::Packets(50)), vec![group("direct", 0, 1, cbr(500, 1_000_000))], Time::from_secs(2), Time::ZERO);
+    let mut s = dumbbell(
+        10_000_000,
+        QdiscConfig::fifo(Limit::Packets(50)),
+        vec![group("direct", 0, 1, cbr(500, 1_000_000))],
+        Time::from_secs(2),
+        Time::ZERO,
+    );
     s.links.push(link(0, 3, 10_000_000, Time::from_millis(1), QdiscConfig::fifo(Limit::Packets(50))));
     let mut pinned = group("pinned", 1, 1, cbr(500, 1_000_000));
     pinned.path = Some(vec![0, 1, 2, 3]);
@@ -226,7 +342,9 @@ fn a_pinned_path_overrides_shortest_path_routing() {
     let out = go(&s);
     let scopes = |class: &str| -> Vec<String> {
         let t = out.table("classes").unwrap();
-        let (Some(Column::Str(scope)), Some(Column::Str(cls))) = (t.column("scope"), t.column("class")) else { panic!() };
+        let (Some(Column::Str(scope)), Some(Column::Str(cls))) = (t.column("scope"), t.column("class")) else {
+            panic!()
+        };
         (0..scope.len()).filter(|&i| cls[i] == class && scope[i] != "end-to-end").map(|i| scope[i].clone()).collect()
     };
     assert_eq!(scopes("be"), vec!["s->d"]);
@@ -235,12 +353,23 @@ fn a_pinned_path_overrides_shortest_path_routing() {
 
 #[test]
 fn time_series_report_queue_and_throughput() {
-    let mut s = dumbbell(10_000_000, QdiscConfig::fifo(Limit::Packets(50)), vec![group("cbr", 0, 1, cbr(500, 4_000_000))], Time::from_secs(2), Time::ZERO);
+    let mut s = dumbbell(
+        10_000_000,
+        QdiscConfig::fifo(Limit::Packets(50)),
+        vec![group("cbr", 0, 1, cbr(500, 4_000_000))],
+        Time::from_secs(2),
+        Time::ZERO,
+    );
     s.run.sample_interval = Some(Time::from_millis(500));
     let out = go(&s);
     let t = out.table("timeseries").unwrap();
-    let (Some(Column::Str(scope)), Some(Column::Str(metric)), Some(Column::F64(v))) = (t.column("scope"), t.column("metric"), t.column("value")) else { panic!() };
-    let throughputs: Vec<f64> = (0..v.len()).filter(|&i| scope[i] == "r1->r2" && metric[i] == "throughput_bps").map(|i| v[i]).collect();
+    let (Some(Column::Str(scope)), Some(Column::Str(metric)), Some(Column::F64(v))) =
+        (t.column("scope"), t.column("metric"), t.column("value"))
+    else {
+        panic!()
+    };
+    let throughputs: Vec<f64> =
+        (0..v.len()).filter(|&i| scope[i] == "r1->r2" && metric[i] == "throughput_bps").map(|i| v[i]).collect();
     assert_eq!(throughputs.len(), 3, "samples at 0.5, 1.0, 1.5 s");
     for x in throughputs {
         assert!((x - 4e6).abs() < 0.01e6, "{x}");

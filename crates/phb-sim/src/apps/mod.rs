@@ -21,9 +21,14 @@ use phb::{Rng, Time};
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum SizeDist {
     Fixed(u64),
-    Exponential { mean: u64 },
+    Exponential {
+        mean: u64,
+    },
     /// Pareto with the given mean and shape (> 1), ns-2's scale convention.
-    Pareto { mean: u64, shape: f64 },
+    Pareto {
+        mean: u64,
+        shape: f64,
+    },
 }
 
 impl SizeDist {
@@ -49,7 +54,10 @@ pub enum AppModel {
     Bulk,
     /// `think`: mean of an exponential pause between transfers (`None`:
     /// back to back).
-    Files { size: SizeDist, think: Option<Time> },
+    Files {
+        size: SizeDist,
+        think: Option<Time>,
+    },
     /// Phases as `(start, mode)`, sorted by start time, relative to the
     /// flow's start.
     Phases(Vec<(Time, PhaseMode)>),
@@ -94,7 +102,9 @@ impl App {
         let state = match model {
             AppModel::Bulk => State::Bulk,
             AppModel::Files { size, think } => State::Files { size: *size, think: *think, current: None },
-            AppModel::Phases(phases) => State::Phases { phases: phases.clone(), index: 0, chunk_end: None, origin: Time::ZERO },
+            AppModel::Phases(phases) => {
+                State::Phases { phases: phases.clone(), index: 0, chunk_end: None, origin: Time::ZERO }
+            }
         };
         App { state, rng, written: 0, transfers: Vec::new() }
     }
@@ -164,15 +174,13 @@ impl App {
                     None => self.next_file(now),
                 }
             }
-            State::Phases { phases, index, chunk_end, .. } => {
-                match (phases[*index].1, *chunk_end) {
-                    (PhaseMode::Chunks { pause, .. }, Some(end)) if acked >= end => {
-                        *chunk_end = None;
-                        Action { wake: Some(now + pause), ..Action::default() }
-                    }
-                    _ => Action::default(),
+            State::Phases { phases, index, chunk_end, .. } => match (phases[*index].1, *chunk_end) {
+                (PhaseMode::Chunks { pause, .. }, Some(end)) if acked >= end => {
+                    *chunk_end = None;
+                    Action { wake: Some(now + pause), ..Action::default() }
                 }
-            }
+                _ => Action::default(),
+            },
         }
     }
 
@@ -224,7 +232,10 @@ mod tests {
 
     #[test]
     fn think_time_separates_transfers() {
-        let mut app = App::new(&AppModel::Files { size: SizeDist::Fixed(1000), think: Some(Time::from_secs(1)) }, Rng::derive(1, "app"));
+        let mut app = App::new(
+            &AppModel::Files { size: SizeDist::Fixed(1000), think: Some(Time::from_secs(1)) },
+            Rng::derive(1, "app"),
+        );
         app.start(Time::ZERO);
         let pause = app.on_acked(1000, Time::from_millis(10));
         assert_eq!(pause.push, 0);

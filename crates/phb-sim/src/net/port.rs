@@ -37,7 +37,16 @@ pub struct Port {
 }
 
 impl Port {
-    pub fn new(from: usize, to: usize, rate_bps: u64, delay: Time, qdisc: Qdisc<Meta>, loss: f64, loss_rng: Rng, classes: usize) -> Port {
+    pub fn new(
+        from: usize,
+        to: usize,
+        rate_bps: u64,
+        delay: Time,
+        qdisc: Qdisc<Meta>,
+        loss: f64,
+        loss_rng: Rng,
+        classes: usize,
+    ) -> Port {
         Port {
             from,
             to,

@@ -24,7 +24,9 @@ pub struct Routes {
 impl Routes {
     /// Adds a route (a list of port indices) and returns its index.
     pub fn add(&mut self, ports: &[usize]) -> u32 {
-        if let Some(existing) = (0..self.spans.len()).find(|&r| self.get(r as u32).iter().map(|&p| p as usize).eq(ports.iter().copied())) {
+        if let Some(existing) =
+            (0..self.spans.len()).find(|&r| self.get(r as u32).iter().map(|&p| p as usize).eq(ports.iter().copied()))
+        {
             return existing as u32;
         }
         let start = self.ports.len() as u32;

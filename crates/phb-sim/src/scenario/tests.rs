@@ -717,11 +717,23 @@ fn tcp_phases_parse_in_order() {
 #[test]
 fn tcp_and_udp_keys_do_not_mix() {
     let text = with_traffic("kind = \"tcp\"\npacket_size = \"1000B\"");
-    expect_at(load(&text, "f", &[]).unwrap_err(), "traffic[3].packet_size", &text, "packet_size = \"1000B\"", "mss + header");
+    expect_at(
+        load(&text, "f", &[]).unwrap_err(),
+        "traffic[3].packet_size",
+        &text,
+        "packet_size = \"1000B\"",
+        "mss + header",
+    );
     let text = with_traffic("kind = \"cbr\"\npacket_size = \"100B\"\nrate = \"1Mbps\"\nwindow = 20");
     expect_at(load(&text, "f", &[]).unwrap_err(), "traffic[3].window", &text, "window = 20", "only to kind = \"tcp\"");
     let text = with_traffic("kind = \"tcp\"\nfile_size = \"10KB\"");
-    expect_at(load(&text, "f", &[]).unwrap_err(), "traffic[3].file_size", &text, "file_size = \"10KB\"", "bulk application");
+    expect_at(
+        load(&text, "f", &[]).unwrap_err(),
+        "traffic[3].file_size",
+        &text,
+        "file_size = \"10KB\"",
+        "bulk application",
+    );
     let text = with_traffic("kind = \"tcp\"\nwindow = 0");
     expect_at(load(&text, "f", &[]).unwrap_err(), "traffic[3].window", &text, "window = 0", "at least 1 segment");
 }
@@ -756,7 +768,8 @@ fn every_dropper_is_a_qdisc_kind_and_a_buffer_policy() {
     }
     let err = with_qdisc("kind = \"codel\"\nmin_th = 3").unwrap_err();
     assert!(invalid(err).1.contains("does not apply to a codel qdisc"));
-    let err = with_qdisc("kind = \"wred\"\nlimit = \"100pkt\"\ngreen = { min_th = 40, max_th = 70, max_p = 0.02 }").unwrap_err();
+    let err = with_qdisc("kind = \"wred\"\nlimit = \"100pkt\"\ngreen = { min_th = 40, max_th = 70, max_p = 0.02 }")
+        .unwrap_err();
     assert!(invalid(err).1.contains("needs `yellow`"));
     let err = with_qdisc("kind = \"codel\"\ntarget = \"200ms\"").unwrap_err();
     assert!(invalid(err).1.contains("interval"), "CoDel's interval must exceed its target");
@@ -772,7 +785,11 @@ fn schedulers_take_their_per_queue_parameters() {
         )
     };
     let use_it = |text: String| -> Result<QdiscConfig, ScenarioError> {
-        let full = format!("{FULL}\n[qdiscs.extra]\n{text}").replacen("qdisc_forward = \"prio\"", "qdisc_forward = \"extra\"", 1);
+        let full = format!("{FULL}\n[qdiscs.extra]\n{text}").replacen(
+            "qdisc_forward = \"prio\"",
+            "qdisc_forward = \"extra\"",
+            1,
+        );
         load(&full, "f", &[]).map(|s| s.links[2].qdisc_ab.clone())
     };
     let wfq = use_it(two_queues("scheduler = \"wfq\"", "weight = 3", "weight = 1")).unwrap();
@@ -781,7 +798,9 @@ fn schedulers_take_their_per_queue_parameters() {
     assert_eq!(drr.scheduler, SchedulerKind::Drr { quanta: vec![1500, 500] });
     let vc = use_it(two_queues("scheduler = \"virtual_clock\"", "rate = \"2Mbps\"", "rate = \"8Mbps\"")).unwrap();
     assert_eq!(vc.scheduler, SchedulerKind::VirtualClock { rates: vec![2_000_000, 8_000_000] });
-    let capped = use_it(two_queues("scheduler = \"capped_priority\"\ncap_rate = \"1Mbps\"\ncap_depth = \"3000B\"", "", "")).unwrap();
+    let capped =
+        use_it(two_queues("scheduler = \"capped_priority\"\ncap_rate = \"1Mbps\"\ncap_depth = \"3000B\"", "", ""))
+            .unwrap();
     assert_eq!(capped.scheduler, SchedulerKind::CappedPriority { rate_bps: 1_000_000, depth: 3000 });
     let err = use_it(two_queues("scheduler = \"wrr\"", "weight = 1.5", "weight = 1")).unwrap_err();
     assert!(invalid(err).1.contains("whole number"));
@@ -793,13 +812,23 @@ fn schedulers_take_their_per_queue_parameters() {
 
 #[test]
 fn sample_scopes_name_existing_scopes() {
-    let with = |scopes: &str| load(&FULL.replace("sample_interval = \"100ms\"", &format!("sample_interval = \"100ms\"\nsample_scopes = {scopes}")), "f", &[]);
+    let with = |scopes: &str| {
+        load(
+            &FULL.replace(
+                "sample_interval = \"100ms\"",
+                &format!("sample_interval = \"100ms\"\nsample_scopes = {scopes}"),
+            ),
+            "f",
+            &[],
+        )
+    };
     let run = with("[\"end-to-end\", \"r1->r2\"]").unwrap().run;
     assert!(run.samples("r1->r2") && run.samples("end-to-end") && !run.samples("r2->r1"));
     let ((key, _, _), message) = invalid(with("[\"r1->r2\", \"r2->s9\"]").unwrap_err());
     assert_eq!(key, "run.sample_scopes[1]");
     assert!(message.contains("neither"), "{message}");
-    let no_interval = load(&FULL.replace("sample_interval = \"100ms\"", "sample_scopes = [\"r1->r2\"]"), "f", &[]).unwrap_err();
+    let no_interval =
+        load(&FULL.replace("sample_interval = \"100ms\"", "sample_scopes = [\"r1->r2\"]"), "f", &[]).unwrap_err();
     assert!(invalid(no_interval).1.contains("set run.sample_interval too"));
 }
 
@@ -823,19 +852,45 @@ fn buffers_choose_their_victims_with_plr_or_plc() {
     let victim = |text: String| load(&text, "f", &[]).map(|s| s.links[2].qdisc_ab.buffers[0].victim.clone());
     let plc = victim(shared_buffer("scheduler = \"bpr\"\ndelta = 8", &format!("{red}\nplc = true"), "", "")).unwrap();
     assert_eq!(plc, Victim::Plc { x: PlcParams::DEFAULT_X });
-    let plc = victim(shared_buffer("scheduler = \"bpr_plus\"\ndelta = 8", &format!("{red}\nplc = true\nplc_x = 2"), "", "")).unwrap();
+    let plc =
+        victim(shared_buffer("scheduler = \"bpr_plus\"\ndelta = 8", &format!("{red}\nplc = true\nplc_x = 2"), "", ""))
+            .unwrap();
     assert_eq!(plc, Victim::Plc { x: 2.0 });
-    let plr = victim(shared_buffer("scheduler = \"wtp\"\ndelta = 4", &format!("{red}\nplr = 1000"), "sigma = 1", "sigma = 4")).unwrap();
+    let plr = victim(shared_buffer(
+        "scheduler = \"wtp\"\ndelta = 4",
+        &format!("{red}\nplr = 1000"),
+        "sigma = 1",
+        "sigma = 4",
+    ))
+    .unwrap();
     assert_eq!(plr, Victim::Plr { sigma: vec![1.0, 4.0], memory: PlrMemory::Window(1000) });
-    let plr = victim(shared_buffer("", "policy = \"droptail\"\nlimit = \"50pkt\"\nplr = \"infinite\"", "sigma = 2", "sigma = 1")).unwrap();
+    let plr = victim(shared_buffer(
+        "",
+        "policy = \"droptail\"\nlimit = \"50pkt\"\nplr = \"infinite\"",
+        "sigma = 2",
+        "sigma = 1",
+    ))
+    .unwrap();
     assert_eq!(plr, Victim::Plr { sigma: vec![2.0, 1.0], memory: PlrMemory::Infinite });
     assert_eq!(victim(shared_buffer("", red, "", "")).unwrap(), Victim::Arrival);
 
     for (qdisc_keys, buffer_keys, q0, key, message) in [
         ("scheduler = \"wtp\"\ndelta = 8", format!("{red}\nplc = true"), "", "buffers[0].plc", "bpr"),
-        ("scheduler = \"bpr\"\ndelta = 8", "policy = \"droptail\"\nlimit = \"50pkt\"\nplc = true".to_string(), "", "buffers[0].plc", "red"),
+        (
+            "scheduler = \"bpr\"\ndelta = 8",
+            "policy = \"droptail\"\nlimit = \"50pkt\"\nplc = true".to_string(),
+            "",
+            "buffers[0].plc",
+            "red",
+        ),
         ("scheduler = \"bpr\"\ndelta = 8", format!("{red}\nplc_x = 2"), "", "buffers[0].plc_x", "plc = true"),
-        ("scheduler = \"bpr\"\ndelta = 8", format!("{red}\nplc = true\nplc_x = -1"), "", "buffers[0].plc_x", "positive"),
+        (
+            "scheduler = \"bpr\"\ndelta = 8",
+            format!("{red}\nplc = true\nplc_x = -1"),
+            "",
+            "buffers[0].plc_x",
+            "positive",
+        ),
         ("scheduler = \"bpr\"\ndelta = 8", format!("{red}\nplc = true\nplr = 10"), "", "buffers[0].plr", "not both"),
         ("", format!("{red}\nplr = 0"), "sigma = 1", "buffers[0].plr", "M >= 1"),
         ("", format!("{red}\nplr = \"forever\""), "sigma = 1", "buffers[0].plr", "infinite"),
@@ -849,13 +904,16 @@ fn buffers_choose_their_victims_with_plr_or_plc() {
         assert!(at.ends_with(key) && text.contains(message), "{buffer_keys}: {at}: {text}");
     }
     // PLC's δ is s of the UDP queue over s of the TCP queue, at least 1.
-    let err = victim(shared_buffer("scheduler = \"bpr\"", &format!("{red}\nplc = true"), "s = 4", "s = 1")).unwrap_err();
+    let err =
+        victim(shared_buffer("scheduler = \"bpr\"", &format!("{red}\nplc = true"), "s = 4", "s = 1")).unwrap_err();
     assert!(invalid(err).1.contains("delta must be finite and >= 1"));
 }
 
 #[test]
 fn proportional_delay_schedulers_take_s_or_delta() {
-    let two_queues = |qdisc_keys: &str, q0: &str, q1: &str| shared_buffer(qdisc_keys, "policy = \"droptail\"\nlimit = \"50pkt\"", q0, q1);
+    let two_queues = |qdisc_keys: &str, q0: &str, q1: &str| {
+        shared_buffer(qdisc_keys, "policy = \"droptail\"\nlimit = \"50pkt\"", q0, q1)
+    };
     let scheduler = |text: String| load(&text, "f", &[]).map(|s| s.links[2].qdisc_ab.scheduler.clone());
     for (word, kind) in [
         ("bpr", SchedulerKind::Bpr { s: vec![1.0, 8.0] }),
@@ -881,8 +939,10 @@ fn proportional_delay_schedulers_take_s_or_delta() {
     assert!(key.ends_with("extra.delta") && message.contains("positive"), "{key}: {message}");
     let err = scheduler(two_queues("scheduler = \"mdp\"", "s = 1", "s = -2")).unwrap_err();
     assert!(invalid(err).1.contains("must be positive"));
-    let three = two_queues("scheduler = \"bpr\"\ndelta = 4", "", "")
-        .replace("[[qdiscs.extra.queues]]\nname = \"udp\"", "[[qdiscs.extra.queues]]\nname = \"x\"\nbuffer = \"b\"\n[[qdiscs.extra.queues]]\nname = \"udp\"");
+    let three = two_queues("scheduler = \"bpr\"\ndelta = 4", "", "").replace(
+        "[[qdiscs.extra.queues]]\nname = \"udp\"",
+        "[[qdiscs.extra.queues]]\nname = \"x\"\nbuffer = \"b\"\n[[qdiscs.extra.queues]]\nname = \"udp\"",
+    );
     assert!(invalid(scheduler(three).unwrap_err()).1.contains("exactly two queues"));
 }
 
@@ -894,10 +954,14 @@ fn conditioners_are_validated_with_their_meters() {
         )
         .replacen("qdisc = \"edge\"", "qdisc = \"edge\"\nconditioner_forward = \"edge\"", 1)
     };
-    let ok = conditioner("meter = { kind = \"trtcm\", cir = \"1Mbps\", cbs = \"3KB\", pir = \"2Mbps\", pbs = \"6KB\" }", "green = \"EF\"\nyellow = \"pass\"\nred = \"drop\"");
+    let ok = conditioner(
+        "meter = { kind = \"trtcm\", cir = \"1Mbps\", cbs = \"3KB\", pir = \"2Mbps\", pbs = \"6KB\" }",
+        "green = \"EF\"\nyellow = \"pass\"\nred = \"drop\"",
+    );
     let scenario = load(&ok, "f", &[]).unwrap();
     assert!(scenario.links.iter().any(|l| l.conditioner_ab.is_some()));
-    let text = conditioner("meter = { kind = \"trtcm\", cir = \"2Mbps\", cbs = \"3KB\", pir = \"1Mbps\", pbs = \"6KB\" }", "");
+    let text =
+        conditioner("meter = { kind = \"trtcm\", cir = \"2Mbps\", cbs = \"3KB\", pir = \"1Mbps\", pbs = \"6KB\" }", "");
     let ((key, _, _), message) = invalid(load(&text, "f", &[]).unwrap_err());
     assert!(key.ends_with("rules[0].meter.pir"), "{key}");
     assert!(message.contains("PIR") && message.contains("CIR"), "{message}");

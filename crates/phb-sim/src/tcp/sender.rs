@@ -262,7 +262,8 @@ impl Sender {
                 sacked_above.1 += s.len as u64;
                 continue;
             }
-            let lost = sacked_above.0 >= self.cfg.dupthresh || sacked_above.1 > (self.cfg.dupthresh as u64 - 1) * self.mss;
+            let lost =
+                sacked_above.0 >= self.cfg.dupthresh || sacked_above.1 > (self.cfg.dupthresh as u64 - 1) * self.mss;
             if !lost {
                 pipe += s.len as u64;
             }

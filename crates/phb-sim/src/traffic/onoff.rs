@@ -69,7 +69,13 @@ mod tests {
 
     fn long_run_rate(period: Period) -> f64 {
         // 500-byte packets at 1 Mb/s: interval 4 ms; ON 50 ms, OFF 50 ms.
-        let mut s = OnOff::new(Time::from_millis(4), Time::from_millis(50), Time::from_millis(50), period, Rng::derive(9, "onoff"));
+        let mut s = OnOff::new(
+            Time::from_millis(4),
+            Time::from_millis(50),
+            Time::from_millis(50),
+            period,
+            Rng::derive(9, "onoff"),
+        );
         let mut t = Time::ZERO;
         let mut packets = 0u64;
         while t < Time::from_secs(20_000) {
@@ -96,7 +102,13 @@ mod tests {
 
     #[test]
     fn bursts_are_at_least_one_packet() {
-        let mut s = OnOff::new(Time::from_millis(100), Time::from_millis(1), Time::from_millis(10), Period::Exponential, Rng::derive(1, "x"));
+        let mut s = OnOff::new(
+            Time::from_millis(100),
+            Time::from_millis(1),
+            Time::from_millis(10),
+            Period::Exponential,
+            Rng::derive(1, "x"),
+        );
         for _ in 0..100 {
             assert!(s.next_gap() >= Time::from_millis(100));
         }

@@ -94,16 +94,10 @@ impl AdaptiveRedParams {
     /// Checks the relations the algorithm needs; the message names the parameter.
     pub fn validate(&self) -> Result<(), String> {
         if !(self.bottom > 0.0 && self.bottom < self.top && self.top <= 1.0) {
-            return Err(format!(
-                "need 0 < bottom < top <= 1, got bottom = {}, top = {}",
-                self.bottom, self.top
-            ));
+            return Err(format!("need 0 < bottom < top <= 1, got bottom = {}, top = {}", self.bottom, self.top));
         }
         if !(self.max_p >= self.bottom && self.max_p <= self.top) {
-            return Err(format!(
-                "max_p ({}) must lie in [bottom, top] = [{}, {}]",
-                self.max_p, self.bottom, self.top
-            ));
+            return Err(format!("max_p ({}) must lie in [bottom, top] = [{}, {}]", self.max_p, self.bottom, self.top));
         }
         if !(self.beta > 0.0 && self.beta < 1.0) {
             return Err(format!("beta must be in (0, 1), got {}", self.beta));
@@ -242,12 +236,7 @@ mod tests {
     }
 
     fn packets(n: u64) -> Backlog {
-        Backlog {
-            pkts: n,
-            bytes: n * 500,
-            pkts_by_colour: [n, 0, 0],
-            bytes_by_colour: [n * 500, 0, 0],
-        }
+        Backlog { pkts: n, bytes: n * 500, pkts_by_colour: [n, 0, 0], bytes_by_colour: [n * 500, 0, 0] }
     }
 
     /// Thresholds 20..60: target band [36, 44]; w_q = 1 so the average is the backlog.
@@ -285,10 +274,7 @@ mod tests {
         a.on_arrival(&packets(50), 500, Colour::Green, Time::from_millis(1700));
         assert!((a.max_p() - 0.13).abs() < 1e-12);
         // Small max_p: α = max_p/4. From 0.02: 0.02·1.25 = 0.025.
-        let mut s = ared(AdaptiveRedParams {
-            max_p: 0.02,
-            ..params()
-        });
+        let mut s = ared(AdaptiveRedParams { max_p: 0.02, ..params() });
         s.on_arrival(&packets(50), 500, Colour::Green, Time::ZERO);
         s.on_arrival(&packets(50), 500, Colour::Green, Time::from_millis(500));
         assert!((s.max_p() - 0.025).abs() < 1e-12);
@@ -333,10 +319,7 @@ mod tests {
         a.on_arrival(&packets(10), 500, Colour::Green, Time::from_secs(200));
         assert_eq!(a.max_p(), 0.01);
         // Step by step near the top: 0.49 + 0.01 = 0.5, never above.
-        let mut b = ared(AdaptiveRedParams {
-            max_p: 0.495,
-            ..params()
-        });
+        let mut b = ared(AdaptiveRedParams { max_p: 0.495, ..params() });
         b.on_arrival(&packets(100), 500, Colour::Green, Time::ZERO);
         b.on_arrival(&packets(100), 500, Colour::Green, Time::from_millis(500));
         assert_eq!(b.max_p(), 0.5);
@@ -345,23 +328,11 @@ mod tests {
     #[test]
     fn validate_names_the_bad_parameter() {
         assert_eq!(AdaptiveRedParams::default().validate(), Ok(()));
-        let p = AdaptiveRedParams {
-            max_p: 0.6,
-            ..Default::default()
-        };
-        assert_eq!(
-            p.validate(),
-            Err("max_p (0.6) must lie in [bottom, top] = [0.01, 0.5]".into())
-        );
-        let p = AdaptiveRedParams {
-            min_th: 20.0,
-            ..Default::default()
-        };
+        let p = AdaptiveRedParams { max_p: 0.6, ..Default::default() };
+        assert_eq!(p.validate(), Err("max_p (0.6) must lie in [bottom, top] = [0.01, 0.5]".into()));
+        let p = AdaptiveRedParams { min_th: 20.0, ..Default::default() };
         assert_eq!(p.validate(), Err("max_th (15) must be greater than min_th (20)".into()));
-        let p = AdaptiveRedParams {
-            interval: Time::ZERO,
-            ..Default::default()
-        };
+        let p = AdaptiveRedParams { interval: Time::ZERO, ..Default::default() };
         assert_eq!(p.validate(), Err("interval must be positive".into()));
     }
 }

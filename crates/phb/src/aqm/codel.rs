@@ -284,35 +284,17 @@ mod tests {
     /// last 30 s, median after 2 s, min and max over the last 30 s, share of
     /// arrivals dropped), in ms.
     fn standing_queue(reuse: CountReuse, a: u64) -> (f64, f64, f64, f64, f64) {
-        let params = CoDelParams {
-            limit: Limit::Packets(100_000),
-            count_reuse: reuse,
-            ..CoDelParams::default()
-        };
+        let params = CoDelParams { limit: Limit::Packets(100_000), count_reuse: reuse, ..CoDelParams::default() };
         let mut c = CoDel::new(params);
         let out = testbed::run(&mut c, Time(a), Time(1_200_000), 1500, Time::from_secs(60));
         let half = Time::from_secs(30);
-        let late: Vec<f64> = out
-            .delivered
-            .iter()
-            .filter(|(t, _)| *t >= half)
-            .map(|(_, s)| s.as_secs_f64() * 1e3)
-            .collect();
-        assert_eq!(
-            late.len(),
-            25_000,
-            "the link never idles: 30 s at one packet per 1.2 ms"
-        );
+        let late: Vec<f64> =
+            out.delivered.iter().filter(|(t, _)| *t >= half).map(|(_, s)| s.as_secs_f64() * 1e3).collect();
+        assert_eq!(late.len(), 25_000, "the link never idles: 30 s at one packet per 1.2 ms");
         let min = late.iter().cloned().fold(f64::MAX, f64::min);
         let max = late.iter().cloned().fold(0.0, f64::max);
         let share = out.head_drops.len() as f64 / out.arrivals as f64;
-        (
-            out.mean_sojourn_ms(half),
-            out.median_sojourn_ms(Time::from_secs(2)),
-            min,
-            max,
-            share,
-        )
+        (out.mean_sojourn_ms(half), out.median_sojourn_ms(Time::from_secs(2)), min, max, share)
     }
 
     #[test]
@@ -367,19 +349,11 @@ mod tests {
         // 1.2 ms): the sojourn rises without bound, so the dropping state,
         // once entered, is never left in the first second.
         let d = 1_200_000u64;
-        let mut c = CoDel::new(CoDelParams {
-            limit: Limit::Packets(100_000),
-            ..CoDelParams::default()
-        });
+        let mut c = CoDel::new(CoDelParams { limit: Limit::Packets(100_000), ..CoDelParams::default() });
         let out = testbed::run(&mut c, Time(600_000), Time(d), 1500, Time::from_secs(1));
         // The first departure with sojourn ≥ 5 ms and more than one MTU left
         // sets first_above_time = that time + 100 ms.
-        let t_above = out
-            .delivered
-            .iter()
-            .find(|(_, s)| *s >= Time::from_millis(5))
-            .unwrap()
-            .0;
+        let t_above = out.delivered.iter().find(|(_, s)| *s >= Time::from_millis(5)).unwrap().0;
         // Departures fall on multiples of d: a drop due at t happens at the
         // first slot at or after t.
         let slot = |t: u64| t.div_ceil(d) * d;
@@ -413,10 +387,7 @@ mod tests {
         assert!(!c.on_dequeue(bad, big, ms(0)));
         assert!(!c.on_dequeue(bad, big, ms(50)));
         assert!(c.on_dequeue(bad, big, ms(100)), "enters dropping: count 1");
-        assert!(
-            !c.on_dequeue(bad, big, ms(100)),
-            "the packet after the entering drop is delivered"
-        );
+        assert!(!c.on_dequeue(bad, big, ms(100)), "the packet after the entering drop is delivered");
         assert_eq!((c.count(), c.drop_next()), (1, ms(200)));
         // drop_next: 200, then + 100/√2 = 270.711, + 100/√3 = 328.446,
         // + 100/√4 = 378.446 ms; the drops come at the first calls at or
@@ -468,18 +439,9 @@ mod tests {
     #[test]
     fn validate_names_the_bad_parameter() {
         assert_eq!(CoDelParams::default().validate(), Ok(()));
-        let p = CoDelParams {
-            interval: Time::from_millis(5),
-            ..Default::default()
-        };
-        assert_eq!(
-            p.validate(),
-            Err("interval (5000000 ns) must be greater than target (5000000 ns)".into())
-        );
-        let p = CoDelParams {
-            maxpacket: 0,
-            ..Default::default()
-        };
+        let p = CoDelParams { interval: Time::from_millis(5), ..Default::default() };
+        assert_eq!(p.validate(), Err("interval (5000000 ns) must be greater than target (5000000 ns)".into()));
+        let p = CoDelParams { maxpacket: 0, ..Default::default() };
         assert_eq!(p.validate(), Err("maxpacket must be positive".into()));
     }
 }

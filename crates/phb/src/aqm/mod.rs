@@ -117,10 +117,7 @@ impl Thresholds {
             return Err(format!("{what}: min_th must be >= 0, got {}", self.min_th));
         }
         if !(self.max_th > self.min_th) {
-            return Err(format!(
-                "{what}: max_th ({}) must be greater than min_th ({})",
-                self.max_th, self.min_th
-            ));
+            return Err(format!("{what}: max_th ({}) must be greater than min_th ({})", self.max_th, self.min_th));
         }
         if !(self.max_p > 0.0 && self.max_p <= 1.0) {
             return Err(format!("{what}: max_p must be in (0, 1], got {}", self.max_p));

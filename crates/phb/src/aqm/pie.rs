@@ -281,12 +281,7 @@ mod tests {
     }
 
     fn packets(n: u64) -> Backlog {
-        Backlog {
-            pkts: n,
-            bytes: n * 1500,
-            pkts_by_colour: [n, 0, 0],
-            bytes_by_colour: [n * 1500, 0, 0],
-        }
+        Backlog { pkts: n, bytes: n * 1500, pkts_by_colour: [n, 0, 0], bytes_by_colour: [n * 1500, 0, 0] }
     }
 
     #[test]
@@ -348,11 +343,7 @@ mod tests {
             _ => 1.0,
         };
         let expected = ((before - 0.001875 / scale) * 0.98).max(0.0);
-        assert!(
-            (p.drop_prob() - expected).abs() < 1e-12,
-            "{} vs {expected}",
-            p.drop_prob()
-        );
+        assert!((p.drop_prob() - expected).abs() < 1e-12, "{} vs {expected}", p.drop_prob());
     }
 
     #[test]
@@ -371,9 +362,7 @@ mod tests {
         }
         // qdelay_old < 7.5 ms but drop_prob 0.5 ≥ 0.2: drops happen.
         p.qdelay_old = Time::from_millis(5);
-        let drops = (0..10_000)
-            .filter(|_| p.on_arrival(&packets(50), 1500, Time::from_millis(1)).is_some())
-            .count();
+        let drops = (0..10_000).filter(|_| p.on_arrival(&packets(50), 1500, Time::from_millis(1)).is_some()).count();
         assert!((drops as f64 / 10_000.0 - 0.5).abs() < 0.02, "drop share {drops}");
         // qdelay_old < 7.5 ms and drop_prob 0.15 < 0.2: none.
         p.drop_prob = 0.15;
@@ -381,10 +370,7 @@ mod tests {
             assert_eq!(p.on_arrival(&packets(50), 1500, Time::from_millis(1)), None);
         }
         // A full buffer overflows whatever the state.
-        assert_eq!(
-            p.on_arrival(&packets(1000), 1500, Time::from_millis(1)),
-            Some(DropReason::Overflow)
-        );
+        assert_eq!(p.on_arrival(&packets(1000), 1500, Time::from_millis(1)), Some(DropReason::Overflow));
     }
 
     #[test]
@@ -393,10 +379,7 @@ mod tests {
         // last drop; from then on each drops with probability 0.1, and the
         // 85th (accu 8.5) is certain — the 86th in floating point, where 85
         // additions of 0.1 give 8.499999999999982.
-        let mut p = pie(PieParams {
-            derandomize: true,
-            ..PieParams::default()
-        });
+        let mut p = pie(PieParams { derandomize: true, ..PieParams::default() });
         p.drop_prob = 0.1;
         p.qdelay_old = Time::from_millis(30);
         p.burst_allowance = Time::ZERO;
@@ -468,15 +451,9 @@ mod tests {
     #[test]
     fn validate_names_the_bad_parameter() {
         assert_eq!(PieParams::default().validate(), Ok(()));
-        let p = PieParams {
-            alpha: -1.0,
-            ..Default::default()
-        };
+        let p = PieParams { alpha: -1.0, ..Default::default() };
         assert_eq!(p.validate(), Err("alpha must be positive, got -1".into()));
-        let p = PieParams {
-            t_update: Time::ZERO,
-            ..Default::default()
-        };
+        let p = PieParams { t_update: Time::ZERO, ..Default::default() };
         assert_eq!(p.validate(), Err("t_update must be positive".into()));
     }
 }

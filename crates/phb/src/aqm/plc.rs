@@ -178,11 +178,7 @@ impl PlcParams {
     /// (the `q_min`, `q_max`, `p_max` of eq. 34; the unit cancels), with the
     /// default `x`.
     pub fn for_red(delta: f64, min_th: f64, max_th: f64, max_p: f64) -> PlcParams {
-        PlcParams {
-            delta,
-            x: Self::DEFAULT_X,
-            xi: Self::xi(min_th, max_th, max_p),
-        }
+        PlcParams { delta, x: Self::DEFAULT_X, xi: Self::xi(min_th, max_th, max_p) }
     }
 
     /// `ξ = p_max·q_min/(q_max − q_min)` (eq. 50). With an Adaptive RED,
@@ -194,16 +190,10 @@ impl PlcParams {
     /// Checks `δ ≥ 1`, `x > 0`, `ξ ≥ 0`, all finite.
     pub fn validate(&self) -> Result<(), String> {
         if !(self.delta >= 1.0 && self.delta.is_finite()) {
-            return Err(format!(
-                "PLC: delta must be finite and >= 1, got {}",
-                self.delta
-            ));
+            return Err(format!("PLC: delta must be finite and >= 1, got {}", self.delta));
         }
         if !(self.x > 0.0 && self.x.is_finite()) {
-            return Err(format!(
-                "PLC: x = a/b must be finite and > 0, got {}",
-                self.x
-            ));
+            return Err(format!("PLC: x = a/b must be finite and > 0, got {}", self.x));
         }
         if !(self.xi >= 0.0 && self.xi.is_finite()) {
             return Err(format!("PLC: xi must be finite and >= 0, got {}", self.xi));
@@ -283,13 +273,7 @@ impl Plc {
         if let Err(e) = params.validate() {
             panic!("{e}");
         }
-        Plc {
-            params,
-            credit: 0.0,
-            pending: None,
-            last_sigma: 1.0,
-            stats: PlcStats::default(),
-        }
+        Plc { params, credit: 0.0, pending: None, last_sigma: 1.0, stats: PlcStats::default() }
     }
 
     pub fn params(&self) -> &PlcParams {
@@ -336,11 +320,7 @@ impl Plc {
         let sigma = match red {
             RedVerdict::Admit => 1.0,
             RedVerdict::EarlyDrop { p } => {
-                let gamma = if p > 0.0 {
-                    p / (p + self.params.xi)
-                } else {
-                    0.0
-                };
+                let gamma = if p > 0.0 { p / (p + self.params.xi) } else { 0.0 };
                 let k = (1.0 + gamma * x) * r_tcp / r_udp;
                 (1.0 + k) / (1.0 / eta_x + k)
             }
@@ -353,10 +333,7 @@ impl Plc {
     /// [`PlcDecision::AdmitAndEvict`], call [`Plc::on_evicted`] before the
     /// next arrival.
     pub fn decide(&mut self, a: PlcArrival) -> PlcDecision {
-        assert!(
-            self.pending.is_none(),
-            "PLC: the last eviction was not reported"
-        );
+        assert!(self.pending.is_none(), "PLC: the last eviction was not reported");
         let Some(reason) = a.red.reason() else {
             return PlcDecision::Admit;
         };
@@ -374,9 +351,7 @@ impl Plc {
         if self.credit < a.size as f64 {
             return PlcDecision::Drop(reason);
         }
-        let need = size
-            .saturating_sub(self.surplus_bytes())
-            .max(a.must_free_bytes);
+        let need = size.saturating_sub(self.surplus_bytes()).max(a.must_free_bytes);
         if a.udp_backlog_bytes < need {
             return PlcDecision::Drop(reason);
         }
@@ -393,10 +368,7 @@ impl Plc {
     /// last [`PlcDecision::AdmitAndEvict`]; `bytes` must reach what was asked.
     pub fn on_evicted(&mut self, pkts: u64, bytes: u64) {
         let asked = self.pending.take().unwrap_or(0);
-        assert!(
-            bytes >= asked,
-            "PLC: asked to evict {asked} bytes, {bytes} evicted"
-        );
+        assert!(bytes >= asked, "PLC: asked to evict {asked} bytes, {bytes} evicted");
         self.stats.evicted += pkts;
         self.stats.evicted_bytes += bytes;
     }
@@ -410,10 +382,7 @@ mod tests {
 
     /// The thesis' Section 7 RED: q_min 60, q_max 180, p_max 0.1 → ξ = 0.05.
     fn thesis(delta: f64, x: f64) -> Plc {
-        Plc::new(PlcParams {
-            x,
-            ..PlcParams::for_red(delta, 60.0, 180.0, 0.1)
-        })
+        Plc::new(PlcParams { x, ..PlcParams::for_red(delta, 60.0, 180.0, 0.1) })
     }
 
     #[test]
@@ -451,16 +420,12 @@ mod tests {
         let plc = thesis(8.0, PlcParams::DEFAULT_X);
         assert!((plc.sigma(early, rt, ru) - 0.829_223).abs() < 1e-6);
         assert!((plc.sigma(RedVerdict::ForcedDrop, rt, ru) - 0.585_995).abs() < 1e-6);
-        assert_eq!(
-            plc.sigma(RedVerdict::Overflow, rt, ru),
-            plc.sigma(RedVerdict::ForcedDrop, rt, ru)
-        );
+        assert_eq!(plc.sigma(RedVerdict::Overflow, rt, ru), plc.sigma(RedVerdict::ForcedDrop, rt, ru));
 
         // (56) is the exact root of the linearised (55):
         // σ = (1 + (r_tcp/r_udp)(1 + γx)(1 − σ))·η^x.
         let s = plc.sigma(early, rt, ru);
-        let rhs = (1.0 + 1.5 * (1.0 + 0.5 * PlcParams::DEFAULT_X) * (1.0 - s))
-            * 0.65f64.powf(PlcParams::DEFAULT_X);
+        let rhs = (1.0 + 1.5 * (1.0 + 0.5 * PlcParams::DEFAULT_X) * (1.0 - s)) * 0.65f64.powf(PlcParams::DEFAULT_X);
         assert!((s - rhs).abs() < 1e-12);
     }
 
@@ -520,27 +485,10 @@ mod tests {
             must_free_bytes: 0,
         };
         assert_eq!(plc.decide(base), PlcDecision::Admit);
-        assert_eq!(
-            plc.decide(PlcArrival {
-                class: PlcClass::Udp,
-                ..base
-            }),
-            PlcDecision::Admit
-        );
-        let udp_forced = PlcArrival {
-            class: PlcClass::Udp,
-            red: RedVerdict::ForcedDrop,
-            ..base
-        };
-        assert_eq!(
-            plc.decide(udp_forced),
-            PlcDecision::Drop(DropReason::ForcedDrop)
-        );
-        assert_eq!(
-            plc.credit(),
-            0.0,
-            "marked UDP arrivals leave the credit alone"
-        );
+        assert_eq!(plc.decide(PlcArrival { class: PlcClass::Udp, ..base }), PlcDecision::Admit);
+        let udp_forced = PlcArrival { class: PlcClass::Udp, red: RedVerdict::ForcedDrop, ..base };
+        assert_eq!(plc.decide(udp_forced), PlcDecision::Drop(DropReason::ForcedDrop));
+        assert_eq!(plc.credit(), 0.0, "marked UDP arrivals leave the credit alone");
         assert_eq!(plc.stats().udp_marked, 1);
     }
 
@@ -561,37 +509,25 @@ mod tests {
         // 1st: credit 288.75 < 500: dropped.
         assert_eq!(plc.decide(tcp), PlcDecision::Drop(DropReason::ForcedDrop));
         // 2nd: 577.5 ≥ 500: rescued, evict 500 UDP bytes; credit 77.5.
-        assert_eq!(
-            plc.decide(tcp),
-            PlcDecision::AdmitAndEvict { udp_bytes: 500 }
-        );
+        assert_eq!(plc.decide(tcp), PlcDecision::AdmitAndEvict { udp_bytes: 500 });
         plc.on_evicted(1, 500);
         assert!((plc.credit() - 77.5).abs() < 1e-9);
         // 3rd: 366.25: dropped. 4th: 655: rescued, but the UDP queue holds
         // only 400 bytes: dropped, credit kept.
         assert_eq!(plc.decide(tcp), PlcDecision::Drop(DropReason::ForcedDrop));
-        let short = PlcArrival {
-            udp_backlog_bytes: 400,
-            ..tcp
-        };
+        let short = PlcArrival { udp_backlog_bytes: 400, ..tcp };
         assert_eq!(plc.decide(short), PlcDecision::Drop(DropReason::ForcedDrop));
         assert!((plc.credit() - 655.0).abs() < 1e-9);
         // 5th: 943.75, UDP backlog again: rescued; the buffer evicts a
         // 1200-byte UDP packet (700 bytes of overshoot); credit 443.75.
-        assert_eq!(
-            plc.decide(tcp),
-            PlcDecision::AdmitAndEvict { udp_bytes: 500 }
-        );
+        assert_eq!(plc.decide(tcp), PlcDecision::AdmitAndEvict { udp_bytes: 500 });
         plc.on_evicted(1, 1200);
         assert_eq!(plc.surplus_bytes(), 700);
         // 6th: 732.5: rescued, paid by the surplus: evict nothing.
         assert_eq!(plc.decide(tcp), PlcDecision::AdmitAndEvict { udp_bytes: 0 });
         assert_eq!(plc.surplus_bytes(), 200);
         // 7th: 521.25: rescued, evict 500 − 200 = 300 bytes.
-        assert_eq!(
-            plc.decide(tcp),
-            PlcDecision::AdmitAndEvict { udp_bytes: 300 }
-        );
+        assert_eq!(plc.decide(tcp), PlcDecision::AdmitAndEvict { udp_bytes: 300 });
         plc.on_evicted(1, 500);
         assert_eq!(plc.surplus_bytes(), 200);
         let s = plc.stats();
@@ -601,15 +537,8 @@ mod tests {
         // full byte buffer: the surplus (200) would leave 300 to evict, but
         // 500 bytes of room are needed.
         assert_eq!(plc.decide(tcp), PlcDecision::Drop(DropReason::ForcedDrop));
-        let full = PlcArrival {
-            red: RedVerdict::Overflow,
-            must_free_bytes: 500,
-            ..tcp
-        };
-        assert_eq!(
-            plc.decide(full),
-            PlcDecision::AdmitAndEvict { udp_bytes: 500 }
-        );
+        let full = PlcArrival { red: RedVerdict::Overflow, must_free_bytes: 500, ..tcp };
+        assert_eq!(plc.decide(full), PlcDecision::AdmitAndEvict { udp_bytes: 500 });
         plc.on_evicted(1, 500);
         assert_eq!(plc.surplus_bytes(), 200);
     }
@@ -654,11 +583,7 @@ mod tests {
         let (mut with, mut without) = ((0u64, 0u64), (0u64, 0u64));
         let (mut tcp_marked, mut tcp_dropped) = (0, 0);
         for i in 0..n {
-            let class = if rng.uniform() < 0.6 {
-                PlcClass::Tcp
-            } else {
-                PlcClass::Udp
-            };
+            let class = if rng.uniform() < 0.6 { PlcClass::Tcp } else { PlcClass::Udp };
             let size = match class {
                 PlcClass::Tcp => 500,
                 PlcClass::Udp => sizes_udp[i % sizes_udp.len()],
@@ -724,13 +649,7 @@ mod tests {
             }
             assert!(plc.surplus_bytes() < 1500, "surplus below one UDP packet");
         }
-        Run {
-            with,
-            without,
-            tcp_marked,
-            tcp_dropped,
-            stats: *plc.stats(),
-        }
+        Run { with, without, tcp_marked, tcp_dropped, stats: *plc.stats() }
     }
 
     #[test]
@@ -749,10 +668,7 @@ mod tests {
         assert_eq!(r.stats.evicted, r.stats.tcp_rescued);
         let rescued = 1.0 - r.tcp_dropped as f64 / r.tcp_marked as f64;
         let expected = 1.0 - (6.0 * 0.829_223 + 0.585_995) / 7.0;
-        assert!(
-            (rescued - expected).abs() < 0.01,
-            "rescued fraction {rescued}, expected {expected}"
-        );
+        assert!((rescued - expected).abs() < 0.01, "rescued fraction {rescued}, expected {expected}");
     }
 
     #[test]
@@ -789,11 +705,6 @@ mod tests {
         assert!(matches!(early, RedVerdict::EarlyDrop { p } if (p - 0.03).abs() < 1e-12), "{early:?}");
         assert_eq!(RedVerdict::from_red(Some(DropReason::ForcedDrop), &red), RedVerdict::ForcedDrop);
         assert_eq!(RedVerdict::from_red(Some(DropReason::Overflow), &red), RedVerdict::Overflow);
-        assert!(PlcParams {
-            delta: 0.5,
-            ..PlcParams::for_red(1.0, 60.0, 180.0, 0.1)
-        }
-        .validate()
-        .is_err());
+        assert!(PlcParams { delta: 0.5, ..PlcParams::for_red(1.0, 60.0, 180.0, 0.1) }.validate().is_err());
     }
 }

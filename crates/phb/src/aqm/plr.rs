@@ -83,9 +83,7 @@ impl Plr {
         }
         for (i, s) in sigma.iter().enumerate() {
             if !(s.is_finite() && *s > 0.0) {
-                return Err(format!(
-                    "sigma of class {i} must be finite and > 0, got {s}"
-                ));
+                return Err(format!("sigma of class {i} must be finite and > 0, got {s}"));
             }
         }
         if memory == PlrMemory::Window(0) {
@@ -154,11 +152,7 @@ impl Plr {
     /// smallest `l_i/σ_i` (lowest index on ties), or `None` if no class is
     /// backlogged. `backlogged` has one entry per class.
     pub fn choose_victim(&self, backlogged: &[bool]) -> Option<usize> {
-        assert_eq!(
-            backlogged.len(),
-            self.sigma.len(),
-            "PLR: one backlog flag per class"
-        );
+        assert_eq!(backlogged.len(), self.sigma.len(), "PLR: one backlog flag per class");
         let mut best: Option<(usize, f64)> = None;
         for (i, _) in backlogged.iter().enumerate().filter(|(_, b)| **b) {
             let n = self.normalized_loss_rate(i);
@@ -291,9 +285,7 @@ mod tests {
                 drops[victim] += 1;
             }
         }
-        (0..3)
-            .map(|i| drops[i] as f64 / arrivals[i] as f64)
-            .collect()
+        (0..3).map(|i| drops[i] as f64 / arrivals[i] as f64).collect()
     }
 
     #[test]
@@ -306,27 +298,11 @@ mod tests {
         // 2% for PLR(1000).
         let l = synthetic_losses(PlrMemory::Infinite, 1_000_000);
         assert!((l[0] - 0.1 / 1.9).abs() < 0.002, "l_0 = {}", l[0]);
-        assert!(
-            (l[1] / l[0] - 2.0).abs() < 0.005,
-            "l_1/l_0 = {}",
-            l[1] / l[0]
-        );
-        assert!(
-            (l[2] / l[0] - 4.0).abs() < 0.01,
-            "l_2/l_0 = {}",
-            l[2] / l[0]
-        );
+        assert!((l[1] / l[0] - 2.0).abs() < 0.005, "l_1/l_0 = {}", l[1] / l[0]);
+        assert!((l[2] / l[0] - 4.0).abs() < 0.01, "l_2/l_0 = {}", l[2] / l[0]);
         let w = synthetic_losses(PlrMemory::Window(1000), 1_000_000);
-        assert!(
-            (w[1] / w[0] - 2.0).abs() < 0.04,
-            "PLR(1000) l_1/l_0 = {}",
-            w[1] / w[0]
-        );
-        assert!(
-            (w[2] / w[0] - 4.0).abs() < 0.08,
-            "PLR(1000) l_2/l_0 = {}",
-            w[2] / w[0]
-        );
+        assert!((w[1] / w[0] - 2.0).abs() < 0.04, "PLR(1000) l_1/l_0 = {}", w[1] / w[0]);
+        assert!((w[2] / w[0] - 4.0).abs() < 0.08, "PLR(1000) l_2/l_0 = {}", w[2] / w[0]);
     }
 
     #[test]

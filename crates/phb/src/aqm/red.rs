@@ -97,10 +97,7 @@ impl RedParams {
             return Err(format!("min_th must be >= 0, got {}", self.min_th));
         }
         if !(self.max_th > self.min_th) {
-            return Err(format!(
-                "max_th ({}) must be greater than min_th ({})",
-                self.max_th, self.min_th
-            ));
+            return Err(format!("max_th ({}) must be greater than min_th ({})", self.max_th, self.min_th));
         }
         if !(self.w_q > 0.0 && self.w_q <= 1.0) {
             return Err(format!("w_q must be in (0, 1], got {}", self.w_q));
@@ -375,11 +372,7 @@ impl Red {
     /// `p_a`: `p_b` spread over the arrivals since the last drop.
     fn spaced_probability(&self, p_b: f64, size: u32) -> f64 {
         let mean = self.params.mean_pktsize as f64;
-        let count = if self.params.byte_mode {
-            (self.count_bytes as f64 / mean).floor()
-        } else {
-            self.count as f64
-        };
+        let count = if self.params.byte_mode { (self.count_bytes as f64 / mean).floor() } else { self.count as f64 };
         let mut p = self.curve.p_a(p_b, count);
         if self.params.byte_mode && p < 1.0 {
             p = p * size as f64 / mean;
@@ -560,9 +553,7 @@ mod tests {
         // wait, drops come between 1/p_b and 2/p_b arrivals apart.
         let mut r = red(RedParams { w_q: 1.0, ..thesis_params() });
         let n = 300_000;
-        let drops = (0..n)
-            .filter(|_| r.on_arrival(120, 60_000, 500, Time::ZERO).is_some())
-            .count();
+        let drops = (0..n).filter(|_| r.on_arrival(120, 60_000, 500, Time::ZERO).is_some()).count();
         let rate = drops as f64 / n as f64;
         // Expected arrivals per drop: sum over c of P(no drop at counts < c).
         let (mut survive, mut expected_gap) = (1.0, 0.0);

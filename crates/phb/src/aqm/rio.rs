@@ -230,10 +230,7 @@ mod tests {
     #[test]
     fn drop_probability_per_colour_matches_hand_computation() {
         for mode in [RioMode::Coupled, RioMode::Decoupled] {
-            let r = rio(RioParams {
-                mode,
-                ..RioParams::default()
-            });
+            let r = rio(RioParams { mode, ..RioParams::default() });
             // green (40, 70, 0.02) at avg_green = 55: 0.02·15/30 = 0.01
             assert!((r.drop_probability(G, 55.0) - 0.01).abs() < 1e-12);
             // yellow (25, 50, 0.1) at avg_yellow = 30: 0.1·5/25 = 0.02
@@ -262,10 +259,7 @@ mod tests {
         assert!((r.avg(R) - (0.09 * 0.998 + 0.09)).abs() < 1e-12);
         // With w_q = 1 the averages are the followed backlogs: IN sees 10
         // whatever the red backlog, OUT sees everything.
-        let mut r = rio(RioParams {
-            w_q: [1.0; 3],
-            ..RioParams::default()
-        });
+        let mut r = rio(RioParams { w_q: [1.0; 3], ..RioParams::default() });
         for red in [0, 30, 300] {
             r.on_arrival(&backlog(10, 5, red), 500, G, Time::ZERO);
             assert_eq!(r.avg(G), 10.0);
@@ -276,11 +270,7 @@ mod tests {
 
     #[test]
     fn decoupled_averages_count_their_own_colour_only() {
-        let mut r = rio(RioParams {
-            mode: RioMode::Decoupled,
-            w_q: [1.0; 3],
-            ..RioParams::default()
-        });
+        let mut r = rio(RioParams { mode: RioMode::Decoupled, w_q: [1.0; 3], ..RioParams::default() });
         let b = backlog(10, 5, 30);
         r.on_arrival(&b, 500, G, Time::ZERO);
         assert_eq!((r.avg(G), r.avg(Y), r.avg(R)), (10.0, 0.0, 0.0));
@@ -292,12 +282,7 @@ mod tests {
     /// Drop fraction per colour when the buffer holds `n` packets, a third
     /// of each colour, with w_q = 1 (average = followed backlog).
     fn drop_fractions(mode: RioMode, n: u64) -> [f64; 3] {
-        let mut r = rio(RioParams {
-            mode,
-            w_q: [1.0; 3],
-            limit: Limit::Packets(1000),
-            ..RioParams::default()
-        });
+        let mut r = rio(RioParams { mode, w_q: [1.0; 3], limit: Limit::Packets(1000), ..RioParams::default() });
         let b = backlog(n / 3, n / 3, n - 2 * (n / 3));
         let arrivals = 30_000;
         let mut drops = [0u32; 3];
@@ -336,17 +321,9 @@ mod tests {
         // Yellow at p_b = 0.02 (avg_y 30) with counts of its own: red
         // arrivals in between (forced drops) do not reset yellow's count, so
         // yellow's drops stay spaced as if red were absent.
-        let mut r = rio(RioParams {
-            w_q: [1.0; 3],
-            limit: Limit::Packets(1000),
-            ..RioParams::default()
-        });
+        let mut r = rio(RioParams { w_q: [1.0; 3], limit: Limit::Packets(1000), ..RioParams::default() });
         let b = backlog(20, 10, 5); // Q_y = 30, Q_r = 35 (forced)
-        let mut yellow_alone = rio(RioParams {
-            w_q: [1.0; 3],
-            limit: Limit::Packets(1000),
-            ..RioParams::default()
-        });
+        let mut yellow_alone = rio(RioParams { w_q: [1.0; 3], limit: Limit::Packets(1000), ..RioParams::default() });
         let (mut with_red, mut alone) = (0, 0);
         for _ in 0..50_000 {
             if r.on_arrival(&b, 500, Y, Time::ZERO).is_some() {
@@ -364,10 +341,7 @@ mod tests {
     #[test]
     fn idle_decay_is_per_followed_backlog() {
         // RIO-D, w_q = 0.002, 10 Mb/s, 500 B: 400 us per packet.
-        let mut r = rio(RioParams {
-            mode: RioMode::Decoupled,
-            ..RioParams::default()
-        });
+        let mut r = rio(RioParams { mode: RioMode::Decoupled, ..RioParams::default() });
         for _ in 0..1000 {
             r.on_arrival(&backlog(10, 0, 20), 500, R, Time::ZERO);
             r.on_arrival(&backlog(10, 0, 20), 500, G, Time::ZERO);

@@ -33,23 +33,15 @@ pub(crate) struct Outcome {
 impl Outcome {
     /// Mean sojourn of the packets delivered at or after `from`, in ms.
     pub fn mean_sojourn_ms(&self, from: Time) -> f64 {
-        let s: Vec<f64> = self
-            .delivered
-            .iter()
-            .filter(|(t, _)| *t >= from)
-            .map(|(_, s)| s.as_secs_f64() * 1e3)
-            .collect();
+        let s: Vec<f64> =
+            self.delivered.iter().filter(|(t, _)| *t >= from).map(|(_, s)| s.as_secs_f64() * 1e3).collect();
         s.iter().sum::<f64>() / s.len() as f64
     }
 
     /// Median sojourn of the packets delivered at or after `from`, in ms.
     pub fn median_sojourn_ms(&self, from: Time) -> f64 {
-        let mut s: Vec<f64> = self
-            .delivered
-            .iter()
-            .filter(|(t, _)| *t >= from)
-            .map(|(_, s)| s.as_secs_f64() * 1e3)
-            .collect();
+        let mut s: Vec<f64> =
+            self.delivered.iter().filter(|(t, _)| *t >= from).map(|(_, s)| s.as_secs_f64() * 1e3).collect();
         s.sort_by(|x, y| x.partial_cmp(y).unwrap());
         s[s.len() / 2]
     }
@@ -63,12 +55,7 @@ pub(crate) fn run(h: &mut impl Hooks, a: Time, d: Time, size: u32, duration: Tim
     let backlog = |q: &VecDeque<Time>| {
         let pkts = q.len() as u64;
         let bytes = pkts * size as u64;
-        Backlog {
-            pkts,
-            bytes,
-            pkts_by_colour: [pkts, 0, 0],
-            bytes_by_colour: [bytes, 0, 0],
-        }
+        Backlog { pkts, bytes, pkts_by_colour: [pkts, 0, 0], bytes_by_colour: [bytes, 0, 0] }
     };
     while next_arrival.min(next_slot) < duration {
         if next_arrival <= next_slot {

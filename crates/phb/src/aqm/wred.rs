@@ -139,9 +139,7 @@ impl Wred {
     /// A packet of `size` bytes and `colour` arrives at a buffer holding
     /// `backlog`. Returns why it must be dropped, or `None` to admit it.
     pub fn on_arrival(&mut self, backlog: &Backlog, size: u32, colour: Colour, now: Time) -> Option<DropReason> {
-        let avg = self
-            .average
-            .update(backlog.pkts as f64, self.params.w_q, self.packets_per_sec, now);
+        let avg = self.average.update(backlog.pkts as f64, self.params.w_q, self.packets_per_sec, now);
         let admits = self.params.limit.admits(backlog.pkts, backlog.bytes, size);
         let c = colour as usize;
         self.precedence[c].judge(&self.curves[c], avg, backlog.pkts, admits, &mut self.rng)
@@ -176,10 +174,7 @@ mod tests {
         assert!((w.drop_probability(Colour::Yellow, 45.0) - 0.08).abs() < 1e-12);
         assert_eq!(w.drop_probability(Colour::Red, 45.0), 1.0);
         // gentle, avg = 45: red 0.2 + 0.8·(45 − 30)/30 = 0.6
-        let g = wred(WredParams {
-            gentle: true,
-            ..WredParams::default()
-        });
+        let g = wred(WredParams { gentle: true, ..WredParams::default() });
         assert!((g.drop_probability(Colour::Red, 45.0) - 0.6).abs() < 1e-12);
     }
 
@@ -199,10 +194,7 @@ mod tests {
         // w_q = 1 so that the average is the backlog. At 35 packets red is
         // forced (≥ max_th 30), yellow early-drops with p_b = 0.1·10/25 = 0.04
         // spaced by its own count, green (min_th 40) never.
-        let mut w = wred(WredParams {
-            w_q: 1.0,
-            ..WredParams::default()
-        });
+        let mut w = wred(WredParams { w_q: 1.0, ..WredParams::default() });
         let b = backlog(20, 10, 5);
         let n = 100_000;
         let mut drops = [0u32; 3];
@@ -221,19 +213,11 @@ mod tests {
         let (mut survive, mut gap) = (1.0f64, 0.0);
         for k in 1..=25 {
             gap += survive;
-            let p_a: f64 = if (k as f64) * 0.04 < 1.0 {
-                0.04 / (1.0 - k as f64 * 0.04)
-            } else {
-                1.0
-            };
+            let p_a: f64 = if (k as f64) * 0.04 < 1.0 { 0.04 / (1.0 - k as f64 * 0.04) } else { 1.0 };
             survive *= 1.0 - p_a.min(1.0);
         }
         let rate = drops[Colour::Yellow as usize] as f64 / n as f64;
-        assert!(
-            (rate - 1.0 / gap).abs() < 0.03 / gap,
-            "yellow drop rate {rate}, expected {}",
-            1.0 / gap
-        );
+        assert!((rate - 1.0 / gap).abs() < 0.03 / gap, "yellow drop rate {rate}, expected {}", 1.0 / gap);
     }
 
     #[test]
@@ -241,19 +225,10 @@ mod tests {
         let mut p = WredParams::default();
         assert_eq!(p.validate(), Ok(()));
         p.thresholds[1] = Thresholds::new(30.0, 20.0, 0.1);
-        assert_eq!(
-            p.validate(),
-            Err("yellow: max_th (20) must be greater than min_th (30)".into())
-        );
-        let p = WredParams {
-            w_q: 0.0,
-            ..WredParams::default()
-        };
+        assert_eq!(p.validate(), Err("yellow: max_th (20) must be greater than min_th (30)".into()));
+        let p = WredParams { w_q: 0.0, ..WredParams::default() };
         assert!(p.validate().unwrap_err().contains("w_q"));
-        let p = WredParams {
-            limit: Limit::Packets(0),
-            ..WredParams::default()
-        };
+        let p = WredParams { limit: Limit::Packets(0), ..WredParams::default() };
         assert_eq!(p.validate(), Err("limit must be positive".into()));
     }
 }

@@ -37,8 +37,8 @@
 use super::dscp::MAX_CODEPOINT;
 use super::multifield::{Match, Matcher, PacketKey};
 use crate::mark::{
-    Action, AnyMeter, ColourActions, Srtcm, SrtcmParams, TokenBucket, TokenBucketParams, Trtcm,
-    TrtcmParams, Tsw2cm, Tsw2cmParams, Tsw3cm, Tsw3cmParams,
+    Action, AnyMeter, ColourActions, Srtcm, SrtcmParams, TokenBucket, TokenBucketParams, Trtcm, TrtcmParams, Tsw2cm,
+    Tsw2cmParams, Tsw3cm, Tsw3cmParams,
 };
 use crate::packet::{Colour, DropReason, Packet};
 use crate::rng::Rng;
@@ -129,16 +129,10 @@ impl RuleStats {
 
 /// Checks that every `Mark` action sets a codepoint in 0..=63.
 pub fn validate_actions(actions: &ColourActions) -> Result<(), String> {
-    for (which, a) in [
-        ("green", actions.green),
-        ("yellow", actions.yellow),
-        ("red", actions.red),
-    ] {
+    for (which, a) in [("green", actions.green), ("yellow", actions.yellow), ("red", actions.red)] {
         if let Action::Mark { codepoint, .. } = a {
             if codepoint > MAX_CODEPOINT {
-                return Err(format!(
-                    "{which} action marks codepoint {codepoint}: a codepoint is 0..=63"
-                ));
+                return Err(format!("{which} action marks codepoint {codepoint}: a codepoint is 0..=63"));
             }
         }
     }
@@ -168,12 +162,7 @@ impl Rule {
             .validate()
             .and_then(|()| validate_actions(&actions))
             .map_err(|e| format!("conditioner rule {name:?}: {e}"))?;
-        Ok(Rule {
-            name,
-            matcher: matches.compile(),
-            meter,
-            actions,
-        })
+        Ok(Rule { name, matcher: matches.compile(), meter, actions })
     }
 
     pub fn name(&self) -> &str {
@@ -206,11 +195,7 @@ impl Conditioner {
     /// A conditioner over `rules`, evaluated in order.
     pub fn new(rules: Vec<Rule>) -> Conditioner {
         let stats = vec![RuleStats::default(); rules.len()];
-        Conditioner {
-            rules,
-            stats,
-            unmatched: Counts::default(),
-        }
+        Conditioner { rules, stats, unmatched: Counts::default() }
     }
 
     /// The index of the first rule matching `key`, with no side effect.
@@ -317,36 +302,19 @@ pub struct RuleConfig {
 
 impl RuleConfig {
     /// A metered rule.
-    pub fn metered(
-        name: impl Into<String>,
-        matches: Match,
-        meter: MeterConfig,
-        actions: ColourActions,
-    ) -> RuleConfig {
-        RuleConfig {
-            name: name.into(),
-            matches,
-            meter: Some(meter),
-            actions,
-        }
+    pub fn metered(name: impl Into<String>, matches: Match, meter: MeterConfig, actions: ColourActions) -> RuleConfig {
+        RuleConfig { name: name.into(), matches, meter: Some(meter), actions }
     }
 
     /// A rule without a meter that marks every matching packet `codepoint`,
     /// coloured by its drop precedence ([`dscp::drop_precedence`](super::dscp::drop_precedence)).
     pub fn remark(name: impl Into<String>, matches: Match, codepoint: u8) -> RuleConfig {
-        let mark = Action::Mark {
-            codepoint,
-            colour: super::dscp::drop_precedence(codepoint),
-        };
+        let mark = Action::Mark { codepoint, colour: super::dscp::drop_precedence(codepoint) };
         RuleConfig {
             name: name.into(),
             matches,
             meter: None,
-            actions: ColourActions {
-                green: mark,
-                yellow: mark,
-                red: mark,
-            },
+            actions: ColourActions { green: mark, yellow: mark, red: mark },
         }
     }
 
@@ -357,11 +325,7 @@ impl RuleConfig {
             name: name.into(),
             matches,
             meter: None,
-            actions: ColourActions {
-                green: Action::Pass,
-                yellow: Action::Pass,
-                red: Action::Pass,
-            },
+            actions: ColourActions { green: Action::Pass, yellow: Action::Pass, red: Action::Pass },
         }
     }
 }
@@ -388,9 +352,7 @@ impl ConditionerConfig {
                 return Err(at(format!("the name is already used by rule {j}")));
             }
             if let Some(any) = catch_all {
-                return Err(at(format!(
-                    "unreachable: the earlier rule {any:?} matches every packet"
-                )));
+                return Err(at(format!("unreachable: the earlier rule {any:?} matches every packet")));
             }
             r.matches.validate().map_err(at)?;
             if let Some(m) = &r.meter {
@@ -425,8 +387,7 @@ impl ConditionerConfig {
             .iter()
             .map(|r| {
                 let meter = r.meter.as_ref().map(|m| {
-                    m.build(Rng::derive(base, &format!("conditioner/{}", r.name)))
-                        .expect("validated meter parameters")
+                    m.build(Rng::derive(base, &format!("conditioner/{}", r.name))).expect("validated meter parameters")
                 });
                 Rule::new(r.name.clone(), &r.matches, meter, r.actions).expect("validated rule")
             })
@@ -444,14 +405,7 @@ mod tests {
     use Colour::*;
 
     fn key(group: u32, codepoint: u8) -> PacketKey {
-        PacketKey {
-            flow: 100 + group,
-            group,
-            src: group,
-            dst: 0,
-            protocol: Protocol::Tcp,
-            codepoint,
-        }
+        PacketKey { flow: 100 + group, group, src: group, dst: 0, protocol: Protocol::Tcp, codepoint }
     }
 
     fn ms(x: u64) -> Time {
@@ -477,30 +431,13 @@ mod tests {
     /// CIR 16000 bit/s (2 B/ms), CBS 1000 B. Both colour-blind, marking
     /// Green/Yellow/Red into AF11/AF12/AF13.
     fn two_customers() -> ConditionerConfig {
-        let trtcm = |pir, pbs, cir, cbs| {
-            MeterConfig::Trtcm(TrtcmParams {
-                pir,
-                pbs,
-                cir,
-                cbs,
-                mode: ColourMode::Blind,
-            })
-        };
+        let trtcm =
+            |pir, pbs, cir, cbs| MeterConfig::Trtcm(TrtcmParams { pir, pbs, cir, cbs, mode: ColourMode::Blind });
         let af1 = ColourActions::marker(AF11, AF12, AF13);
         ConditionerConfig {
             rules: vec![
-                RuleConfig::metered(
-                    "A",
-                    Match::ANY.with_groups([1]),
-                    trtcm(16_000, 1_500, 8_000, 1_000),
-                    af1,
-                ),
-                RuleConfig::metered(
-                    "B",
-                    Match::ANY.with_groups([2]),
-                    trtcm(32_000, 2_000, 16_000, 1_000),
-                    af1,
-                ),
+                RuleConfig::metered("A", Match::ANY.with_groups([1]), trtcm(16_000, 1_500, 8_000, 1_000), af1),
+                RuleConfig::metered("B", Match::ANY.with_groups([2]), trtcm(32_000, 2_000, 16_000, 1_000), af1),
             ],
         }
     }
@@ -545,10 +482,7 @@ mod tests {
         let b = c.stats_of("B").unwrap();
         check_invariants(a);
         check_invariants(b);
-        let n = |packets| Counts {
-            packets,
-            bytes: 500 * packets,
-        };
+        let n = |packets| Counts { packets, bytes: 500 * packets };
         assert_eq!(a.matched, n(9));
         assert_eq!(a.by_colour, [n(4), n(3), n(2)]);
         assert_eq!(b.matched, n(8));
@@ -568,19 +502,8 @@ mod tests {
         cfg.rules.truncate(1);
         cfg.rules[0].matches = Match::ANY.with_groups([1, 2]);
         let mut c = cfg.build(Rng::derive(1, "edge"));
-        let got: Vec<_> = [1, 2, 1, 2]
-            .iter()
-            .map(|&grp| c.condition(&key(grp, DF), Green, 500, ms(0)))
-            .collect();
-        assert_eq!(
-            got,
-            [
-                mark(AF11, Green),
-                mark(AF11, Green),
-                mark(AF12, Yellow),
-                mark(AF13, Red)
-            ]
-        );
+        let got: Vec<_> = [1, 2, 1, 2].iter().map(|&grp| c.condition(&key(grp, DF), Green, 500, ms(0))).collect();
+        assert_eq!(got, [mark(AF11, Green), mark(AF11, Green), mark(AF12, Yellow), mark(AF13, Red)]);
     }
 
     #[test]
@@ -591,20 +514,11 @@ mod tests {
         }
         let mut c = cfg.build(Rng::derive(1, "edge"));
         // Full buckets, but precoloured Yellow stays Yellow, Red stays Red.
-        assert_eq!(
-            c.condition(&key(1, AF12), Yellow, 500, ms(0)),
-            mark(AF12, Yellow)
-        );
+        assert_eq!(c.condition(&key(1, AF12), Yellow, 500, ms(0)), mark(AF12, Yellow));
         assert_eq!(c.condition(&key(1, AF13), Red, 500, ms(0)), mark(AF13, Red));
-        assert_eq!(
-            c.condition(&key(1, AF11), Green, 500, ms(0)),
-            mark(AF11, Green)
-        );
+        assert_eq!(c.condition(&key(1, AF11), Green, 500, ms(0)), mark(AF11, Green));
         // B is still colour-blind.
-        assert_eq!(
-            c.condition(&key(2, AF13), Red, 500, ms(0)),
-            mark(AF11, Green)
-        );
+        assert_eq!(c.condition(&key(2, AF13), Red, 500, ms(0)), mark(AF11, Green));
     }
 
     #[test]
@@ -614,19 +528,13 @@ mod tests {
             rules: vec![RuleConfig::metered(
                 "police",
                 Match::ANY.with_protocol(Protocol::Udp),
-                MeterConfig::TokenBucket(TokenBucketParams {
-                    rate: 8_000,
-                    burst_size: 1_000,
-                }),
+                MeterConfig::TokenBucket(TokenBucketParams { rate: 8_000, burst_size: 1_000 }),
                 ColourActions::policer(),
             )],
         };
         cfg.validate().unwrap();
         let mut c = cfg.build(Rng::derive(1, "edge"));
-        let udp = PacketKey {
-            protocol: Protocol::Udp,
-            ..key(1, EF)
-        };
+        let udp = PacketKey { protocol: Protocol::Udp, ..key(1, EF) };
         let tcp = key(1, EF);
         let (p, d) = (Verdict::Pass, Verdict::Drop);
         // (time ms, expected) for 300-byte packets; tokens by hand.
@@ -656,37 +564,13 @@ mod tests {
         assert_eq!(c.condition(&udp, Green, 1, ms(800)), d);
         let s = c.stats()[0];
         check_invariants(&s);
-        assert_eq!(
-            s.matched,
-            Counts {
-                packets: 15,
-                bytes: 4_201
-            }
-        );
-        assert_eq!(
-            s.dropped,
-            Counts {
-                packets: 9,
-                bytes: 2_401
-            }
-        );
-        assert_eq!(
-            s.passed,
-            Counts {
-                packets: 6,
-                bytes: 1_800
-            }
-        );
+        assert_eq!(s.matched, Counts { packets: 15, bytes: 4_201 });
+        assert_eq!(s.dropped, Counts { packets: 9, bytes: 2_401 });
+        assert_eq!(s.passed, Counts { packets: 6, bytes: 1_800 });
         assert_eq!(s.dropped, s.colour(Red));
         assert_eq!(s.passed, s.colour(Green));
         assert_eq!(s.colour(Yellow), Counts::default());
-        assert_eq!(
-            c.unmatched(),
-            Counts {
-                packets: 13,
-                bytes: 3_900
-            }
-        );
+        assert_eq!(c.unmatched(), Counts { packets: 13, bytes: 3_900 });
         assert_eq!(d.drop_reason(), Some(DropReason::Policer));
         assert_eq!(p.drop_reason(), None);
     }
@@ -702,32 +586,17 @@ mod tests {
 
     #[test]
     fn first_matching_rule_wins() {
-        let cfg = ConditionerConfig {
-            rules: first_match_rules(),
-        };
+        let cfg = ConditionerConfig { rules: first_match_rules() };
         cfg.validate().unwrap();
         let mut c = cfg.build(Rng::derive(0, "x"));
-        let udp = |cp| PacketKey {
-            protocol: Protocol::Udp,
-            ..key(1, cp)
-        };
-        let host7 = PacketKey {
-            src: 7,
-            ..udp(AF11)
-        };
+        let udp = |cp| PacketKey { protocol: Protocol::Udp, ..key(1, cp) };
+        let host7 = PacketKey { src: 7, ..udp(AF11) };
         let cases = [
             (udp(EF), Some(0), mark(CS5, Green)),
             (key(1, EF), Some(0), mark(CS5, Green)),
             (udp(AF11), Some(1), mark(CS1, Green)),
             (host7, Some(1), mark(CS1, Green)),
-            (
-                PacketKey {
-                    protocol: Protocol::Tcp,
-                    ..host7
-                },
-                Some(2),
-                Verdict::Pass,
-            ),
+            (PacketKey { protocol: Protocol::Tcp, ..host7 }, Some(2), Verdict::Pass),
             (key(1, AF12), Some(3), mark(DF, Green)),
         ];
         for (k, rule, want) in cases {
@@ -749,10 +618,7 @@ mod tests {
         rules.swap(0, 1);
         let mut c = ConditionerConfig { rules }.build(Rng::derive(0, "x"));
         assert_eq!(c.condition(&udp(EF), Green, 100, ms(0)), mark(CS1, Green));
-        assert_eq!(
-            c.condition(&key(1, EF), Green, 100, ms(0)),
-            mark(CS5, Green)
-        );
+        assert_eq!(c.condition(&key(1, EF), Green, 100, ms(0)), mark(CS5, Green));
         assert_eq!(c.condition(&key(1, AF12), Red, 100, ms(0)), Verdict::Pass);
         assert_eq!(c.unmatched().packets, 1);
     }
@@ -760,13 +626,7 @@ mod tests {
     #[test]
     fn remark_colours_by_drop_precedence_and_apply_sets_the_packet() {
         let r = RuleConfig::remark("x", Match::ANY, AF12);
-        assert_eq!(
-            r.actions.green,
-            Action::Mark {
-                codepoint: AF12,
-                colour: Yellow
-            }
-        );
+        assert_eq!(r.actions.green, Action::Mark { codepoint: AF12, colour: Yellow });
         let mut p = Packet {
             flow: 1,
             class: DF,
@@ -776,10 +636,7 @@ mod tests {
             enqueued: Time::ZERO,
             meta: (),
         };
-        assert_eq!(
-            mark(AF13, dscp::drop_precedence(AF13)).apply(&mut p),
-            Ok(())
-        );
+        assert_eq!(mark(AF13, dscp::drop_precedence(AF13)).apply(&mut p), Ok(()));
         assert_eq!((p.class, p.colour), (AF13, Red));
         assert_eq!(Verdict::Pass.apply(&mut p), Ok(()));
         assert_eq!((p.class, p.colour), (AF13, Red));
@@ -797,18 +654,12 @@ mod tests {
         );
         let mut rules = first_match_rules();
         rules[1].name = "voice".into();
-        assert_eq!(
-            bad(rules),
-            "conditioner rule 1 (\"voice\"): the name is already used by rule 0"
-        );
+        assert_eq!(bad(rules), "conditioner rule 1 (\"voice\"): the name is already used by rule 0");
         let mut rules = first_match_rules();
         rules[0].name.clear();
         assert!(bad(rules).contains("name is empty"));
         let e = bad(vec![RuleConfig::remark("x", Match::ANY, 64)]);
-        assert!(
-            e.contains("rule 0 (\"x\")") && e.contains("codepoint 64"),
-            "{e}"
-        );
+        assert!(e.contains("rule 0 (\"x\")") && e.contains("codepoint 64"), "{e}");
         let e = bad(vec![RuleConfig::pass("x", Match::ANY.with_groups([]))]);
         assert!(e.contains("`groups`"), "{e}");
         let mut cfg = two_customers();
@@ -816,10 +667,7 @@ mod tests {
             p.pir = 1;
         }
         let e = cfg.validate().unwrap_err();
-        assert!(
-            e.starts_with("conditioner rule 1 (\"B\"): trTCM PIR (1 bit/s)"),
-            "{e}"
-        );
+        assert!(e.starts_with("conditioner rule 1 (\"B\"): trTCM PIR (1 bit/s)"), "{e}");
         // Rule::new checks too.
         let e = Rule::new("r", &Match::ANY, None, ColourActions::marker(1, 2, 99)).unwrap_err();
         assert!(e.contains("red action marks codepoint 99"), "{e}");
@@ -831,10 +679,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "building an invalid conditioner")]
     fn build_panics_on_invalid_config() {
-        ConditionerConfig {
-            rules: vec![RuleConfig::remark("x", Match::ANY, 64)],
-        }
-        .build(Rng::derive(0, "x"));
+        ConditionerConfig { rules: vec![RuleConfig::remark("x", Match::ANY, 64)] }.build(Rng::derive(0, "x"));
     }
 
     #[test]
@@ -843,18 +688,13 @@ mod tests {
             RuleConfig::metered(
                 name,
                 Match::ANY.with_groups([g]),
-                MeterConfig::Tsw2cm(Tsw2cmParams {
-                    ctr: 80_000,
-                    win_length: ms(100),
-                }),
+                MeterConfig::Tsw2cm(Tsw2cmParams { ctr: 80_000, win_length: ms(100) }),
                 ColourActions::marker(AF11, AF12, AF13),
             )
         };
         let run = |rules: Vec<RuleConfig>| {
             let mut c = ConditionerConfig { rules }.build(Rng::derive(5, "edge"));
-            (0..400u64)
-                .map(|i| c.condition(&key(1, DF), Green, 1_000, Time::from_micros(500 * i)))
-                .collect::<Vec<_>>()
+            (0..400u64).map(|i| c.condition(&key(1, DF), Green, 1_000, Time::from_micros(500 * i))).collect::<Vec<_>>()
         };
         let one = run(vec![tsw("a", 1)]);
         // 1000 B every 0.5 ms = 16 Mb/s against CTR 80 kb/s: mostly out.
@@ -862,10 +702,6 @@ mod tests {
         assert_eq!(one, run(vec![tsw("a", 1)]));
         // Adding an unrelated rule in front leaves rule "a"'s stream alone.
         assert_eq!(one, run(vec![tsw("b", 2), tsw("a", 1)]));
-        assert!(MeterConfig::Tsw2cm(Tsw2cmParams {
-            ctr: 1,
-            win_length: ms(1)
-        })
-        .is_random());
+        assert!(MeterConfig::Tsw2cm(Tsw2cmParams { ctr: 1, win_length: ms(1) }).is_random());
     }
 }

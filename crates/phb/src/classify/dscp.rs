@@ -88,19 +88,12 @@ fn same_name(a: &str, b: &str) -> bool {
 
 /// The codepoint of a standard name (case-insensitive), e.g. `"af12"` → 12.
 pub fn codepoint(name: &str) -> Option<u8> {
-    NAMES
-        .iter()
-        .chain(ALIASES.iter())
-        .find(|(n, _)| same_name(name, n))
-        .map(|&(_, cp)| cp)
+    NAMES.iter().chain(ALIASES.iter()).find(|(n, _)| same_name(name, n)).map(|&(_, cp)| cp)
 }
 
 /// The canonical name of a codepoint, if it has one (`0` → `"DF"`).
 pub fn name(codepoint: u8) -> Option<&'static str> {
-    NAMES
-        .iter()
-        .find(|&&(_, cp)| cp == codepoint)
-        .map(|&(n, _)| n)
+    NAMES.iter().find(|&&(_, cp)| cp == codepoint).map(|&(n, _)| n)
 }
 
 /// The AF class x (1..=4) and drop precedence y (1..=3) of an AF codepoint.
@@ -126,21 +119,12 @@ pub fn parse_codepoint(text: &str) -> Result<u8, String> {
     if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
         return match t.parse::<u32>() {
             Ok(n) if n <= MAX_CODEPOINT as u32 => Ok(n as u8),
-            _ => Err(format!(
-                "DSCP codepoint {t} is out of range: a codepoint is 0..=63"
-            )),
+            _ => Err(format!("DSCP codepoint {t} is out of range: a codepoint is 0..=63")),
         };
     }
     codepoint(t).ok_or_else(|| {
-        let names: Vec<&str> = NAMES
-            .iter()
-            .chain(ALIASES.iter())
-            .map(|&(n, _)| n)
-            .collect();
-        format!(
-            "unknown DSCP name {text:?}: expected a number 0..=63 or one of {}",
-            names.join(", ")
-        )
+        let names: Vec<&str> = NAMES.iter().chain(ALIASES.iter()).map(|&(n, _)| n).collect();
+        format!("unknown DSCP name {text:?}: expected a number 0..=63 or one of {}", names.join(", "))
     })
 }
 

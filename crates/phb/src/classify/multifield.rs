@@ -75,14 +75,7 @@ fn contains<T: PartialEq>(set: &Option<Vec<T>>, value: T) -> bool {
 
 impl Match {
     /// Matches every packet.
-    pub const ANY: Match = Match {
-        codepoints: None,
-        flows: None,
-        groups: None,
-        src: None,
-        dst: None,
-        protocol: None,
-    };
+    pub const ANY: Match = Match { codepoints: None, flows: None, groups: None, src: None, dst: None, protocol: None };
 
     pub fn with_codepoints(mut self, v: impl IntoIterator<Item = u8>) -> Match {
         self.codepoints = Some(v.into_iter().collect());
@@ -124,9 +117,7 @@ impl Match {
     pub fn validate(&self) -> Result<(), String> {
         if let Some(cps) = &self.codepoints {
             if let Some(&bad) = cps.iter().find(|&&c| c > super::dscp::MAX_CODEPOINT) {
-                return Err(format!(
-                    "match codepoint {bad} is out of range: a codepoint is 0..=63"
-                ));
+                return Err(format!("match codepoint {bad} is out of range: a codepoint is 0..=63"));
             }
         }
         let lists = [
@@ -171,9 +162,7 @@ impl Match {
         };
         Matcher {
             codepoints: self.codepoints.as_ref().map_or(u64::MAX, |cps| {
-                cps.iter()
-                    .filter(|&&c| c <= super::dscp::MAX_CODEPOINT)
-                    .fold(0, |m, &c| m | 1u64 << c)
+                cps.iter().filter(|&&c| c <= super::dscp::MAX_CODEPOINT).fold(0, |m, &c| m | 1u64 << c)
             }),
             flows: set(&self.flows),
             groups: set(&self.groups),
@@ -233,14 +222,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn key() -> PacketKey {
-        PacketKey {
-            flow: 7,
-            group: 2,
-            src: 1,
-            dst: 9,
-            protocol: Protocol::Tcp,
-            codepoint: AF11,
-        }
+        PacketKey { flow: 7, group: 2, src: 1, dst: 9, protocol: Protocol::Tcp, codepoint: AF11 }
     }
 
     fn both(m: &Match, k: &PacketKey) -> bool {
@@ -254,11 +236,7 @@ mod tests {
         assert!(both(&Match::ANY, &key()));
         assert!(Match::ANY.is_any());
         assert_eq!(Match::ANY.compile().codepoint_mask(), u64::MAX);
-        let k = PacketKey {
-            codepoint: 63,
-            flow: u32::MAX,
-            ..key()
-        };
+        let k = PacketKey { codepoint: 63, flow: u32::MAX, ..key() };
         assert!(both(&Match::default(), &k));
     }
 
@@ -282,11 +260,7 @@ mod tests {
     #[test]
     fn fields_are_anded() {
         let k = key();
-        let m = Match::ANY
-            .with_groups([2])
-            .with_src([1])
-            .with_protocol(Protocol::Tcp)
-            .with_codepoints([AF11]);
+        let m = Match::ANY.with_groups([2]).with_src([1]).with_protocol(Protocol::Tcp).with_codepoints([AF11]);
         assert!(both(&m, &k));
         // Any one field failing fails the whole match.
         assert!(!both(&m.clone().with_protocol(Protocol::Udp), &k));
@@ -300,18 +274,12 @@ mod tests {
         let c = Match::ANY.with_codepoints([0, 10, 46, 63, 10]).compile();
         assert_eq!(c.codepoint_mask(), 1 | 1 << 10 | 1 << 46 | 1 << 63);
         for cp in 0..=63u8 {
-            let k = PacketKey {
-                codepoint: cp,
-                ..key()
-            };
+            let k = PacketKey { codepoint: cp, ..key() };
             assert_eq!(c.matches(&k), [0, 10, 46, 63].contains(&cp), "{cp}");
         }
         // An out-of-range codepoint in a key matches no codepoint set and
         // does not overflow the shift.
-        let k = PacketKey {
-            codepoint: 64,
-            ..key()
-        };
+        let k = PacketKey { codepoint: 64, ..key() };
         assert!(!c.matches(&k));
     }
 

@@ -74,28 +74,15 @@ pub struct ColourActions {
 impl ColourActions {
     /// A policer: pass Green and Yellow, drop Red (out of profile).
     pub const fn policer() -> ColourActions {
-        ColourActions {
-            green: Action::Pass,
-            yellow: Action::Pass,
-            red: Action::Drop,
-        }
+        ColourActions { green: Action::Pass, yellow: Action::Pass, red: Action::Drop }
     }
 
     /// A marker: set each colour and its codepoint, drop nothing.
     pub const fn marker(green: u8, yellow: u8, red: u8) -> ColourActions {
         ColourActions {
-            green: Action::Mark {
-                codepoint: green,
-                colour: Colour::Green,
-            },
-            yellow: Action::Mark {
-                codepoint: yellow,
-                colour: Colour::Yellow,
-            },
-            red: Action::Mark {
-                codepoint: red,
-                colour: Colour::Red,
-            },
+            green: Action::Mark { codepoint: green, colour: Colour::Green },
+            yellow: Action::Mark { codepoint: yellow, colour: Colour::Yellow },
+            red: Action::Mark { codepoint: red, colour: Colour::Red },
         }
     }
 
@@ -192,22 +179,12 @@ mod tests {
         assert_eq!(p.action(Colour::Yellow), Action::Pass);
         assert_eq!(p.action(Colour::Red), Action::Drop);
         let m = ColourActions::marker(10, 12, 14);
-        assert_eq!(
-            m.action(Colour::Yellow),
-            Action::Mark {
-                codepoint: 12,
-                colour: Colour::Yellow
-            }
-        );
+        assert_eq!(m.action(Colour::Yellow), Action::Mark { codepoint: 12, colour: Colour::Yellow });
     }
 
     #[test]
     fn any_meter_dispatches() {
-        let tb = TokenBucket::new(TokenBucketParams {
-            rate: 8_000,
-            burst_size: 100,
-        })
-        .unwrap();
+        let tb = TokenBucket::new(TokenBucketParams { rate: 8_000, burst_size: 100 }).unwrap();
         let mut m = AnyMeter::from(tb);
         assert_eq!(m.meter(100, Colour::Green, Time::ZERO), Colour::Green);
         assert_eq!(m.meter(1, Colour::Green, Time::ZERO), Colour::Red);
@@ -217,13 +194,7 @@ mod tests {
     fn accrual_is_exact_and_never_negative() {
         // 8000 bit/s for 1 ms = 1 byte exactly.
         assert_eq!(accrued(8_000, Time::ZERO, Time::from_millis(1)), units(1));
-        assert_eq!(
-            accrued(8_000, Time::from_millis(2), Time::from_millis(1)),
-            0
-        );
-        assert_eq!(
-            accrued(u64::MAX, Time::ZERO, Time::MAX),
-            u64::MAX as u128 * u64::MAX as u128
-        );
+        assert_eq!(accrued(8_000, Time::from_millis(2), Time::from_millis(1)), 0);
+        assert_eq!(accrued(u64::MAX, Time::ZERO, Time::MAX), u64::MAX as u128 * u64::MAX as u128);
     }
 }

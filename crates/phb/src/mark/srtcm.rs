@@ -51,11 +51,9 @@ impl SrtcmParams {
             return Err("srTCM CIR must be positive (bits per second)".into());
         }
         if self.cbs == 0 && self.ebs == 0 {
-            return Err(
-                "srTCM CBS and EBS are both 0: at least one must be positive \
+            return Err("srTCM CBS and EBS are both 0: at least one must be positive \
                         (RFC 2697 §2)"
-                    .into(),
-            );
+                .into());
         }
         Ok(())
     }
@@ -78,14 +76,7 @@ impl Srtcm {
     pub fn new(params: SrtcmParams) -> Result<Srtcm, String> {
         params.validate()?;
         let (cbs, ebs) = (units(params.cbs), units(params.ebs));
-        Ok(Srtcm {
-            params,
-            cbs,
-            ebs,
-            tc: cbs,
-            te: ebs,
-            last: Time::ZERO,
-        })
+        Ok(Srtcm { params, cbs, ebs, tc: cbs, te: ebs, last: Time::ZERO })
     }
 
     pub fn params(&self) -> &SrtcmParams {
@@ -144,13 +135,7 @@ mod tests {
 
     /// CIR 8000 bit/s = exactly 1 byte per ms; CBS 1000, EBS 500.
     fn srtcm(mode: ColourMode) -> Srtcm {
-        Srtcm::new(SrtcmParams {
-            cir: 8_000,
-            cbs: 1_000,
-            ebs: 500,
-            mode,
-        })
-        .unwrap()
+        Srtcm::new(SrtcmParams { cir: 8_000, cbs: 1_000, ebs: 500, mode }).unwrap()
     }
 
     fn ms(x: u64) -> Time {
@@ -159,12 +144,7 @@ mod tests {
 
     #[test]
     fn rejects_bad_parameters() {
-        let p = |cir, cbs, ebs| SrtcmParams {
-            cir,
-            cbs,
-            ebs,
-            mode: ColourMode::Blind,
-        };
+        let p = |cir, cbs, ebs| SrtcmParams { cir, cbs, ebs, mode: ColourMode::Blind };
         let e = Srtcm::new(p(0, 1, 1)).unwrap_err();
         assert!(e.contains("CIR"), "{e}");
         let e = Srtcm::new(p(1, 0, 0)).unwrap_err();
@@ -232,13 +212,7 @@ mod tests {
         }
         assert_eq!((m.tc(), m.te()), (1_000.0, 500.0));
         // CBS 1000, EBS 1500: a 1200-byte packet can only be Yellow or Red.
-        let mut m = Srtcm::new(SrtcmParams {
-            cir: 8_000,
-            cbs: 1_000,
-            ebs: 1_500,
-            mode: ColourMode::Blind,
-        })
-        .unwrap();
+        let mut m = Srtcm::new(SrtcmParams { cir: 8_000, cbs: 1_000, ebs: 1_500, mode: ColourMode::Blind }).unwrap();
         let got: Vec<_> = (0..3).map(|_| m.meter(1_200, Green, ms(0))).collect();
         assert_eq!(got, [Yellow, Red, Red]);
         // 1.5 s later C is still full, so all 1500 new bytes went to E (capped at
@@ -248,13 +222,7 @@ mod tests {
 
     #[test]
     fn ebs_zero_is_a_two_colour_bucket() {
-        let mut m = Srtcm::new(SrtcmParams {
-            cir: 8_000,
-            cbs: 1_000,
-            ebs: 0,
-            mode: ColourMode::Blind,
-        })
-        .unwrap();
+        let mut m = Srtcm::new(SrtcmParams { cir: 8_000, cbs: 1_000, ebs: 0, mode: ColourMode::Blind }).unwrap();
         let got: Vec<_> = (0..3).map(|_| m.meter(500, Green, ms(0))).collect();
         assert_eq!(got, [Green, Green, Red]);
         // Overflow from C is discarded, Te stays 0.

@@ -62,12 +62,7 @@ impl TokenBucket {
     pub fn new(params: TokenBucketParams) -> Result<TokenBucket, String> {
         params.validate()?;
         let depth = units(params.burst_size);
-        Ok(TokenBucket {
-            params,
-            depth,
-            tokens: depth,
-            last: Time::ZERO,
-        })
+        Ok(TokenBucket { params, depth, tokens: depth, last: Time::ZERO })
     }
 
     pub fn params(&self) -> &TokenBucketParams {
@@ -107,26 +102,14 @@ mod tests {
 
     /// 8000 bit/s = exactly one byte per millisecond; depth 1000 bytes.
     fn tb() -> TokenBucket {
-        TokenBucket::new(TokenBucketParams {
-            rate: 8_000,
-            burst_size: 1_000,
-        })
-        .unwrap()
+        TokenBucket::new(TokenBucketParams { rate: 8_000, burst_size: 1_000 }).unwrap()
     }
 
     #[test]
     fn rejects_zero_rate_and_zero_depth() {
-        let e = TokenBucket::new(TokenBucketParams {
-            rate: 0,
-            burst_size: 1,
-        })
-        .unwrap_err();
+        let e = TokenBucket::new(TokenBucketParams { rate: 0, burst_size: 1 }).unwrap_err();
         assert!(e.contains("rate"), "{e}");
-        let e = TokenBucket::new(TokenBucketParams {
-            rate: 1,
-            burst_size: 0,
-        })
-        .unwrap_err();
+        let e = TokenBucket::new(TokenBucketParams { rate: 1, burst_size: 0 }).unwrap_err();
         assert!(e.contains("burst_size"), "{e}");
     }
 
@@ -144,11 +127,7 @@ mod tests {
         assert_eq!(m.meter(100, Green, Time::from_nanos(99_999_999)), Red);
         // Then 100 bytes every 100 ms (exactly the rate) all conform.
         for k in 1..=100u64 {
-            assert_eq!(
-                m.meter(100, Green, Time::from_millis(100 * k)),
-                Green,
-                "packet {k}"
-            );
+            assert_eq!(m.meter(100, Green, Time::from_millis(100 * k)), Green, "packet {k}");
             assert_eq!(m.tokens(), 0.0);
         }
         // One byte more than the rate is out of profile.

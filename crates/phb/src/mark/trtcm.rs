@@ -49,10 +49,7 @@ impl TrtcmParams {
             return Err("trTCM CIR must be positive (bits per second)".into());
         }
         if self.pir < self.cir {
-            return Err(format!(
-                "trTCM PIR ({} bit/s) must be at least CIR ({} bit/s)",
-                self.pir, self.cir
-            ));
+            return Err(format!("trTCM PIR ({} bit/s) must be at least CIR ({} bit/s)", self.pir, self.cir));
         }
         if self.pbs == 0 {
             return Err("trTCM PBS must be positive (bytes; RFC 2698 §2)".into());
@@ -81,14 +78,7 @@ impl Trtcm {
     pub fn new(params: TrtcmParams) -> Result<Trtcm, String> {
         params.validate()?;
         let (pbs, cbs) = (units(params.pbs), units(params.cbs));
-        Ok(Trtcm {
-            params,
-            pbs,
-            cbs,
-            tp: pbs,
-            tc: cbs,
-            last: Time::ZERO,
-        })
+        Ok(Trtcm { params, pbs, cbs, tp: pbs, tc: cbs, last: Time::ZERO })
     }
 
     pub fn params(&self) -> &TrtcmParams {
@@ -143,14 +133,7 @@ mod tests {
 
     /// PIR 16000 bit/s = 2 bytes/ms, PBS 1500; CIR 8000 bit/s = 1 byte/ms, CBS 1000.
     fn trtcm(mode: ColourMode) -> Trtcm {
-        Trtcm::new(TrtcmParams {
-            pir: 16_000,
-            pbs: 1_500,
-            cir: 8_000,
-            cbs: 1_000,
-            mode,
-        })
-        .unwrap()
+        Trtcm::new(TrtcmParams { pir: 16_000, pbs: 1_500, cir: 8_000, cbs: 1_000, mode }).unwrap()
     }
 
     fn ms(x: u64) -> Time {
@@ -159,13 +142,7 @@ mod tests {
 
     #[test]
     fn rejects_bad_parameters() {
-        let p = |pir, pbs, cir, cbs| TrtcmParams {
-            pir,
-            pbs,
-            cir,
-            cbs,
-            mode: ColourMode::Blind,
-        };
+        let p = |pir, pbs, cir, cbs| TrtcmParams { pir, pbs, cir, cbs, mode: ColourMode::Blind };
         assert_eq!(
             Trtcm::new(p(1_000_000, 1, 2_000_000, 1)).unwrap_err(),
             "trTCM PIR (1000000 bit/s) must be at least CIR (2000000 bit/s)"

@@ -64,15 +64,9 @@ impl TswEstimator {
             return Err("TSW win_length must be positive".into());
         }
         if !(initial_rate.is_finite() && initial_rate >= 0.0) {
-            return Err(format!(
-                "TSW initial rate must be finite and >= 0, got {initial_rate}"
-            ));
+            return Err(format!("TSW initial rate must be finite and >= 0, got {initial_rate}"));
         }
-        Ok(TswEstimator {
-            win_length: win_length.as_secs_f64(),
-            avg_rate: initial_rate,
-            t_front: Time::ZERO,
-        })
+        Ok(TswEstimator { win_length: win_length.as_secs_f64(), avg_rate: initial_rate, t_front: Time::ZERO })
     }
 
     /// Accounts for `pkt_size` bytes arriving at `now`; returns the new
@@ -137,10 +131,7 @@ impl Tsw3cmParams {
             return Err("TSW3CM CTR must be positive (bits per second)".into());
         }
         if self.ptr < self.ctr {
-            return Err(format!(
-                "TSW3CM PTR ({} bit/s) must be at least CTR ({} bit/s)",
-                self.ptr, self.ctr
-            ));
+            return Err(format!("TSW3CM PTR ({} bit/s) must be at least CTR ({} bit/s)", self.ptr, self.ctr));
         }
         if self.win_length == Time::ZERO {
             return Err("TSW3CM win_length must be positive".into());
@@ -165,12 +156,7 @@ impl Tsw2cm {
         params.validate()?;
         let ctr = params.ctr as f64 / 8.0;
         let estimator = TswEstimator::new(params.win_length, ctr)?;
-        Ok(Tsw2cm {
-            params,
-            ctr,
-            estimator,
-            rng,
-        })
+        Ok(Tsw2cm { params, ctr, estimator, rng })
     }
 
     pub fn params(&self) -> &Tsw2cmParams {
@@ -214,13 +200,7 @@ impl Tsw3cm {
         params.validate()?;
         let (ctr, ptr) = (params.ctr as f64 / 8.0, params.ptr as f64 / 8.0);
         let estimator = TswEstimator::new(params.win_length, ctr)?;
-        Ok(Tsw3cm {
-            params,
-            ctr,
-            ptr,
-            estimator,
-            rng,
-        })
+        Ok(Tsw3cm { params, ctr, ptr, estimator, rng })
     }
 
     pub fn params(&self) -> &Tsw3cmParams {
@@ -283,26 +263,11 @@ mod tests {
     }
 
     fn tsw2(ctr: u64) -> Tsw2cm {
-        Tsw2cm::new(
-            Tsw2cmParams {
-                ctr,
-                win_length: Time::from_millis(100),
-            },
-            Rng::derive(1, "tsw2"),
-        )
-        .unwrap()
+        Tsw2cm::new(Tsw2cmParams { ctr, win_length: Time::from_millis(100) }, Rng::derive(1, "tsw2")).unwrap()
     }
 
     fn tsw3(ctr: u64, ptr: u64) -> Tsw3cm {
-        Tsw3cm::new(
-            Tsw3cmParams {
-                ctr,
-                ptr,
-                win_length: Time::from_millis(100),
-            },
-            Rng::derive(1, "tsw3"),
-        )
-        .unwrap()
+        Tsw3cm::new(Tsw3cmParams { ctr, ptr, win_length: Time::from_millis(100) }, Rng::derive(1, "tsw3")).unwrap()
     }
 
     #[test]
@@ -310,55 +275,17 @@ mod tests {
         let rng = || Rng::derive(0, "x");
         let w = Time::from_millis(100);
         assert_eq!(
-            Tsw3cm::new(
-                Tsw3cmParams {
-                    ctr: 2_000,
-                    ptr: 1_000,
-                    win_length: w
-                },
-                rng()
-            )
-            .unwrap_err(),
+            Tsw3cm::new(Tsw3cmParams { ctr: 2_000, ptr: 1_000, win_length: w }, rng()).unwrap_err(),
             "TSW3CM PTR (1000 bit/s) must be at least CTR (2000 bit/s)"
         );
-        assert!(Tsw3cm::new(
-            Tsw3cmParams {
-                ctr: 0,
-                ptr: 1,
-                win_length: w
-            },
-            rng()
-        )
-        .unwrap_err()
-        .contains("CTR"));
-        assert!(Tsw3cm::new(
-            Tsw3cmParams {
-                ctr: 1,
-                ptr: 1,
-                win_length: Time::ZERO
-            },
-            rng()
-        )
-        .unwrap_err()
-        .contains("win_length"));
-        assert!(Tsw2cm::new(
-            Tsw2cmParams {
-                ctr: 0,
-                win_length: w
-            },
-            rng()
-        )
-        .unwrap_err()
-        .contains("CTR"));
-        assert!(Tsw2cm::new(
-            Tsw2cmParams {
-                ctr: 1,
-                win_length: Time::ZERO
-            },
-            rng()
-        )
-        .unwrap_err()
-        .contains("win_length"));
+        assert!(Tsw3cm::new(Tsw3cmParams { ctr: 0, ptr: 1, win_length: w }, rng()).unwrap_err().contains("CTR"));
+        assert!(Tsw3cm::new(Tsw3cmParams { ctr: 1, ptr: 1, win_length: Time::ZERO }, rng())
+            .unwrap_err()
+            .contains("win_length"));
+        assert!(Tsw2cm::new(Tsw2cmParams { ctr: 0, win_length: w }, rng()).unwrap_err().contains("CTR"));
+        assert!(Tsw2cm::new(Tsw2cmParams { ctr: 1, win_length: Time::ZERO }, rng())
+            .unwrap_err()
+            .contains("win_length"));
     }
 
     #[test]
@@ -382,10 +309,7 @@ mod tests {
         for n in 1..=2_000u64 {
             let avg = e.update(size, Time::from_millis(4 * n));
             let expected = rate + (ctr - rate) * (w / (w + g)).powi(n as i32);
-            assert!(
-                (avg - expected).abs() <= 1e-9 * rate,
-                "n = {n}: {avg} vs {expected}"
-            );
+            assert!((avg - expected).abs() <= 1e-9 * rate, "n = {n}: {avg} vs {expected}");
         }
         assert!((e.avg_rate() - rate).abs() < 1e-6, "{}", e.avg_rate());
     }
@@ -438,9 +362,7 @@ mod tests {
     fn same_seed_same_colours() {
         let run = || {
             let mut m = tsw3(MBPS, 3 * MBPS / 2);
-            (1..=2_000u64)
-                .map(|k| m.meter(1_000, Green, Time::from_millis(3 * k)))
-                .collect::<Vec<_>>()
+            (1..=2_000u64).map(|k| m.meter(1_000, Green, Time::from_millis(3 * k))).collect::<Vec<_>>()
         };
         assert_eq!(run(), run());
     }

@@ -44,8 +44,8 @@ use crate::packet::{DropReason, Packet};
 use crate::queue::Dropped;
 use crate::rng::Rng;
 use crate::sched::{
-    AnySched, Bpr, BprPlus, CappedPriority, Drr, Dwfq, Head, Mdp, Pad, Priority, Scfq, Scheduler, VirtualClock, Wf2qPlus,
-    Wfq, Wirr, Wrr, Wtp,
+    AnySched, Bpr, BprPlus, CappedPriority, Drr, Dwfq, Head, Mdp, Pad, Priority, Scfq, Scheduler, VirtualClock,
+    Wf2qPlus, Wfq, Wirr, Wrr, Wtp,
 };
 use crate::time::Time;
 
@@ -149,24 +149,53 @@ pub enum SchedulerKind {
     StrictPriority,
     /// Priority, with queue 0 limited to `rate_bps` by a token bucket of
     /// `depth` bytes (an EF-like class).
-    CappedPriority { rate_bps: u64, depth: u32 },
-    Wrr { weights: Vec<u32> },
-    Wirr { weights: Vec<u32> },
-    Drr { quanta: Vec<u32> },
-    Wfq { weights: Vec<f64> },
-    Wf2qPlus { weights: Vec<f64> },
-    Scfq { weights: Vec<f64> },
+    CappedPriority {
+        rate_bps: u64,
+        depth: u32,
+    },
+    Wrr {
+        weights: Vec<u32>,
+    },
+    Wirr {
+        weights: Vec<u32>,
+    },
+    Drr {
+        quanta: Vec<u32>,
+    },
+    Wfq {
+        weights: Vec<f64>,
+    },
+    Wf2qPlus {
+        weights: Vec<f64>,
+    },
+    Scfq {
+        weights: Vec<f64>,
+    },
     /// Reserved rates, bits per second.
-    VirtualClock { rates: Vec<u64> },
+    VirtualClock {
+        rates: Vec<u64>,
+    },
     /// Proportional delay differentiation (Vukadinović 2004, Sections 3–5):
     /// `s` holds each queue's delay differentiation parameter `s_i`
     /// (`d̄_i/d̄_j → s_j/s_i`); the thesis' TS/DS pair is `s = [1, δ]`.
-    Bpr { s: Vec<f64> },
-    BprPlus { s: Vec<f64> },
-    Wtp { s: Vec<f64> },
-    Pad { s: Vec<f64> },
-    Mdp { s: Vec<f64> },
-    Dwfq { s: Vec<f64> },
+    Bpr {
+        s: Vec<f64>,
+    },
+    BprPlus {
+        s: Vec<f64>,
+    },
+    Wtp {
+        s: Vec<f64>,
+    },
+    Pad {
+        s: Vec<f64>,
+    },
+    Mdp {
+        s: Vec<f64>,
+    },
+    Dwfq {
+        s: Vec<f64>,
+    },
 }
 
 impl SchedulerKind {
@@ -492,7 +521,14 @@ impl<M> Classful<M> {
     /// buffer's policy judged `verdict`: `Some(reason)` drops the arrival,
     /// `None` admits it after pushing out the heads PLR chose (see
     /// [`Victim::Plr`]).
-    fn plr_victim(&mut self, q: usize, size: u32, verdict: Option<DropReason>, now: Time, dropped: &mut Dropped<M>) -> Option<DropReason> {
+    fn plr_victim(
+        &mut self,
+        q: usize,
+        size: u32,
+        verdict: Option<DropReason>,
+        now: Time,
+        dropped: &mut Dropped<M>,
+    ) -> Option<DropReason> {
         let b = self.queues[q].buffer;
         let own = (self.queues[q].packets.len() as u64, self.queues[q].bytes);
         let buffer = &mut self.buffers[b];
@@ -527,7 +563,14 @@ impl<M> Classful<M> {
 
     /// PLC's choice for an arrival of `size` bytes to queue `q` that RED
     /// judged `verdict` (see [`Plc::decide`]).
-    fn plc_victim(&mut self, q: usize, size: u32, verdict: Option<DropReason>, now: Time, dropped: &mut Dropped<M>) -> Option<DropReason> {
+    fn plc_victim(
+        &mut self,
+        q: usize,
+        size: u32,
+        verdict: Option<DropReason>,
+        now: Time,
+        dropped: &mut Dropped<M>,
+    ) -> Option<DropReason> {
         verdict?;
         let b = self.queues[q].buffer;
         let buffer = &mut self.buffers[b];
@@ -542,11 +585,12 @@ impl<M> Classful<M> {
         // does not fit is an overflow whatever RED said (ns-2's PROBE sets
         // DTYPE_FORCED when qlen >= qlim, after drop_early).
         let backlog = &buffer.backlog;
-        let (red_verdict, must_free_bytes) = match (buffer.limit.admits(backlog.pkts, backlog.bytes, size), buffer.limit) {
-            (true, _) => (red_verdict, 0),
-            (false, Limit::Packets(_)) => (RedVerdict::Overflow, 1),
-            (false, Limit::Bytes(limit)) => (RedVerdict::Overflow, backlog.bytes + size as u64 - limit),
-        };
+        let (red_verdict, must_free_bytes) =
+            match (buffer.limit.admits(backlog.pkts, backlog.bytes, size), buffer.limit) {
+                (true, _) => (red_verdict, 0),
+                (false, Limit::Packets(_)) => (RedVerdict::Overflow, 1),
+                (false, Limit::Bytes(limit)) => (RedVerdict::Overflow, backlog.bytes + size as u64 - limit),
+            };
         let decision = plc.decide(PlcArrival {
             class: if q == tcp { PlcClass::Tcp } else { PlcClass::Udp },
             size,
@@ -676,8 +720,10 @@ mod tests {
         for flow in 0..5 {
             q.enqueue(pkt(0, 500, flow), Time::from_micros(flow as u64), &mut dropped);
         }
-        assert_eq!(dropped.iter().map(|(p, r)| (p.flow, *r)).collect::<Vec<_>>(),
-                   vec![(3, DropReason::Overflow), (4, DropReason::Overflow)]);
+        assert_eq!(
+            dropped.iter().map(|(p, r)| (p.flow, *r)).collect::<Vec<_>>(),
+            vec![(3, DropReason::Overflow), (4, DropReason::Overflow)]
+        );
         let order: Vec<u32> = std::iter::from_fn(|| q.dequeue(Time::ZERO, &mut Vec::new())).map(|p| p.flow).collect();
         assert_eq!(order, vec![0, 1, 2]);
         assert_eq!((q.len_packets(), q.len_bytes()), (0, 0));
@@ -703,10 +749,7 @@ mod tests {
 
     fn two_class_shared(policy: BufferPolicy) -> QdiscConfig {
         QdiscConfig {
-            queues: vec![
-                QueueConfig { name: "udp".into(), buffer: 0 },
-                QueueConfig { name: "tcp".into(), buffer: 0 },
-            ],
+            queues: vec![QueueConfig { name: "udp".into(), buffer: 0 }, QueueConfig { name: "tcp".into(), buffer: 0 }],
             buffers: vec![policy.into()],
             classify: vec![(46, 0), (0, 1)],
             default_queue: 1,
@@ -741,7 +784,8 @@ mod tests {
 
     #[test]
     fn a_shared_red_averages_the_total_backlog() {
-        let params = RedParams { min_th: 100.0, max_th: 200.0, w_q: 1.0, limit: Limit::Packets(1000), ..RedParams::default() };
+        let params =
+            RedParams { min_th: 100.0, max_th: 200.0, w_q: 1.0, limit: Limit::Packets(1000), ..RedParams::default() };
         let cfg = two_class_shared(BufferPolicy::Red(params));
         let mut q: Classful<()> = Classful::new(&cfg, 1_000_000, Rng::derive(0, "q"));
         let mut dropped = Vec::new();
@@ -786,7 +830,10 @@ mod tests {
         for (flow, class) in [(1, a), (11, b), (2, a), (12, b), (13, b), (3, a)] {
             q.enqueue(pkt(class, 100, flow), Time::ZERO, &mut dropped);
         }
-        assert_eq!(flows(&dropped), vec![(1, DropReason::Eviction), (13, DropReason::Overflow), (11, DropReason::Eviction)]);
+        assert_eq!(
+            flows(&dropped),
+            vec![(1, DropReason::Eviction), (13, DropReason::Overflow), (11, DropReason::Eviction)]
+        );
         assert_eq!((contents(&q, 0), contents(&q, 1)), (vec![2, 3], vec![12]));
         assert_eq!((q.len_packets(), q.len_bytes(), q.queues[1].bytes), (3, 300, 100));
     }
@@ -823,7 +870,14 @@ mod tests {
     /// of the UDP queue.
     #[test]
     fn plc_rescues_tcp_and_evicts_the_udp_head() {
-        let red = RedParams { min_th: 3.5, max_th: 4.0, w_q: 1.0, gentle: false, limit: Limit::Packets(100), ..RedParams::default() };
+        let red = RedParams {
+            min_th: 3.5,
+            max_th: 4.0,
+            w_q: 1.0,
+            gentle: false,
+            limit: Limit::Packets(100),
+            ..RedParams::default()
+        };
         let mut cfg = two_class_shared(BufferPolicy::Red(red));
         cfg.queues.swap(0, 1);
         cfg.classify = vec![(0, 0), (46, 1)];
@@ -850,7 +904,12 @@ mod tests {
 
     #[test]
     fn victim_rules_must_fit_their_buffer() {
-        let red = BufferPolicy::Red(RedParams { min_th: 5.0, max_th: 15.0, limit: Limit::Packets(50), ..RedParams::default() });
+        let red = BufferPolicy::Red(RedParams {
+            min_th: 5.0,
+            max_th: 15.0,
+            limit: Limit::Packets(50),
+            ..RedParams::default()
+        });
         let mut cfg = two_class_shared(red.clone());
         cfg.buffers[0].victim = Victim::Plc { x: 2.0 };
         assert!(cfg.validate().unwrap_err().contains("bpr or bpr_plus"));
@@ -890,10 +949,7 @@ mod properties {
     }
 
     fn op() -> impl Strategy<Value = Op> {
-        prop_oneof![
-            (any::<bool>(), 40u32..1500).prop_map(|(udp, size)| Op::Offer { udp, size }),
-            Just(Op::Take),
-        ]
+        prop_oneof![(any::<bool>(), 40u32..1500).prop_map(|(udp, size)| Op::Offer { udp, size }), Just(Op::Take),]
     }
 
     /// Two queues, "udp" (codepoint 46) first and "tcp" second, in one

@@ -380,10 +380,8 @@ mod tests {
         b.on_enqueue(0, 200, Time::from_millis(2));
         b.on_enqueue(1, 100, Time::from_millis(2));
         assert_eq!(b.sum_q[0], 2300);
-        let heads = [
-            Some(Head { size: 500, enqueued: Time::ZERO }),
-            Some(Head { size: 100, enqueued: Time::from_millis(2) }),
-        ];
+        let heads =
+            [Some(Head { size: 500, enqueued: Time::ZERO }), Some(Head { size: 100, enqueued: Time::from_millis(2) })];
         let t = Time::from_millis(3);
         assert_eq!(b.select(&heads, t), Some(1));
         b.on_dequeue(1, 100, t);

@@ -202,9 +202,8 @@ mod tests {
             queues[q].push_back(Head { size, enqueued: Time::ZERO });
             s.on_enqueue(q, size, Time::ZERO);
         }
-        let heads = |queues: &Vec<VecDeque<Head>>| -> Vec<Option<Head>> {
-            queues.iter().map(|q| q.front().copied()).collect()
-        };
+        let heads =
+            |queues: &Vec<VecDeque<Head>>| -> Vec<Option<Head>> { queues.iter().map(|q| q.front().copied()).collect() };
         let serve = |s: &mut Drr, queues: &mut Vec<VecDeque<Head>>| -> Option<usize> {
             let q = s.select(&heads(queues), Time::ZERO)?;
             let head = queues[q].pop_front().unwrap();

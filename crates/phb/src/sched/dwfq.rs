@@ -96,17 +96,13 @@ impl Scheduler for Dwfq {
     fn select(&mut self, heads: &[Option<Head>], _now: Time) -> Option<usize> {
         check_heads("DWFQ", heads, self.s.len());
         smallest(heads.iter().enumerate().filter(|(_, h)| h.is_some()).map(|(i, _)| {
-            let f = *self.tags[i]
-                .front()
-                .unwrap_or_else(|| panic!("DWFQ: queue {i} has a head but no tag"));
+            let f = *self.tags[i].front().unwrap_or_else(|| panic!("DWFQ: queue {i} has a head but no tag"));
             (i, f)
         }))
     }
 
     fn on_dequeue(&mut self, queue: usize, size: u32, _now: Time) {
-        self.v = self.tags[queue]
-            .pop_front()
-            .unwrap_or_else(|| panic!("DWFQ: dequeue from empty queue {queue}"));
+        self.v = self.tags[queue].pop_front().unwrap_or_else(|| panic!("DWFQ: dequeue from empty queue {queue}"));
         self.backlog[queue] -= size as u64;
     }
 
@@ -184,11 +180,8 @@ mod tests {
         assert!((s.tags[1][1] - (1250.0 + 400.0 * 14.0 / 9.0)).abs() < 1e-9);
         let mut order = vec![0];
         for _ in 0..4 {
-            let heads: Vec<Option<Head>> = s
-                .tags
-                .iter()
-                .map(|t| t.front().map(|_| Head { size: 1000, enqueued: Time::ZERO }))
-                .collect();
+            let heads: Vec<Option<Head>> =
+                s.tags.iter().map(|t| t.front().map(|_| Head { size: 1000, enqueued: Time::ZERO })).collect();
             let q = s.select(&heads, Time::ZERO).unwrap();
             s.on_dequeue(q, if q == 0 { 1000 } else { s.backlog[1].min(500) as u32 }, Time::ZERO);
             order.push(q);

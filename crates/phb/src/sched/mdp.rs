@@ -87,9 +87,7 @@ impl Scheduler for Mdp {
     fn select(&mut self, heads: &[Option<Head>], now: Time) -> Option<usize> {
         check_heads("MDP", heads, self.s.len());
         largest(heads.iter().enumerate().filter(|(_, h)| h.is_some()).map(|(i, _)| {
-            let m = self
-                .mean_delay(i, now)
-                .unwrap_or_else(|| panic!("MDP: queue {i} has a head but no arrival"));
+            let m = self.mean_delay(i, now).unwrap_or_else(|| panic!("MDP: queue {i} has a head but no arrival"));
             (i, m * self.s[i])
         }))
     }

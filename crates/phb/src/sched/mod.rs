@@ -198,12 +198,7 @@ pub(crate) fn check_per_queue(
 /// Panics (a broken invariant of the caller) unless there is one head per queue.
 #[inline]
 pub(crate) fn check_heads(scheduler: &'static str, heads: &[Option<Head>], queues: usize) {
-    assert_eq!(
-        heads.len(),
-        queues,
-        "{scheduler}: select got {} heads for {queues} queues",
-        heads.len()
-    );
+    assert_eq!(heads.len(), queues, "{scheduler}: select got {} heads for {queues} queues", heads.len());
 }
 
 /// Eviction for the schedulers that tag packets from a per-queue last tag

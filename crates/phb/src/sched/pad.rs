@@ -45,12 +45,7 @@ impl Pad {
     /// lower delay, `d̄_i/d̄_j → s_j/s_i`).
     pub fn new(queues: usize, s: Vec<f64>) -> Result<Pad, SchedError> {
         check_per_queue("PAD", "s", queues, &s)?;
-        Ok(Pad {
-            s,
-            delay_sum: vec![0; queues],
-            departed: vec![0; queues],
-            arrivals: Arrivals::new(queues),
-        })
+        Ok(Pad { s, delay_sum: vec![0; queues], departed: vec![0; queues], arrivals: Arrivals::new(queues) })
     }
 
     /// Two classes, queue 0 TS and queue 1 DS, `d̄_TS/d̄_DS → δ`: `s = [1, δ]`.
@@ -74,9 +69,7 @@ impl Scheduler for Pad {
         check_heads("PAD", heads, self.s.len());
         largest(heads.iter().enumerate().filter_map(|(i, h)| {
             h.map(|h| {
-                let d = self
-                    .average_delay(i)
-                    .unwrap_or_else(|| now.saturating_sub(h.enqueued).as_nanos() as f64);
+                let d = self.average_delay(i).unwrap_or_else(|| now.saturating_sub(h.enqueued).as_nanos() as f64);
                 (i, d * self.s[i])
             })
         }))

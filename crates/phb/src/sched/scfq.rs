@@ -75,17 +75,13 @@ impl Scheduler for Scfq {
     fn select(&mut self, heads: &[Option<Head>], _now: Time) -> Option<usize> {
         check_heads("SCFQ", heads, self.phi.len());
         smallest(heads.iter().enumerate().filter(|(_, h)| h.is_some()).map(|(i, _)| {
-            let f = *self.tags[i]
-                .front()
-                .unwrap_or_else(|| panic!("SCFQ: queue {i} has a head but no tag"));
+            let f = *self.tags[i].front().unwrap_or_else(|| panic!("SCFQ: queue {i} has a head but no tag"));
             (i, f)
         }))
     }
 
     fn on_dequeue(&mut self, queue: usize, _size: u32, _now: Time) {
-        let f = self.tags[queue]
-            .pop_front()
-            .unwrap_or_else(|| panic!("SCFQ: dequeue from empty queue {queue}"));
+        let f = self.tags[queue].pop_front().unwrap_or_else(|| panic!("SCFQ: dequeue from empty queue {queue}"));
         self.v = f;
     }
 

@@ -109,11 +109,7 @@ pub(crate) fn simulate<S: Scheduler>(
 
 /// Serves `count` packets from queues preloaded at t=0 with `contents`
 /// (queue 0's packets enqueued first), at 1 Gb/s; the order of queues served.
-pub(crate) fn serve_order<S: Scheduler>(
-    s: &mut S,
-    contents: &[Vec<u32>],
-    count: usize,
-) -> Vec<usize> {
+pub(crate) fn serve_order<S: Scheduler>(s: &mut S, contents: &[Vec<u32>], count: usize) -> Vec<usize> {
     let mut arrivals = Vec::new();
     for (q, sizes) in contents.iter().enumerate() {
         arrivals.extend(sizes.iter().map(|&size| (Time::ZERO, q, size)));
@@ -248,8 +244,7 @@ fn drr_long_run_shares_match_quanta() {
 
 #[test]
 fn virtual_clock_long_run_shares_match_rates() {
-    let mut s =
-        VirtualClock::new(4, vec![100_000_000, 200_000_000, 300_000_000, 400_000_000]).unwrap();
+    let mut s = VirtualClock::new(4, vec![100_000_000, 200_000_000, 300_000_000, 400_000_000]).unwrap();
     let worst = assert_shares(&mut s, &mixed_sizes(), &W);
     eprintln!("VirtualClock worst relative share error {worst:.2e}");
 }
@@ -323,8 +318,7 @@ fn capped_priority_alone_idles_the_link_to_hold_its_cap() {
     assert_eq!(log.len(), 20_000);
     assert_envelope(&log, rate, depth);
     // After the 15-packet burst, one 200 B packet every 200·8/3e6 s.
-    let gaps: Vec<u64> =
-        log.windows(2).skip(20).map(|w| (w[1].start - w[0].start).as_nanos()).collect();
+    let gaps: Vec<u64> = log.windows(2).skip(20).map(|w| (w[1].start - w[0].start).as_nanos()).collect();
     assert!(gaps.iter().all(|&g| g == 533_334 || g == 533_333), "{:?}", &gaps[..5]);
     let span = (log.last().unwrap().start - log[15].start).as_secs_f64();
     let sent = (log.len() - 16) as f64 * 200.0 * 8.0;
@@ -360,8 +354,7 @@ fn wf2q_plus_stays_within_one_packet_of_gps() {
     eprintln!("WF2Q+ vs GPS: max lag {lag} B, max lead {lead} B (L_max 1500)");
     assert!(lag <= 1500.0 && lead <= 1500.0);
     // WFQ, for comparison, also never lags by more than L_max (Parekh & Gallager).
-    let log =
-        simulate(&mut Wfq::new(4, W.to_vec(), GBPS).unwrap(), GBPS, &load, PACKETS, Time::MAX);
+    let log = simulate(&mut Wfq::new(4, W.to_vec(), GBPS).unwrap(), GBPS, &load, PACKETS, Time::MAX);
     let (lag, lead) = lag_and_lead(&log, &W, GBPS, Time::MAX);
     eprintln!("WFQ vs GPS: max lag {lag} B, max lead {lead} B");
     assert!(lag <= 1500.0);
@@ -394,8 +387,7 @@ fn virtual_clock_serves_a_queue_at_its_reserved_rate() {
     // 10 Mb/s link. Queue 0 reserves 2 Mb/s and sends exactly that: 250 B
     // every 1 ms. Queue 1 reserves 8 Mb/s but is greedy (1500 B packets).
     let (link, r0) = (10_000_000u64, 2_000_000u64);
-    let arrivals: Vec<(Time, usize, u32)> =
-        (0..2000).map(|k| (Time::from_millis(k), 0, 250)).collect();
+    let arrivals: Vec<(Time, usize, u32)> = (0..2000).map(|k| (Time::from_millis(k), 0, 250)).collect();
     let greedy = vec![vec![], vec![1500]];
     let load = Load { greedy: &greedy, backlog: 10, arrivals: &arrivals };
     let mut s = VirtualClock::new(2, vec![r0, 8_000_000]).unwrap();
@@ -424,10 +416,7 @@ fn all_schedulers() -> Vec<(&'static str, AnySched)> {
         ("wfq", Wfq::new(4, W.to_vec(), 10_000_000).unwrap().into()),
         ("wf2q+", Wf2qPlus::new(4, W.to_vec()).unwrap().into()),
         ("scfq", Scfq::new(4, W.to_vec()).unwrap().into()),
-        (
-            "virtual clock",
-            VirtualClock::new(4, vec![1_000_000, 2_000_000, 3_000_000, 4_000_000]).unwrap().into(),
-        ),
+        ("virtual clock", VirtualClock::new(4, vec![1_000_000, 2_000_000, 3_000_000, 4_000_000]).unwrap().into()),
     ]
 }
 
@@ -466,10 +455,7 @@ fn check_invariants(name: &str, s: &mut AnySched, ops: &[Op]) -> Result<(), Test
         queues.iter().map(|q| q.front().map(|&size| Head { size, enqueued: Time::ZERO })).collect()
     };
     // One decision; Ok(true) if a packet was sent.
-    let serve = |s: &mut AnySched,
-                 queues: &mut Vec<VecDeque<u32>>,
-                 now: &mut Time|
-     -> Result<bool, TestCaseError> {
+    let serve = |s: &mut AnySched, queues: &mut Vec<VecDeque<u32>>, now: &mut Time| -> Result<bool, TestCaseError> {
         let h = heads(queues);
         match s.select(&h, *now) {
             Some(q) => {
@@ -483,10 +469,7 @@ fn check_invariants(name: &str, s: &mut AnySched, ops: &[Op]) -> Result<(), Test
                 if h.iter().any(Option::is_some) {
                     // Only the capped class may be held back, and only alone.
                     prop_assert_eq!(name, "capped");
-                    prop_assert!(
-                        h[1..].iter().all(Option::is_none),
-                        "capped held back with others backlogged"
-                    );
+                    prop_assert!(h[1..].iter().all(Option::is_none), "capped held back with others backlogged");
                     let t = s.next_eligible(*now);
                     prop_assert!(t.is_some_and(|t| t > *now), "{}: no next_eligible", name);
                     *now = t.unwrap();
@@ -600,8 +583,7 @@ fn pdd_schedulers(delta: f64) -> Vec<(&'static str, AnySched)> {
 
 /// Achieved delay ratios, per scheduler, averaged over the seeds.
 fn pdd_measure(delta: f64) -> Vec<(&'static str, f64)> {
-    let loads: Vec<_> =
-        PDD_SEEDS.iter().map(|&seed| poisson_two_classes(seed, PDD_LOAD, PDD_PACKETS)).collect();
+    let loads: Vec<_> = PDD_SEEDS.iter().map(|&seed| poisson_two_classes(seed, PDD_LOAD, PDD_PACKETS)).collect();
     let mut out = Vec::new();
     for (i, (name, _)) in pdd_schedulers(delta).into_iter().enumerate() {
         let mut ratios = Vec::new();
@@ -798,9 +780,8 @@ fn check_with_evictions(
 ) -> Result<(), TestCaseError> {
     let mut queues: Vec<VecDeque<Head>> = vec![VecDeque::new(); 4];
     let mut now = Time::ZERO;
-    let heads = |queues: &Vec<VecDeque<Head>>| -> Vec<Option<Head>> {
-        queues.iter().map(|q| q.front().copied()).collect()
-    };
+    let heads =
+        |queues: &Vec<VecDeque<Head>>| -> Vec<Option<Head>> { queues.iter().map(|q| q.front().copied()).collect() };
     let check = |s: &AnySched, queues: &Vec<VecDeque<Head>>, op: &str| -> Result<(), TestCaseError> {
         s.check_state(queues).map_err(|e| TestCaseError::fail(format!("after {op}: {e}")))?;
         let mut r = [f64::NAN; 4];

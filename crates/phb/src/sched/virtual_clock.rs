@@ -73,9 +73,8 @@ impl Scheduler for VirtualClock {
     fn select(&mut self, heads: &[Option<Head>], _now: Time) -> Option<usize> {
         check_heads("VirtualClock", heads, self.rate.len());
         smallest(heads.iter().enumerate().filter(|(_, h)| h.is_some()).map(|(i, _)| {
-            let t = *self.stamps[i]
-                .front()
-                .unwrap_or_else(|| panic!("VirtualClock: queue {i} has a head but no stamp"));
+            let t =
+                *self.stamps[i].front().unwrap_or_else(|| panic!("VirtualClock: queue {i} has a head but no stamp"));
             (i, t)
         }))
     }

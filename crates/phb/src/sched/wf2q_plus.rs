@@ -69,11 +69,7 @@ impl Wf2qPlus {
 
 impl Scheduler for Wf2qPlus {
     fn on_enqueue(&mut self, queue: usize, size: u32, _now: Time) {
-        let s = if self.tags[queue].is_empty() {
-            self.last_finish[queue].max(self.v)
-        } else {
-            self.last_finish[queue]
-        };
+        let s = if self.tags[queue].is_empty() { self.last_finish[queue].max(self.v) } else { self.last_finish[queue] };
         let f = s + size as f64 * self.sum_phi / self.phi[queue];
         self.last_finish[queue] = f;
         self.tags[queue].push_back((s, f));
@@ -82,20 +78,13 @@ impl Scheduler for Wf2qPlus {
     fn select(&mut self, heads: &[Option<Head>], _now: Time) -> Option<usize> {
         check_heads("WF2Q+", heads, self.phi.len());
         let head_tag = |i: usize| -> (f64, f64) {
-            *self.tags[i]
-                .front()
-                .unwrap_or_else(|| panic!("WF2Q+: queue {i} has a head but no tag"))
+            *self.tags[i].front().unwrap_or_else(|| panic!("WF2Q+: queue {i} has a head but no tag"))
         };
         let backlogged = || (0..heads.len()).filter(|&i| heads[i].is_some());
         let min_s = backlogged().map(|i| head_tag(i).0).reduce(f64::min)?;
         self.v = self.v.max(min_s);
         let v = self.v;
-        smallest(
-            backlogged()
-                .map(|i| (i, head_tag(i)))
-                .filter(|&(_, (s, _))| s <= v)
-                .map(|(i, (_, f))| (i, f)),
-        )
+        smallest(backlogged().map(|i| (i, head_tag(i))).filter(|&(_, (s, _))| s <= v).map(|(i, (_, f))| (i, f)))
     }
 
     fn on_dequeue(&mut self, queue: usize, size: u32, _now: Time) {
@@ -106,9 +95,7 @@ impl Scheduler for Wf2qPlus {
     /// Tags popped, `V` unchanged; an emptied queue's `F_i` rolls back to
     /// the evicted `S_i` (see the module doc).
     fn on_evict(&mut self, queue: usize, _size: u32, _now: Time) {
-        let (s, _) = self.tags[queue]
-            .pop_front()
-            .unwrap_or_else(|| panic!("WF2Q+: eviction from empty queue {queue}"));
+        let (s, _) = self.tags[queue].pop_front().unwrap_or_else(|| panic!("WF2Q+: eviction from empty queue {queue}"));
         if self.tags[queue].is_empty() {
             self.last_finish[queue] = s;
         }

@@ -126,9 +126,7 @@ impl Scheduler for Wfq {
         check_heads("WFQ", heads, self.phi.len());
         self.advance(now);
         smallest(heads.iter().enumerate().filter(|(_, h)| h.is_some()).map(|(i, _)| {
-            let f = *self.tags[i]
-                .front()
-                .unwrap_or_else(|| panic!("WFQ: queue {i} has a head but no tag"));
+            let f = *self.tags[i].front().unwrap_or_else(|| panic!("WFQ: queue {i} has a head but no tag"));
             (i, f)
         }))
     }

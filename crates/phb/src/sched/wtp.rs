@@ -60,9 +60,12 @@ impl Scheduler for Wtp {
 
     fn select(&mut self, heads: &[Option<Head>], now: Time) -> Option<usize> {
         check_heads("WTP", heads, self.s.len());
-        largest(heads.iter().enumerate().filter_map(|(i, h)| {
-            h.map(|h| (i, now.saturating_sub(h.enqueued).as_nanos() as f64 * self.s[i]))
-        }))
+        largest(
+            heads
+                .iter()
+                .enumerate()
+                .filter_map(|(i, h)| h.map(|h| (i, now.saturating_sub(h.enqueued).as_nanos() as f64 * self.s[i]))),
+        )
     }
 
     fn on_dequeue(&mut self, _queue: usize, _size: u32, _now: Time) {}

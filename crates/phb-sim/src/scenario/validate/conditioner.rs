@@ -41,7 +41,14 @@ impl Context<'_> {
         Ok(out)
     }
 
-    fn rule(&self, path: &str, r: &raw::Rule, classes: &[ClassDef], nodes: &[NodeDef], groups: &[&str]) -> Result<RuleConfig> {
+    fn rule(
+        &self,
+        path: &str,
+        r: &raw::Rule,
+        classes: &[ClassDef],
+        nodes: &[NodeDef],
+        groups: &[&str],
+    ) -> Result<RuleConfig> {
         let matches = match &r.matches {
             None => Match::ANY,
             Some(m) => self.rule_match(&join(path, "match"), m, classes, nodes, groups)?,
@@ -53,7 +60,8 @@ impl Context<'_> {
                 "pass" => Ok(Action::Pass),
                 "drop" => Ok(Action::Drop),
                 other => {
-                    let codepoint = dscp::parse_codepoint(other).map_err(|m| self.err(&key, format!("{m}; or \"pass\" or \"drop\"")))?;
+                    let codepoint = dscp::parse_codepoint(other)
+                        .map_err(|m| self.err(&key, format!("{m}; or \"pass\" or \"drop\"")))?;
                     if !classes.iter().any(|c| c.codepoint == codepoint) {
                         return Err(self.err(
                             &key,
@@ -73,7 +81,9 @@ impl Context<'_> {
             Some(m) => Some(self.meter(&join(path, "meter"), m)?),
             None => {
                 if r.yellow.is_some() || r.red.is_some() {
-                    return Err(self.err(path, "`yellow` and `red` need a `meter`; without one every packet gets `green`"));
+                    return Err(
+                        self.err(path, "`yellow` and `red` need a `meter`; without one every packet gets `green`")
+                    );
                 }
                 None
             }
@@ -81,8 +91,18 @@ impl Context<'_> {
         Ok(RuleConfig { name: r.name.clone(), matches, meter, actions })
     }
 
-    fn rule_match(&self, path: &str, m: &raw::RuleMatch, classes: &[ClassDef], nodes: &[NodeDef], groups: &[&str]) -> Result<Match> {
-        let names = |key: &str, values: &Option<Vec<String>>, find: &dyn Fn(&str) -> std::result::Result<u32, String>| -> Result<Option<Vec<u32>>> {
+    fn rule_match(
+        &self,
+        path: &str,
+        m: &raw::RuleMatch,
+        classes: &[ClassDef],
+        nodes: &[NodeDef],
+        groups: &[&str],
+    ) -> Result<Match> {
+        let names = |key: &str,
+                     values: &Option<Vec<String>>,
+                     find: &dyn Fn(&str) -> std::result::Result<u32, String>|
+         -> Result<Option<Vec<u32>>> {
             let Some(values) = values else { return Ok(None) };
             values
                 .iter()
@@ -91,12 +111,17 @@ impl Context<'_> {
                 .collect::<Result<Vec<u32>>>()
                 .map(Some)
         };
-        let codepoints = names("classes", &m.classes, &|c| class_index(classes, c).map(|i| classes[i].codepoint as u32))?;
+        let codepoints =
+            names("classes", &m.classes, &|c| class_index(classes, c).map(|i| classes[i].codepoint as u32))?;
         Ok(Match {
             codepoints: codepoints.map(|v| v.into_iter().map(|c| c as u8).collect()),
             flows: None,
             groups: names("groups", &m.groups, &|g| {
-                groups.iter().position(|n| *n == g).map(|i| i as u32).ok_or_else(|| format!("{g} is not a traffic group; groups are {}", list(groups.iter().copied())))
+                groups
+                    .iter()
+                    .position(|n| *n == g)
+                    .map(|i| i as u32)
+                    .ok_or_else(|| format!("{g} is not a traffic group; groups are {}", list(groups.iter().copied())))
             })?,
             src: names("src", &m.src, &|n| node_index(nodes, n).map(|i| i as u32))?,
             dst: names("dst", &m.dst, &|n| node_index(nodes, n).map(|i| i as u32))?,
@@ -121,8 +146,12 @@ impl Context<'_> {
             ("win_length", m.win_length.is_some()),
             ("mode", m.mode.is_some()),
         ];
-        let rate = |key: &str, v: &Option<raw::Quantity>, what: &str| -> Result<u64> { self.rate(&join(path, key), self.required(path, key, v, what)?) };
-        let size = |key: &str, v: &Option<raw::Quantity>, what: &str| -> Result<u64> { self.size(&join(path, key), self.required(path, key, v, what)?) };
+        let rate = |key: &str, v: &Option<raw::Quantity>, what: &str| -> Result<u64> {
+            self.rate(&join(path, key), self.required(path, key, v, what)?)
+        };
+        let size = |key: &str, v: &Option<raw::Quantity>, what: &str| -> Result<u64> {
+            self.size(&join(path, key), self.required(path, key, v, what)?)
+        };
         let mode = match m.mode {
             Some(raw::MeterMode::Aware) => ColourMode::Aware,
             Some(raw::MeterMode::Blind) | None => ColourMode::Blind,
@@ -131,12 +160,20 @@ impl Context<'_> {
             raw::MeterKind::TokenBucket => {
                 let what = "a token_bucket meter";
                 self.only(path, what, present, &["rate", "burst_size"])?;
-                MeterConfig::TokenBucket(TokenBucketParams { rate: rate("rate", &m.rate, what)?, burst_size: size("burst_size", &m.burst_size, what)? })
+                MeterConfig::TokenBucket(TokenBucketParams {
+                    rate: rate("rate", &m.rate, what)?,
+                    burst_size: size("burst_size", &m.burst_size, what)?,
+                })
             }
             raw::MeterKind::Srtcm => {
                 let what = "an srtcm meter";
                 self.only(path, what, present, &["cir", "cbs", "ebs", "mode"])?;
-                MeterConfig::Srtcm(SrtcmParams { cir: rate("cir", &m.cir, what)?, cbs: size("cbs", &m.cbs, what)?, ebs: size("ebs", &m.ebs, what)?, mode })
+                MeterConfig::Srtcm(SrtcmParams {
+                    cir: rate("cir", &m.cir, what)?,
+                    cbs: size("cbs", &m.cbs, what)?,
+                    ebs: size("ebs", &m.ebs, what)?,
+                    mode,
+                })
             }
             raw::MeterKind::Trtcm => {
                 let what = "a trtcm meter";
@@ -152,18 +189,30 @@ impl Context<'_> {
             raw::MeterKind::Tsw2cm => {
                 let what = "a tsw2cm meter";
                 self.only(path, what, present, &["ctr", "win_length"])?;
-                let win_length = self.positive_time(&join(path, "win_length"), self.required(path, "win_length", &m.win_length, what)?)?;
+                let win_length = self.positive_time(
+                    &join(path, "win_length"),
+                    self.required(path, "win_length", &m.win_length, what)?,
+                )?;
                 MeterConfig::Tsw2cm(Tsw2cmParams { ctr: rate("ctr", &m.ctr, what)?, win_length })
             }
             raw::MeterKind::Tsw3cm => {
                 let what = "a tsw3cm meter";
                 self.only(path, what, present, &["ctr", "ptr", "win_length"])?;
-                let win_length = self.positive_time(&join(path, "win_length"), self.required(path, "win_length", &m.win_length, what)?)?;
-                MeterConfig::Tsw3cm(Tsw3cmParams { ctr: rate("ctr", &m.ctr, what)?, ptr: rate("ptr", &m.ptr, what)?, win_length })
+                let win_length = self.positive_time(
+                    &join(path, "win_length"),
+                    self.required(path, "win_length", &m.win_length, what)?,
+                )?;
+                MeterConfig::Tsw3cm(Tsw3cmParams {
+                    ctr: rate("ctr", &m.ctr, what)?,
+                    ptr: rate("ptr", &m.ptr, what)?,
+                    win_length,
+                })
             }
         };
         config.validate().map_err(|msg| {
-            let first = msg.split(|c: char| !(c.is_alphanumeric() || c == '_')).find(|w| present.iter().any(|(k, _)| k.eq_ignore_ascii_case(w)));
+            let first = msg
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .find(|w| present.iter().any(|(k, _)| k.eq_ignore_ascii_case(w)));
             let key = first.map_or(path.to_owned(), |k| join(path, &k.to_ascii_lowercase()));
             self.err(&key, msg)
         })?;

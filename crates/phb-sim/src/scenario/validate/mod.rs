@@ -167,9 +167,18 @@ impl Context<'_> {
             None => None,
         };
         if run.sample_scopes.is_some() && sample_interval.is_none() {
-            return Err(self.err("run.sample_scopes", "sample_scopes chooses what the time series records; set run.sample_interval too"));
+            return Err(self.err(
+                "run.sample_scopes",
+                "sample_scopes chooses what the time series records; set run.sample_interval too",
+            ));
         }
-        Ok(RunConfig { duration, warmup, seed: run.seed.unwrap_or(1), sample_interval, sample_scopes: run.sample_scopes.clone() })
+        Ok(RunConfig {
+            duration,
+            warmup,
+            seed: run.seed.unwrap_or(1),
+            sample_interval,
+            sample_scopes: run.sample_scopes.clone(),
+        })
     }
 
     /// Classes in the order the document declares them (the `toml` crate
@@ -238,7 +247,10 @@ impl Context<'_> {
             if scope != crate::report::END_TO_END && !directions.contains(scope) {
                 return Err(self.err(
                     &format!("run.sample_scopes[{i}]"),
-                    format!("{scope:?} is neither \"end-to-end\" nor a link direction such as {:?}", directions.first().map_or("A->B", String::as_str)),
+                    format!(
+                        "{scope:?} is neither \"end-to-end\" nor a link direction such as {:?}",
+                        directions.first().map_or("A->B", String::as_str)
+                    ),
                 ));
             }
         }
@@ -413,19 +425,24 @@ impl Context<'_> {
             if let Some(extra) = &link.extra_delay {
                 delay += self.time(&format!("{path}.extra_delay"), extra)?;
             }
-            let loss = |key: &str, value: Option<f64>| -> Result<f64> {
-                match value {
-                    None => Ok(0.0),
-                    Some(p) if (0.0..1.0).contains(&p) => Ok(p),
-                    Some(p) => Err(self.err(&format!("{path}.{key}"), format!("a loss probability must be in [0, 1), got {p}"))),
-                }
-            };
+            let loss =
+                |key: &str, value: Option<f64>| -> Result<f64> {
+                    match value {
+                        None => Ok(0.0),
+                        Some(p) if (0.0..1.0).contains(&p) => Ok(p),
+                        Some(p) => Err(self
+                            .err(&format!("{path}.{key}"), format!("a loss probability must be in [0, 1), got {p}"))),
+                    }
+                };
             let conditioner = |key: &str, name: &Option<String>| -> Result<Option<phb::classify::ConditionerConfig>> {
                 let Some(name) = name else { return Ok(None) };
                 conditioners.get(name).cloned().map(Some).ok_or_else(|| {
                     self.err(
                         &format!("{path}.{key}"),
-                        format!("{name} is not a conditioner; conditioners defined under [conditioners] are {}", list(conditioners.keys().map(String::as_str))),
+                        format!(
+                            "{name} is not a conditioner; conditioners defined under [conditioners] are {}",
+                            list(conditioners.keys().map(String::as_str))
+                        ),
                     )
                 })
             };
@@ -449,7 +466,18 @@ impl Context<'_> {
             let both = lookup("qdisc", &link.qdisc)?.unwrap_or_else(|| QdiscConfig::fifo(DEFAULT_QDISC_LIMIT));
             let qdisc_ab = lookup("qdisc_forward", &link.qdisc_forward)?.unwrap_or_else(|| both.clone());
             let qdisc_ba = lookup("qdisc_reverse", &link.qdisc_reverse)?.unwrap_or(both);
-            out.push(LinkDef { a, b, rate_bps, delay, qdisc_ab, qdisc_ba, conditioner_ab, conditioner_ba, loss_ab, loss_ba });
+            out.push(LinkDef {
+                a,
+                b,
+                rate_bps,
+                delay,
+                qdisc_ab,
+                qdisc_ba,
+                conditioner_ab,
+                conditioner_ba,
+                loss_ab,
+                loss_ba,
+            });
         }
         Ok(out)
     }
@@ -503,9 +531,10 @@ impl Context<'_> {
                     let size_key = key("packet_size");
                     let quantity = self.required(&path, "packet_size", &t.packet_size, "a UDP source")?;
                     let size = self.size(&size_key, quantity)?;
-                    let packet_size = u32::try_from(size).ok().filter(|s| (1..=65535).contains(s)).ok_or_else(|| {
-                        self.err(&size_key, format!("a packet size must be between 1 B and 65535 B, got {size} B"))
-                    })?;
+                    let packet_size =
+                        u32::try_from(size).ok().filter(|s| (1..=65535).contains(s)).ok_or_else(|| {
+                            self.err(&size_key, format!("a packet size must be between 1 B and 65535 B, got {size} B"))
+                        })?;
                     Transport::Udp(self.source(&path, t, packet_size)?)
                 }
             };

@@ -77,7 +77,18 @@ const RED_KEYS: &[&str] =
     &["limit", "min_th", "max_th", "w_q", "max_p", "mean_pktsize", "gentle", "wait", "ns1_compat", "mode"];
 const COLOURED_KEYS: &[&str] = &["limit", "green", "yellow", "red", "w_q", "mean_pktsize", "gentle", "wait"];
 const ADAPTIVE_KEYS: &[&str] = &[
-    "limit", "min_th", "max_th", "w_q", "max_p", "interval", "beta", "top", "bottom", "mean_pktsize", "gentle", "wait",
+    "limit",
+    "min_th",
+    "max_th",
+    "w_q",
+    "max_p",
+    "interval",
+    "beta",
+    "top",
+    "bottom",
+    "mean_pktsize",
+    "gentle",
+    "wait",
 ];
 const CODEL_KEYS: &[&str] = &["limit", "target", "interval", "maxpacket", "count_reuse"];
 const PIE_KEYS: &[&str] = &["limit", "target", "t_update", "alpha", "beta", "max_burst", "mean_pktsize", "derandomize"];
@@ -128,7 +139,10 @@ impl Context<'_> {
         let Some(q) = value else { return Ok(default) };
         let key = join(path, key);
         let size = self.size(&key, q)?;
-        u32::try_from(size).ok().filter(|&s| s > 0).ok_or_else(|| self.err(&key, format!("{:?} is not a usable packet size", q.0)))
+        u32::try_from(size)
+            .ok()
+            .filter(|&s| s > 0)
+            .ok_or_else(|| self.err(&key, format!("{:?} is not a usable packet size", q.0)))
     }
 
     /// Files a parameter struct's validation message under the key it names.

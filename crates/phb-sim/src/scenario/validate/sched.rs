@@ -73,7 +73,9 @@ impl Context<'_> {
             for (key, set) in keys {
                 if set && wants != Some(key) {
                     let why = if key == "s" && proportional { " when the qdisc gives `delta`" } else { "" };
-                    return Err(self.err(&join(&qpath, key), format!("`{key}` does not apply to the {name} scheduler{why}")));
+                    return Err(
+                        self.err(&join(&qpath, key), format!("`{key}` does not apply to the {name} scheduler{why}"))
+                    );
                 }
                 if !set && wants == Some(key) {
                     return Err(self.err(&qpath, format!("the {name} scheduler needs `{key}` on every queue")));
@@ -83,7 +85,9 @@ impl Context<'_> {
         if kind != raw::Scheduler::CappedPriority {
             for (key, set) in [("cap_rate", q.cap_rate.is_some()), ("cap_depth", q.cap_depth.is_some())] {
                 if set {
-                    return Err(self.err(&join(path, key), format!("`{key}` applies only to scheduler = \"capped_priority\"")));
+                    return Err(
+                        self.err(&join(path, key), format!("`{key}` applies only to scheduler = \"capped_priority\""))
+                    );
                 }
             }
         }
@@ -105,7 +109,9 @@ impl Context<'_> {
                     } else {
                         Err(self.err(
                             &format!("{}[{i}].weight", join(path, "queues")),
-                            format!("the {name} scheduler needs a whole number of packets per round, at least 1; got {w}"),
+                            format!(
+                                "the {name} scheduler needs a whole number of packets per round, at least 1; got {w}"
+                            ),
                         ))
                     }
                 })
@@ -115,10 +121,14 @@ impl Context<'_> {
             raw::Scheduler::Priority => SchedulerKind::StrictPriority,
             raw::Scheduler::CappedPriority => {
                 let what = "the capped_priority scheduler";
-                let rate_bps = self.rate(&join(path, "cap_rate"), self.required(path, "cap_rate", &q.cap_rate, what)?)?;
+                let rate_bps =
+                    self.rate(&join(path, "cap_rate"), self.required(path, "cap_rate", &q.cap_rate, what)?)?;
                 let depth_key = join(path, "cap_depth");
                 let depth = self.size(&depth_key, self.required(path, "cap_depth", &q.cap_depth, what)?)?;
-                let depth = u32::try_from(depth).ok().filter(|&d| d > 0).ok_or_else(|| self.err(&depth_key, "the bucket depth must be between 1 B and 4 GB"))?;
+                let depth = u32::try_from(depth)
+                    .ok()
+                    .filter(|&d| d > 0)
+                    .ok_or_else(|| self.err(&depth_key, "the bucket depth must be between 1 B and 4 GB"))?;
                 SchedulerKind::CappedPriority { rate_bps, depth }
             }
             raw::Scheduler::Wrr => SchedulerKind::Wrr { weights: integer_weights()? },
@@ -131,7 +141,12 @@ impl Context<'_> {
                 for (i, queue) in queues.iter().enumerate() {
                     let key = format!("{}[{i}].quantum", join(path, "queues"));
                     let bytes = self.size(&key, queue.quantum.as_ref().expect("checked above"))?;
-                    quanta.push(u32::try_from(bytes).ok().filter(|&b| b > 0).ok_or_else(|| self.err(&key, "a quantum must be between 1 B and 4 GB"))?);
+                    quanta.push(
+                        u32::try_from(bytes)
+                            .ok()
+                            .filter(|&b| b > 0)
+                            .ok_or_else(|| self.err(&key, "a quantum must be between 1 B and 4 GB"))?,
+                    );
                 }
                 SchedulerKind::Drr { quanta }
             }

@@ -172,7 +172,10 @@ impl Context<'_> {
                     let at = format!("{path}.phases[{i}]");
                     let from = self.time(&join(&at, "from"), &phase.from)?;
                     if i == 0 && from != Time::ZERO {
-                        return Err(self.err(&join(&at, "from"), "the first phase starts at \"0s\" (relative to the flow's start)"));
+                        return Err(self.err(
+                            &join(&at, "from"),
+                            "the first phase starts at \"0s\" (relative to the flow's start)",
+                        ));
                     }
                     if out.last().is_some_and(|&(prev, _)| from <= prev) {
                         return Err(self.err(&join(&at, "from"), "phases must start in increasing order"));
@@ -185,11 +188,17 @@ impl Context<'_> {
                             PhaseMode::Greedy
                         }
                         PhaseKind::Chunks => {
-                            let chunk = self.size(&join(&at, "chunk"), self.required(&at, "chunk", &phase.chunk, "a chunks phase")?)?;
+                            let chunk = self.size(
+                                &join(&at, "chunk"),
+                                self.required(&at, "chunk", &phase.chunk, "a chunks phase")?,
+                            )?;
                             if chunk == 0 {
                                 return Err(self.err(&join(&at, "chunk"), "a chunk must hold at least one byte"));
                             }
-                            let pause = self.time(&join(&at, "pause"), self.required(&at, "pause", &phase.pause, "a chunks phase")?)?;
+                            let pause = self.time(
+                                &join(&at, "pause"),
+                                self.required(&at, "pause", &phase.pause, "a chunks phase")?,
+                            )?;
                             PhaseMode::Chunks { chunk, pause }
                         }
                     };

@@ -42,7 +42,9 @@ impl Context<'_> {
         if plc {
             let key = join(path, "plc");
             if buffer.policy != raw::Policy::Red {
-                return Err(self.err(&key, "PLC works with `policy = \"red\"` (its sigma is derived for RED's drop curve)"));
+                return Err(
+                    self.err(&key, "PLC works with `policy = \"red\"` (its sigma is derived for RED's drop curve)")
+                );
             }
             if mine.len() != 2 {
                 return Err(self.err(
@@ -55,7 +57,10 @@ impl Context<'_> {
                 ));
             }
             if !matches!(scheduler, Some(raw::Scheduler::Bpr | raw::Scheduler::BprPlus)) {
-                return Err(self.err(&key, "PLC needs `scheduler = \"bpr\"` or `\"bpr_plus\"` on the qdisc: it reads their service rates"));
+                return Err(self.err(
+                    &key,
+                    "PLC needs `scheduler = \"bpr\"` or `\"bpr_plus\"` on the qdisc: it reads their service rates",
+                ));
             }
             let x = buffer.plc_x.unwrap_or(phb::aqm::plc::PlcParams::DEFAULT_X);
             if !(x.is_finite() && x > 0.0) {
@@ -81,10 +86,15 @@ impl Context<'_> {
         let mut sigma = Vec::with_capacity(mine.len());
         for &q in &mine {
             let value = queues[q].sigma.ok_or_else(|| {
-                self.err(&queue_path(q), format!("buffer {} has `plr`: give `sigma` on each of its queues", buffer.name))
+                self.err(
+                    &queue_path(q),
+                    format!("buffer {} has `plr`: give `sigma` on each of its queues", buffer.name),
+                )
             })?;
             if !(value.is_finite() && value > 0.0) {
-                return Err(self.err(&join(&queue_path(q), "sigma"), format!("sigma must be positive and finite, got {value}")));
+                return Err(
+                    self.err(&join(&queue_path(q), "sigma"), format!("sigma must be positive and finite, got {value}"))
+                );
             }
             sigma.push(value);
         }
