@@ -4,6 +4,7 @@
 #   make demo    the flagship run: the Vukadinović thesis' Section 7 (FIFO vs BPR vs
 #                BPR with PLC) reproduced into results/demo, with its HTML report
 #   make test    Rust tests (release: the TCP tests are heavy) and Python tests
+#   make lint    rustfmt, clippy (warnings are errors) and ruff (check and format), as CI runs them
 #   make bench   the speed benchmark: each benches/scenarios/*.toml in its own process
 #   make clean   remove the venv, build products (cargo clean) and results/demo
 #
@@ -13,19 +14,21 @@ VENV ?= .venv
 PYTHON ?= python3
 VENV_ABS := $(abspath $(VENV))
 BIN := $(VENV)/bin
+# ruff is pinned so that a new release's rules cannot turn CI red overnight.
+RUFF := ruff==0.17.6
 
 # The extension is rebuilt when any of these change. (The Python package is
 # installed in editable mode: edits under python/ need no reinstall.)
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml $(wildcard Cargo.lock)
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test lint bench clean
 
 setup: $(VENV)/.phblab-installed
 
 $(VENV)/.deps-installed: Makefile
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "phblab needs Python >= 3.11; set PYTHON=python3.11 or newer")'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip maturin pandas pyarrow tqdm pytest scipy matplotlib "dask[distributed]"
+	$(BIN)/python -m pip install -q --upgrade pip maturin pandas pyarrow tqdm pytest scipy matplotlib "dask[distributed]" $(RUFF)
 	touch $@
 
 $(VENV)/.phblab-installed: $(VENV)/.deps-installed pyproject.toml $(RUST_SOURCES)
@@ -44,6 +47,12 @@ demo: setup
 test: setup
 	cargo test --workspace --release
 	$(BIN)/pytest -q
+
+lint: $(VENV)/.deps-installed
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	$(BIN)/ruff check python tests scripts
+	$(BIN)/ruff format --check python tests scripts
 
 bench:
 	cargo build --profile dist --example bench

@@ -11,9 +11,22 @@ from conftest import SCENARIO, TABLES
 from phblab.scenario import to_toml
 
 CLASS_COLUMNS = [
-    "scope", "class", "arrivals", "departures", "dropped", "drop_overflow", "drop_early",
-    "drop_forced", "loss_rate", "delay_mean_s", "delay_p50_s", "delay_p95_s", "delay_p99_s",
-    "delay_max_s", "throughput_bps", "queued_end",
+    "scope",
+    "class",
+    "arrivals",
+    "departures",
+    "dropped",
+    "drop_overflow",
+    "drop_early",
+    "drop_forced",
+    "loss_rate",
+    "delay_mean_s",
+    "delay_p50_s",
+    "delay_p95_s",
+    "delay_p99_s",
+    "delay_max_s",
+    "throughput_bps",
+    "queued_end",
 ]
 
 
@@ -36,7 +49,7 @@ def test_exports():
 
 def test_to_toml_round_trips():
     doc = scenario_dict()
-    doc["odd key"] = {"quote\"d": "a\nb", "list": [1, 2.5, True, "x"], "t": {"u": -1}}
+    doc["odd key"] = {'quote"d': "a\nb", "list": [1, 2.5, True, "x"], "t": {"u": -1}}
     assert tomllib.loads(to_toml(doc)) == doc
 
 

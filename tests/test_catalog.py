@@ -121,7 +121,9 @@ def test_an_entry_may_sweep_a_shared_scenario(tiny_catalog, tmp_path):
     sweeps the named file (itself an entry), with the same results."""
     be, share = expected_values()
     shared = tiny_catalog / "test-paper" / "shared.toml"
-    shared.write_text(SECTION.format(be=be, share=share).replace("[reproduce]\n", "[reproduce]\nscenario = \"tiny.toml\"\n", 1))
+    shared.write_text(
+        SECTION.format(be=be, share=share).replace("[reproduce]\n", '[reproduce]\nscenario = "tiny.toml"\n', 1)
+    )
     entry = catalog.load_entry(shared, tiny_catalog)
     assert entry.scenario == (tiny_catalog / "test-paper" / "tiny.toml").resolve()
     assert entry.scenario_path == entry.scenario and entry.path == shared
@@ -132,7 +134,10 @@ def test_an_entry_may_sweep_a_shared_scenario(tiny_catalog, tmp_path):
 
     def load_with(prefix: str, name: str = "tiny.toml"):
         bad = tiny_catalog / "test-paper" / "bad.toml"
-        bad.write_text(prefix + SECTION.format(be=be, share=share).replace("[reproduce]\n", f"[reproduce]\nscenario = \"{name}\"\n", 1))
+        bad.write_text(
+            prefix
+            + SECTION.format(be=be, share=share).replace("[reproduce]\n", f'[reproduce]\nscenario = "{name}"\n', 1)
+        )
         with pytest.raises(catalog.CatalogError) as e:
             catalog.load_entry(bad, tiny_catalog)
         return str(e.value)
@@ -147,9 +152,22 @@ def test_an_entry_may_sweep_a_shared_scenario(tiny_catalog, tmp_path):
 def test_reproduce_command_exit_status(tiny_catalog, tmp_path):
     def cli(*args):
         return subprocess.run(
-            [sys.executable, "-m", "phblab", "reproduce", "--catalog", tiny_catalog, "--results", tmp_path / "r",
-             "--quiet", "--jobs", "1", *args],
-            capture_output=True, text=True,
+            [
+                sys.executable,
+                "-m",
+                "phblab",
+                "reproduce",
+                "--catalog",
+                tiny_catalog,
+                "--results",
+                tmp_path / "r",
+                "--quiet",
+                "--jobs",
+                "1",
+                *args,
+            ],
+            capture_output=True,
+            text=True,
         )
 
     r = cli("--list")
@@ -390,8 +408,10 @@ def test_claims_expand_over_pass_and_fail_with_their_message(claims_outcome):
     assert [c.kind for c in out.checks] == ["value"] + ["claim"] * 6
     # over: one check per combination, in order; the coordinates apply to both sides
     assert [c.coords for c in claims[:4]] == [
-        {"load": 0.5, "timescale_ms": 100}, {"load": 0.5, "timescale_ms": 250},
-        {"load": 0.9, "timescale_ms": 100}, {"load": 0.9, "timescale_ms": 250},
+        {"load": 0.5, "timescale_ms": 100},
+        {"load": 0.5, "timescale_ms": 250},
+        {"load": 0.9, "timescale_ms": 100},
+        {"load": 0.9, "timescale_ms": 250},
     ]
     means = out.per_point.set_index(["metric", "load", "timescale_ms"])["mean"]
     for c in claims[:4]:
@@ -428,7 +448,9 @@ def test_claims_expand_over_pass_and_fail_with_their_message(claims_outcome):
     assert rows[1]["right_scale"] == 1.1 and rows[1]["margin"] == pytest.approx(claims[0].margin)
     assert doc["claims"][0]["over"] == {"load": [0.5, 0.9], "timescale_ms": [100, 250]}
     csv = pd.read_csv(out.dir / "comparison.csv")
-    assert {"kind", "metric", "expected", "tolerance", "text", "op", "left", "right", "left_mean", "passed"} <= set(csv.columns)
+    assert {"kind", "metric", "expected", "tolerance", "text", "op", "left", "right", "left_mean", "passed"} <= set(
+        csv.columns
+    )
     assert list(csv.passed) == [True, True, True, True, True, True, False]
 
 
@@ -473,16 +495,25 @@ def test_interval_ratio_percentile_end_to_end(claims_outcome):
 
 def test_interval_ratios_on_a_synthetic_series():
     rows = [
-        (0.5, "r->s", "ts", "delay_mean_s", 9.0), (0.5, "r->s", "ds", "delay_mean_s", 1.0),  # before the warm-up
-        (1.0, "r->s", "ts", "delay_mean_s", 9.0), (1.0, "r->s", "ds", "delay_mean_s", 1.0),  # at its end: skipped
-        (1.5, "r->s", "ts", "delay_mean_s", 4.0), (1.5, "r->s", "ds", "delay_mean_s", 1.0),  # 4
-        (2.0, "r->s", "ts", "delay_mean_s", 3.0),                                            # no ds departure
-        (2.5, "r->s", "ts", "delay_mean_s", 2.0), (2.5, "r->s", "ds", "delay_mean_s", 0.0),  # denominator 0
-        (3.0, "r->s", "ts", "delay_mean_s", 1.0), (3.0, "r->s", "ds", "delay_mean_s", 2.0),  # 0.5
-        (3.5, "r->s", "ts", "delay_mean_s", 6.0), (3.5, "r->s", "ds", "delay_mean_s", 2.0),  # 3
-        (3.5, "r->s", "be", "delay_mean_s", 100.0), (3.5, "r->s", "", "queue_pkts", 7.0),
-        (3.5, "end-to-end", "ts", "delay_mean_s", 50.0), (3.5, "end-to-end", "ds", "delay_mean_s", 1.0),
-        (3.5, "r->s", "ts", "throughput_bps", 8e6), (3.5, "r->s", "ds", "throughput_bps", 2e6),
+        (0.5, "r->s", "ts", "delay_mean_s", 9.0),
+        (0.5, "r->s", "ds", "delay_mean_s", 1.0),  # before the warm-up
+        (1.0, "r->s", "ts", "delay_mean_s", 9.0),
+        (1.0, "r->s", "ds", "delay_mean_s", 1.0),  # at its end: skipped
+        (1.5, "r->s", "ts", "delay_mean_s", 4.0),
+        (1.5, "r->s", "ds", "delay_mean_s", 1.0),  # 4
+        (2.0, "r->s", "ts", "delay_mean_s", 3.0),  # no ds departure
+        (2.5, "r->s", "ts", "delay_mean_s", 2.0),
+        (2.5, "r->s", "ds", "delay_mean_s", 0.0),  # denominator 0
+        (3.0, "r->s", "ts", "delay_mean_s", 1.0),
+        (3.0, "r->s", "ds", "delay_mean_s", 2.0),  # 0.5
+        (3.5, "r->s", "ts", "delay_mean_s", 6.0),
+        (3.5, "r->s", "ds", "delay_mean_s", 2.0),  # 3
+        (3.5, "r->s", "be", "delay_mean_s", 100.0),
+        (3.5, "r->s", "", "queue_pkts", 7.0),
+        (3.5, "end-to-end", "ts", "delay_mean_s", 50.0),
+        (3.5, "end-to-end", "ds", "delay_mean_s", 1.0),
+        (3.5, "r->s", "ts", "throughput_bps", 8e6),
+        (3.5, "r->s", "ds", "throughput_bps", 2e6),
     ]
     ts = pd.DataFrame(rows, columns=["time_s", "scope", "class", "metric", "value"])
     kw = dict(scope="r->s", numerator="ts", denominator="ds", warmup_s=1.0)
@@ -503,42 +534,82 @@ def test_list_counts_claims(tmp_path):
     assert "[1 measured values, 3 claims (6 checks); 4 points × 2 seeds]" in text
 
 
-@pytest.mark.parametrize("old, new, message", [
-    # claims
-    ('left = { metric = "d_ts" }', 'left = { metric = "nope" }', "claims[0].left: metric 'nope' is not defined"),
-    ("over = { load = [0.5, 0.9], timescale_ms = [100, 250] }", "over = { load = [0.5, 0.9] }",
-     "claims[0].left: at and over together must give every grid key; missing: timescale_ms"),
-    ("at = { load = 0.9 } }", "at = { load = 0.7 } }", "claims[1].left.at: load = 0.7 is not in the grid"),
-    ("at = { load = 0.9 } }", "at = { load = 0.9, colour = 1 } }", "claims[1].left.at: 'colour' is not a grid key"),
-    ("over = { load = 0.9 }", "over = { load = 0.8 }", "claims[2].over: load = 0.8 is not in the grid"),
-    ('op = ">="', 'op = "=>"', "claims[1]: op '=>': one of <, <=, >, >="),
-    ("right = { value = 1.0 }", 'right = { value = 1.0, metric = "d_ts" }', "claims[2].right: value is a constant"),
-    ('left = { metric = "ratio_p95", at = { timescale_ms = 100 } }', "left = { value = 2 }",
-     "claims[2]: both sides are constant values"),
-    ('text = "more load, longer waits"\n', "", "claims[1]: text (the paper's statement) is required"),
-    # expr metrics
-    ('expr = "abs(ratio / (10 * L) - 1)"', 'expr = "abs(ratio / (10 * L) - 1) + gap"',
-     "metrics: metrics gap → err → gap depend on each other in a cycle"),
-    ('expr = "err + load"', 'expr = "err + gap"', "metrics.gap: expr 'err + gap' reads the metric itself"),
-    ('expr = "err + load"', 'expr = "err + delta"', "metrics.gap: expr 'err + delta': unknown name 'delta'"),
-    ('expr = "err + load"', 'expr = "err if load else 0"', "metrics.gap: expr 'err if load else 0': unsupported expression"),
-    ('expr = "err + load"', 'expr = "err +"', "metrics.gap: expr 'err \\+': invalid syntax"),
-    ('params = { L = "load" }', 'params = { L = "qdiscs.sched.delta" }', "metrics.err.params: L = 'qdiscs.sched.delta': not a grid key"),
-    ('params = { L = "load" }', 'params = { load = "load" }', "metrics.err.params: 'load' is already the name of a grid key"),
-    ('expr = "err + load"', 'expr = "err + load"\ncolumn = "x"', "metrics.gap: column and expr exclude each other"),
-    ("grid = { load = [0.5, 0.9]", 'grid = { load = [0.5, "high"]', "grid key 'load' has values that are not numbers"),
-    # time-series metrics
-    ('numerator = "ts", denominator = "ds" }', 'numerator = "af", denominator = "ds" }',
-     "metrics.ratio_p50.interval_ratio: numerator 'af' is not a class of the scenario"),
-    ('interval_ratio = { scope = "r->sink", numerator = "ts", denominator = "ds" }',
-     'interval_ratio = { scope = "sink->src", numerator = "ts", denominator = "ds" }', "scope 'sink->src'"),
-    ('metric = "delay_mean_s" }', 'metric = "queue_pkts" }', "metric 'queue_pkts': a per-class time series"),
-    ("percentile = 50", "percentile = 150", "metrics.ratio_p50: percentile 150: a number from 0 to 100"),
-    (', "run.sample_interval" = "{timescale_ms}ms" }', " }", "metrics.ratio_p50: a time-series metric needs run.sample_interval"),
-    ('table = "timeseries"\ninterval_ratio = { scope = "r->sink", numerator = "ts", denominator = "ds" }',
-     'table = "classes"\ninterval_ratio = { scope = "r->sink", numerator = "ts", denominator = "ds" }',
-     "interval_ratio needs table = \"timeseries\""),
-])
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        # claims
+        ('left = { metric = "d_ts" }', 'left = { metric = "nope" }', "claims[0].left: metric 'nope' is not defined"),
+        (
+            "over = { load = [0.5, 0.9], timescale_ms = [100, 250] }",
+            "over = { load = [0.5, 0.9] }",
+            "claims[0].left: at and over together must give every grid key; missing: timescale_ms",
+        ),
+        ("at = { load = 0.9 } }", "at = { load = 0.7 } }", "claims[1].left.at: load = 0.7 is not in the grid"),
+        ("at = { load = 0.9 } }", "at = { load = 0.9, colour = 1 } }", "claims[1].left.at: 'colour' is not a grid key"),
+        ("over = { load = 0.9 }", "over = { load = 0.8 }", "claims[2].over: load = 0.8 is not in the grid"),
+        ('op = ">="', 'op = "=>"', "claims[1]: op '=>': one of <, <=, >, >="),
+        ("right = { value = 1.0 }", 'right = { value = 1.0, metric = "d_ts" }', "claims[2].right: value is a constant"),
+        (
+            'left = { metric = "ratio_p95", at = { timescale_ms = 100 } }',
+            "left = { value = 2 }",
+            "claims[2]: both sides are constant values",
+        ),
+        ('text = "more load, longer waits"\n', "", "claims[1]: text (the paper's statement) is required"),
+        # expr metrics
+        (
+            'expr = "abs(ratio / (10 * L) - 1)"',
+            'expr = "abs(ratio / (10 * L) - 1) + gap"',
+            "metrics: metrics gap → err → gap depend on each other in a cycle",
+        ),
+        ('expr = "err + load"', 'expr = "err + gap"', "metrics.gap: expr 'err + gap' reads the metric itself"),
+        ('expr = "err + load"', 'expr = "err + delta"', "metrics.gap: expr 'err + delta': unknown name 'delta'"),
+        (
+            'expr = "err + load"',
+            'expr = "err if load else 0"',
+            "metrics.gap: expr 'err if load else 0': unsupported expression",
+        ),
+        ('expr = "err + load"', 'expr = "err +"', "metrics.gap: expr 'err \\+': invalid syntax"),
+        (
+            'params = { L = "load" }',
+            'params = { L = "qdiscs.sched.delta" }',
+            "metrics.err.params: L = 'qdiscs.sched.delta': not a grid key",
+        ),
+        (
+            'params = { L = "load" }',
+            'params = { load = "load" }',
+            "metrics.err.params: 'load' is already the name of a grid key",
+        ),
+        ('expr = "err + load"', 'expr = "err + load"\ncolumn = "x"', "metrics.gap: column and expr exclude each other"),
+        (
+            "grid = { load = [0.5, 0.9]",
+            'grid = { load = [0.5, "high"]',
+            "grid key 'load' has values that are not numbers",
+        ),
+        # time-series metrics
+        (
+            'numerator = "ts", denominator = "ds" }',
+            'numerator = "af", denominator = "ds" }',
+            "metrics.ratio_p50.interval_ratio: numerator 'af' is not a class of the scenario",
+        ),
+        (
+            'interval_ratio = { scope = "r->sink", numerator = "ts", denominator = "ds" }',
+            'interval_ratio = { scope = "sink->src", numerator = "ts", denominator = "ds" }',
+            "scope 'sink->src'",
+        ),
+        ('metric = "delay_mean_s" }', 'metric = "queue_pkts" }', "metric 'queue_pkts': a per-class time series"),
+        ("percentile = 50", "percentile = 150", "metrics.ratio_p50: percentile 150: a number from 0 to 100"),
+        (
+            ', "run.sample_interval" = "{timescale_ms}ms" }',
+            " }",
+            "metrics.ratio_p50: a time-series metric needs run.sample_interval",
+        ),
+        (
+            'table = "timeseries"\ninterval_ratio = { scope = "r->sink", numerator = "ts", denominator = "ds" }',
+            'table = "classes"\ninterval_ratio = { scope = "r->sink", numerator = "ts", denominator = "ds" }',
+            'interval_ratio needs table = "timeseries"',
+        ),
+    ],
+)
 def test_malformed_claims_and_new_metrics_fail_at_load(tmp_path, old, new, message):
     text = TWO_CLASSES + CLAIMS_SECTION
     assert old in text, old

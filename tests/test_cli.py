@@ -15,9 +15,7 @@ from phblab.cli import main
 
 def phblab(*args, cwd=None):
     """Runs the command in a subprocess (as a user would); returns the CompletedProcess."""
-    return subprocess.run(
-        [sys.executable, "-m", "phblab", *map(str, args)], capture_output=True, text=True, cwd=cwd
-    )
+    return subprocess.run([sys.executable, "-m", "phblab", *map(str, args)], capture_output=True, text=True, cwd=cwd)
 
 
 def e2e(out: Path, cls: str) -> pd.Series:

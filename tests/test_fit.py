@@ -49,6 +49,8 @@ def test_agrees_with_scipy_when_available():
     r, p = r.ravel(), p.ravel()
     t = 2.0 / (r**0.9 * p**0.7) * (1 + 0.05 * rng.standard_normal(r.size))
     fit = fit_power_law(r, p, t)
-    params, _ = optimize.curve_fit(lambda x, c, a, b: c / (x[0] ** a * x[1] ** b), (r, p), t, p0=[fit.c, 0.8, 0.6], sigma=t)
+    params, _ = optimize.curve_fit(
+        lambda x, c, a, b: c / (x[0] ** a * x[1] ** b), (r, p), t, p0=[fit.c, 0.8, 0.6], sigma=t
+    )
     assert fit.a == pytest.approx(params[1], abs=1e-6)
     assert fit.b == pytest.approx(params[2], abs=1e-6)

@@ -21,13 +21,18 @@ def assert_written(paths):
 @pytest.fixture
 def sampled(tmp_path):
     path = tmp_path / "sampled.toml"
-    path.write_text(SCENARIO.replace('seed = 1', 'seed = 1\nsample_interval = "100ms"', 1))
+    path.write_text(SCENARIO.replace("seed = 1", 'seed = 1\nsample_interval = "100ms"', 1))
     return path
 
 
 def test_metric_against_a_swept_key(sampled, tmp_path):
-    sw = phblab.sweep(sampled, grid={"links[1].rate": ["5Mbps", "10Mbps"], "qdiscs.bottleneck.max_p": [0.1, 0.2]},
-                      seeds=2, jobs=1, out=tmp_path / "sw")
+    sw = phblab.sweep(
+        sampled,
+        grid={"links[1].rate": ["5Mbps", "10Mbps"], "qdiscs.bottleneck.max_p": [0.1, 0.2]},
+        seeds=2,
+        jobs=1,
+        out=tmp_path / "sw",
+    )
     assert_written(plot.plot_metric(sw.dir, x="links[1].rate", y="delay_mean_s", by="class"))
     assert_written(plot.plot_metric(sw, y="throughput_bps", scope="r1->r2", out=tmp_path / "p" / "thr.png"))
     assert (tmp_path / "p" / "thr.svg").is_file()
@@ -110,7 +115,10 @@ def test_report_parses_and_every_reference_resolves(tmp_path):
     # the command can restrict the report to some entries
     from phblab import cli
 
-    assert cli.main(["report", "tiny", "--catalog", str(root), "--results", str(results), "--out", str(tmp_path / "some")]) == 0
+    assert (
+        cli.main(["report", "tiny", "--catalog", str(root), "--results", str(results), "--out", str(tmp_path / "some")])
+        == 0
+    )
     some = (tmp_path / "some" / "index.html").read_text()
     assert "test-paper/tiny" in some and "test-paper/wrong" not in some and "NOT RUN" not in some
 
@@ -125,13 +133,14 @@ def test_report_shows_claims(tmp_path):
     outcome = catalog.reproduce(entry, results=results, jobs=1)
     page = report.write_report(out=tmp_path / "report", results=results, catalog=root)
     text = page.read_text()
-    section = text[text.index('<h2 id="test-paper__claims">'):]
+    section = text[text.index('<h2 id="test-paper__claims">') :]
     assert "FAIL: 1/1 values within tolerance, 5/6 claims hold" in section
     assert "<b>Claims</b>" in section and "the interval delay ratio stays below 1" in section
     failing = next(c for c in outcome.checks if c.kind == "claim" and not c.passed)
     row = failing.row()
-    relation = f"ratio_p95[timescale_ms=100] {row['left_mean']:.4g} [{row['left_ci_low']:.4g}, {row['left_ci_high']:.4g}] &lt; 1"
-    cells = section[section.index("the interval delay ratio stays below 1"):].split("</tr>")[0]
+    low, high = row["left_ci_low"], row["left_ci_high"]
+    relation = f"ratio_p95[timescale_ms=100] {row['left_mean']:.4g} [{low:.4g}, {high:.4g}] &lt; 1"
+    cells = section[section.index("the interval delay ratio stays below 1") :].split("</tr>")[0]
     assert "Fig. 16" in cells and "load=0.9" in cells and relation in cells and '<td class="fail">FAIL</td>' in cells
     assert "1.1 × d_ds " in section  # a scaled side
     # the plots of the metrics the claims compare (no expected values for them)

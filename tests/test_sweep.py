@@ -182,13 +182,29 @@ def test_bad_grid_value_is_a_scenario_error(scenario_file, tmp_path):
 def test_sweep_command(scenario_file, tmp_path):
     out = tmp_path / "sw"
     r = subprocess.run(
-        [sys.executable, "-m", "phblab", "sweep", scenario_file, "--grid", "qdiscs.bottleneck.max_p=0.05,0.2",
-         "--seeds", "2", "--jobs", "2", "--out", out],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "phblab",
+            "sweep",
+            scenario_file,
+            "--grid",
+            "qdiscs.bottleneck.max_p=0.05,0.2",
+            "--seeds",
+            "2",
+            "--jobs",
+            "2",
+            "--out",
+            out,
+        ],
+        capture_output=True,
+        text=True,
     )
     assert r.returncode == 0, r.stderr
     assert "4 runs (4 run now, 0 reused)" in r.stdout
     assert "± " in r.stdout and f"sweep written to {out}/" in r.stdout
     assert len(pd.read_parquet(out / "runs.parquet")) == 4
-    r = subprocess.run([sys.executable, "-m", "phblab", "sweep", scenario_file, "--grid", "max_p=1"], capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "phblab", "sweep", scenario_file, "--grid", "max_p=1"], capture_output=True, text=True
+    )
     assert r.returncode == 2 and "not a scenario path" in r.stderr

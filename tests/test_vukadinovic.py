@@ -27,7 +27,10 @@ def section_7():
     out = {}
     for scheme in ("fifo", "bpr", "bpr_plc"):
         runs = [
-            bottleneck(phblab.run(THESIS / "section-7.toml", seed=seed, overrides={**SHORT, "links[1].qdisc_forward": scheme}), "r1->r2")
+            bottleneck(
+                phblab.run(THESIS / "section-7.toml", seed=seed, overrides={**SHORT, "links[1].qdisc_forward": scheme}),
+                "r1->r2",
+            )
             for seed in (1, 2)
         ]
         out[scheme] = pd.concat(runs).groupby(level=0).mean(numeric_only=True)

@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Union
+from typing import Any
 
 from phblab import _core
 from phblab.entry import scenario_text_of_file
 from phblab.results import Results
 from phblab.scenario import to_toml, toml_value
 
-Scenario = Union[str, os.PathLike, Mapping[str, Any]]
-Overrides = Union[Mapping[str, Any], Iterable[str], None]
+Scenario = str | os.PathLike | Mapping[str, Any]
+Overrides = Mapping[str, Any] | Iterable[str] | None
 
 # Show a progress bar only once a run has lasted this long (seconds).
 PROGRESS_DELAY_S = 2.0

@@ -40,9 +40,10 @@ import operator
 import os
 import time
 import tomllib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -57,8 +58,22 @@ CLAIM_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operat
 #: per-class series of a run's time series (`timeseries.parquet`)
 CLASS_SERIES = {"delay_mean_s", "throughput_bps"}
 METRIC_KEYS = {
-    "table", "column", "where", "agg", "scale", "unit", "label", "ratio", "fit", "x", "y", "param",
-    "expr", "params", "interval_ratio", "percentile",
+    "table",
+    "column",
+    "where",
+    "agg",
+    "scale",
+    "unit",
+    "label",
+    "ratio",
+    "fit",
+    "x",
+    "y",
+    "param",
+    "expr",
+    "params",
+    "interval_ratio",
+    "percentile",
 }
 
 
@@ -114,7 +129,7 @@ class Metric:
 
     @property
     def kind(self) -> str:
-        """"column", "ratio", "expr", "interval_ratio" or "fit": the key that defines it."""
+        """ "column", "ratio", "expr", "interval_ratio" or "fit": the key that defines it."""
         if self.fit is not None:
             return "fit"
         if self.ratio is not None:
@@ -172,7 +187,7 @@ class Claim:
 
     def combinations(self) -> list[dict]:
         """The coordinates of each check, in the order of `over`."""
-        return [dict(zip(self.over, vs)) for vs in itertools.product(*self.over.values())]
+        return [dict(zip(self.over, vs, strict=True)) for vs in itertools.product(*self.over.values())]
 
 
 @dataclass
@@ -216,12 +231,19 @@ def parse_tolerance(tol: Any, where: str) -> tuple[str, float]:
             pass
     elif isinstance(tol, (int, float)) and not isinstance(tol, bool):
         return "abs", float(tol)
-    raise CatalogError(f"{where}: tolerance {tol!r}: expected a percentage string (\"15%\", relative) or a number (absolute, in the metric's unit)")
+    raise CatalogError(
+        f'{where}: tolerance {tol!r}: expected a percentage string ("15%", relative) '
+        "or a number (absolute, in the metric's unit)"
+    )
 
 
 def _check_keys(d: Mapping, allowed: set, where: str) -> None:
     extra = set(d) - allowed
-    _need(not extra, where, f"unknown key{'s' if len(extra) > 1 else ''} {', '.join(sorted(extra))}; expected {', '.join(sorted(allowed))}")
+    _need(
+        not extra,
+        where,
+        f"unknown key{'s' if len(extra) > 1 else ''} {', '.join(sorted(extra))}; expected {', '.join(sorted(allowed))}",
+    )
 
 
 def _number(v: Any) -> bool:
@@ -231,7 +253,11 @@ def _number(v: Any) -> bool:
 def _overridden(sweep: Mapping, path: str) -> bool:
     """Whether the entry's sweep sets scenario path `path` (grid, set or overrides)."""
     ov = sweep.get("overrides") or {}
-    names = set(ov) if isinstance(ov, Mapping) else {str(o).partition("=")[0].strip() for o in ([ov] if isinstance(ov, str) else ov)}
+    names = (
+        set(ov)
+        if isinstance(ov, Mapping)
+        else {str(o).partition("=")[0].strip() for o in ([ov] if isinstance(ov, str) else ov)}
+    )
     return path in sweep.get("grid", {}) or path in (sweep.get("set") or {}) or path in names
 
 
@@ -240,7 +266,11 @@ def _expr_names(expr: Any, where: str) -> set[str]:
     `phblab.sweep.evaluate` supports it."""
     from phblab.sweep import evaluate
 
-    _need(isinstance(expr, str) and expr.strip(), where, "expr must be an expression string, e.g. \"abs(delay_ratio / delta - 1)\"")
+    _need(
+        isinstance(expr, str) and expr.strip(),
+        where,
+        'expr must be an expression string, e.g. "abs(delay_ratio / delta - 1)"',
+    )
     try:
         tree = ast.parse(expr.strip(), mode="eval")
     except SyntaxError as e:
@@ -261,11 +291,15 @@ def _parse_expr(metric: Metric, m: Mapping, metrics_raw: Mapping, grid: Mapping,
     numeric grid keys, and aliases of grid keys (`params`)."""
     _check_keys(m, {"expr", "params", "scale", "unit", "label"}, mw)
     params = m.get("params", {})
-    _need(isinstance(params, dict), f"{mw}.params", "a table {name = \"grid key\"}")
+    _need(isinstance(params, dict), f"{mw}.params", 'a table {name = "grid key"}')
     for alias, key in params.items():
         _need(alias.isidentifier(), f"{mw}.params", f"{alias!r} is not a name an expression can use")
         _need(key in grid, f"{mw}.params", f"{alias} = {key!r}: not a grid key; grid keys: {', '.join(grid) or 'none'}")
-        _need(alias not in metrics_raw and alias not in grid, f"{mw}.params", f"{alias!r} is already the name of a {'metric' if alias in metrics_raw else 'grid key'}")
+        _need(
+            alias not in metrics_raw and alias not in grid,
+            f"{mw}.params",
+            f"{alias!r} is already the name of a {'metric' if alias in metrics_raw else 'grid key'}",
+        )
     metric.params = dict(params)
     uses = []
     for name in sorted(_expr_names(m["expr"], mw)):
@@ -280,38 +314,66 @@ def _parse_expr(metric: Metric, m: Mapping, metrics_raw: Mapping, grid: Mapping,
             col = name
         else:
             known = [*(k for k in metrics_raw if k != metric.name), *(k for k in grid if k.isidentifier()), *params]
-            raise CatalogError(f"{mw}: expr {m['expr']!r}: unknown name {name!r}; known: {', '.join(known) or 'none'} "
-                               "(a grid key that is a path needs an alias: params = { name = \"path\" })")
+            raise CatalogError(
+                f"{mw}: expr {m['expr']!r}: unknown name {name!r}; known: {', '.join(known) or 'none'} "
+                '(a grid key that is a path needs an alias: params = { name = "path" })'
+            )
         if col in grid:
-            _need(all(_number(v) for v in grid[col]), mw, f"grid key {col!r} has values that are not numbers; an expr can only use numeric grid keys")
+            _need(
+                all(_number(v) for v in grid[col]),
+                mw,
+                f"grid key {col!r} has values that are not numbers; an expr can only use numeric grid keys",
+            )
         metric.inputs[name] = col
     metric.uses = tuple(uses)
 
 
 def _parse_timeseries(metric: Metric, m: Mapping, scenario: Mapping, sweep: Mapping, mw: str) -> None:
     _check_keys(m, {"table", "interval_ratio", "percentile", "scale", "unit", "label"}, mw)
-    _need(metric.table == "timeseries", mw, f"interval_ratio needs table = \"timeseries\", not {metric.table!r}")
+    _need(metric.table == "timeseries", mw, f'interval_ratio needs table = "timeseries", not {metric.table!r}')
     ir = m.get("interval_ratio")
-    _need(isinstance(ir, dict), mw, "table = \"timeseries\" needs interval_ratio = { scope, numerator, denominator, metric }")
+    _need(
+        isinstance(ir, dict),
+        mw,
+        'table = "timeseries" needs interval_ratio = { scope, numerator, denominator, metric }',
+    )
     iw = f"{mw}.interval_ratio"
     _check_keys(ir, {"scope", "numerator", "denominator", "metric"}, iw)
     ir = {"metric": "delay_mean_s", **ir}
     for k in ("scope", "numerator", "denominator"):
         _need(isinstance(ir.get(k), str), iw, f"{k} (a string) is required")
-    _need(ir["metric"] in CLASS_SERIES, iw, f"metric {ir['metric']!r}: a per-class time series, one of {', '.join(sorted(CLASS_SERIES))}")
+    _need(
+        ir["metric"] in CLASS_SERIES,
+        iw,
+        f"metric {ir['metric']!r}: a per-class time series, one of {', '.join(sorted(CLASS_SERIES))}",
+    )
     classes = scenario.get("classes", {})
     for k in ("numerator", "denominator"):
-        _need(ir[k] in classes, iw, f"{k} {ir[k]!r} is not a class of the scenario; classes: {', '.join(classes) or 'none'}")
+        _need(
+            ir[k] in classes,
+            iw,
+            f"{k} {ir[k]!r} is not a class of the scenario; classes: {', '.join(classes) or 'none'}",
+        )
     _need(ir["numerator"] != ir["denominator"], iw, "numerator and denominator are the same class")
     scope = ir["scope"]
     if scope != "end-to-end":
         a, arrow, b = scope.partition("->")
-        links = {tuple(sorted(map(str, link.get("between", [])))) for link in scenario.get("links", []) if isinstance(link, dict)}
-        _need(arrow and tuple(sorted((a, b))) in links, iw,
-              f"scope {scope!r}: \"end-to-end\" or a link direction \"A->B\" of the scenario's links")
+        links = {
+            tuple(sorted(map(str, link.get("between", []))))
+            for link in scenario.get("links", [])
+            if isinstance(link, dict)
+        }
+        _need(
+            arrow and tuple(sorted((a, b))) in links,
+            iw,
+            f'scope {scope!r}: "end-to-end" or a link direction "A->B" of the scenario\'s links',
+        )
     run = scenario.get("run", {})
-    _need("sample_interval" in run or _overridden(sweep, "run.sample_interval"), mw,
-          "a time-series metric needs run.sample_interval (in the scenario, or in the sweep's grid, set or overrides)")
+    _need(
+        "sample_interval" in run or _overridden(sweep, "run.sample_interval"),
+        mw,
+        "a time-series metric needs run.sample_interval (in the scenario, or in the sweep's grid, set or overrides)",
+    )
     chosen = run.get("sample_scopes")
     if isinstance(chosen, list) and not _overridden(sweep, "run.sample_scopes"):
         _need(scope in chosen, iw, f"scope {scope!r} is not among run.sample_scopes ({', '.join(chosen)})")
@@ -325,10 +387,18 @@ def _parse_metric(name: str, m: Any, metrics_raw: Mapping, sweep: Mapping, scena
     _need(isinstance(m, dict), mw, "must be a table")
     _check_keys(m, METRIC_KEYS, mw)
     kinds = [k for k in ("column", "ratio", "expr", "interval_ratio", "fit") if k in m]
-    _need(len(kinds) <= 1, mw, f"{' and '.join(kinds)} exclude each other: give one (a column, a ratio, an expr, an interval_ratio or a fit)")
+    _need(
+        len(kinds) <= 1,
+        mw,
+        f"{' and '.join(kinds)} exclude each other: give one (a column, a ratio, an expr, an interval_ratio or a fit)",
+    )
     kind = kinds[0] if kinds else "column"
     _need("params" not in m or kind == "expr", mw, "params (aliases of grid keys) belongs to an expr metric")
-    _need("percentile" not in m or kind == "interval_ratio", mw, "percentile belongs to a time-series metric (interval_ratio)")
+    _need(
+        "percentile" not in m or kind == "interval_ratio",
+        mw,
+        "percentile belongs to a time-series metric (interval_ratio)",
+    )
     table = m.get("table", "timeseries" if "interval_ratio" in m else "flows")
     _need(_number(m.get("scale", 1.0)), mw, f"scale {m.get('scale')!r}: a number")
     metric = Metric(
@@ -349,9 +419,9 @@ def _parse_metric(name: str, m: Any, metrics_raw: Mapping, sweep: Mapping, scena
     )
     grid = sweep["grid"]
     if metric.fit is not None:
-        _need(metric.fit == "power_law", mw, f"fit {metric.fit!r}: only \"power_law\" (y = c / (x1^a · x2^b)) is known")
+        _need(metric.fit == "power_law", mw, f'fit {metric.fit!r}: only "power_law" (y = c / (x1^a · x2^b)) is known')
         _need(len(metric.x) == 2 and all(x in grid for x in metric.x), mw, "x must name two grid keys")
-        _need(metric.param in ("a", "b", "c"), mw, "param must be \"a\", \"b\" or \"c\"")
+        _need(metric.param in ("a", "b", "c"), mw, 'param must be "a", "b" or "c"')
         _need(metric.y is not None, mw, "y must name a per-point metric")
     elif metric.ratio is not None:
         _need(len(metric.ratio) == 2, mw, "ratio = [numerator metric, denominator metric]")
@@ -360,7 +430,7 @@ def _parse_metric(name: str, m: Any, metrics_raw: Mapping, sweep: Mapping, scena
     elif "interval_ratio" in m or table == "timeseries":
         _parse_timeseries(metric, m, scenario, sweep, mw)
     else:
-        _need(metric.table in ("classes", "flows"), mw, f"table {metric.table!r}: \"classes\", \"flows\" or \"timeseries\"")
+        _need(metric.table in ("classes", "flows"), mw, f'table {metric.table!r}: "classes", "flows" or "timeseries"')
         _need(isinstance(metric.column, str), mw, "column (a numeric column of the table) is required")
         _need(metric.agg in AGGREGATES, mw, f"agg {metric.agg!r}: one of {', '.join(sorted(AGGREGATES))}")
     return metric
@@ -376,7 +446,7 @@ def metric_order(metrics: Mapping[str, Metric], where: str = "[reproduce.metrics
         if state.get(name) == 2:
             return
         if state.get(name) == 1:
-            cycle = path[path.index(name):] + [name]
+            cycle = path[path.index(name) :] + [name]
             raise CatalogError(f"{where}: metrics {' → '.join(cycle)} depend on each other in a cycle")
         state[name] = 1
         for dep in metrics[name].deps:
@@ -399,7 +469,11 @@ def _parse_side(s: Any, grid: Mapping, over: Mapping, metrics: Mapping, sw: str)
         return Side(value=float(s["value"]))
     name = s.get("metric")
     _need(name in metrics, sw, f"metric {name!r} is not defined in [reproduce.metrics]")
-    _need(metrics[name].per_point, sw, f"metric {name!r} is fitted (one value for the grid); a claim compares per-point metrics")
+    _need(
+        metrics[name].per_point,
+        sw,
+        f"metric {name!r} is fitted (one value for the grid); a claim compares per-point metrics",
+    )
     _need(_number(s.get("scale", 1.0)), sw, f"scale {s.get('scale')!r}: a number")
     at = s.get("at", {})
     _need(isinstance(at, dict), f"{sw}.at", "a table {grid key = value}")
@@ -417,7 +491,7 @@ def _parse_claim(c: Any, grid: Mapping, metrics: Mapping, cw: str) -> Claim:
     _check_keys(c, {"text", "ref", "source", "over", "left", "op", "right"}, cw)
     _need(isinstance(c.get("text"), str) and c["text"].strip(), cw, "text (the paper's statement) is required")
     source = c.get("source", "paper")
-    _need(source in SOURCES, cw, f"source {source!r}: \"paper\" or \"measured\"")
+    _need(source in SOURCES, cw, f'source {source!r}: "paper" or "measured"')
     _need(c.get("op") in CLAIM_OPS, cw, f"op {c.get('op')!r}: one of {', '.join(CLAIM_OPS)}")
     over = c.get("over", {})
     _need(isinstance(over, dict), f"{cw}.over", "a table {grid key = [values]}")
@@ -431,20 +505,32 @@ def _parse_claim(c: Any, grid: Mapping, metrics: Mapping, cw: str) -> Claim:
         _need(side in c, cw, f"{side} is required")
     left = _parse_side(c["left"], grid, over, metrics, f"{cw}.left")
     right = _parse_side(c["right"], grid, over, metrics, f"{cw}.right")
-    _need(left.metric is not None or right.metric is not None, cw, "both sides are constant values; at least one must be a metric")
+    _need(
+        left.metric is not None or right.metric is not None,
+        cw,
+        "both sides are constant values; at least one must be a metric",
+    )
     return Claim(c["text"].strip(), c.get("ref", ""), source, over, left, c["op"], right)
 
 
 def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: str) -> Entry:
     w = f"{path}: [reproduce]"
-    _check_keys(section, {"title", "paper", "scenario", "assumptions", "notes", "sweep", "metrics", "expect", "claims", "plot"}, w)
+    _check_keys(
+        section,
+        {"title", "paper", "scenario", "assumptions", "notes", "sweep", "metrics", "expect", "claims", "plot"},
+        w,
+    )
     sweep = dict(section.get("sweep", {}))
     _check_keys(sweep, {"grid", "set", "seeds", "overrides"}, f"{w}.sweep")
     grid = sweep.get("grid", {})
     _need(isinstance(grid, dict), f"{w}.sweep.grid", "must be a table {key = [values]}")
     sweep["grid"] = {k: (v if isinstance(v, list) else [v]) for k, v in grid.items()}
     seeds = sweep.get("seeds", 1)
-    _need(isinstance(seeds, (int, list)) and not isinstance(seeds, bool), f"{w}.sweep.seeds", "an integer N (seeds 1..N) or a list of seeds")
+    _need(
+        isinstance(seeds, (int, list)) and not isinstance(seeds, bool),
+        f"{w}.sweep.seeds",
+        "an integer N (seeds 1..N) or a list of seeds",
+    )
     try:
         scenario = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
@@ -452,11 +538,16 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
     metrics_raw = section.get("metrics", {})
     _need(isinstance(metrics_raw, dict), f"{w}.metrics", "must be tables [reproduce.metrics.NAME]")
     metrics = {
-        name: _parse_metric(name, m, metrics_raw, sweep, scenario, f"{w}.metrics.{name}") for name, m in metrics_raw.items()
+        name: _parse_metric(name, m, metrics_raw, sweep, scenario, f"{w}.metrics.{name}")
+        for name, m in metrics_raw.items()
     }
     for metric in metrics.values():
         for dep in metric.deps:
-            _need(dep in metrics and metrics[dep].per_point, f"{w}.metrics.{metric.name}", f"{dep!r} is not a per-point metric of this entry")
+            _need(
+                dep in metrics and metrics[dep].per_point,
+                f"{w}.metrics.{metric.name}",
+                f"{dep!r} is not a per-point metric of this entry",
+            )
     metric_order(metrics, f"{w}.metrics")
     expect = []
     for i, e in enumerate(section.get("expect", [])):
@@ -464,7 +555,7 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
         _check_keys(e, {"metric", "source", "ref", "tolerance", "points"}, ew)
         _need(e.get("metric") in metrics, ew, f"metric {e.get('metric')!r} is not defined in [reproduce.metrics]")
         source = e.get("source", "paper")
-        _need(source in SOURCES, ew, f"source {source!r}: \"paper\" or \"measured\"")
+        _need(source in SOURCES, ew, f'source {source!r}: "paper" or "measured"')
         _need("tolerance" in e, ew, "tolerance is required")
         parse_tolerance(e["tolerance"], ew)
         points = e.get("points", [])
@@ -476,7 +567,11 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
                 parse_tolerance(p["tolerance"], pw)
             coords = {k: v for k, v in p.items() if k not in ("value", "tolerance")}
             if metrics[e["metric"]].per_point:
-                _need(set(coords) == set(sweep["grid"]), pw, f"give every grid key ({', '.join(sweep['grid'])}) and nothing else")
+                _need(
+                    set(coords) == set(sweep["grid"]),
+                    pw,
+                    f"give every grid key ({', '.join(sweep['grid'])}) and nothing else",
+                )
                 for k, v in coords.items():
                     _need(any(_same(v, g) for g in sweep["grid"][k]), pw, f"{k} = {v!r} is not in the grid")
             else:
@@ -488,7 +583,11 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
     plot = dict(section.get("plot", {}))
     _check_keys(plot, {"x", "by", "metrics", "logx", "logy"}, f"{w}.plot")
     assumptions = section.get("assumptions", [])
-    _need(isinstance(assumptions, list) and all(isinstance(a, str) for a in assumptions), f"{w}.assumptions", "a list of strings")
+    _need(
+        isinstance(assumptions, list) and all(isinstance(a, str) for a in assumptions),
+        f"{w}.assumptions",
+        "a list of strings",
+    )
     return Entry(
         id=entry_id,
         path=path,
@@ -513,9 +612,17 @@ def _shared_scenario(path: Path, text: str, section: Mapping[str, Any]) -> tuple
     if name is None:
         return None, text
     w = f"{path}: [reproduce].scenario"
-    _need(isinstance(name, str) and name.endswith(".toml"), w, f"{name!r}: the path of a scenario file (.toml), relative to this file")
+    _need(
+        isinstance(name, str) and name.endswith(".toml"),
+        w,
+        f"{name!r}: the path of a scenario file (.toml), relative to this file",
+    )
     rest = tomllib.loads(text)
-    _need(not rest, w, f"this file gives its scenario by name, so it holds only [reproduce]; found {', '.join(sorted(rest))}")
+    _need(
+        not rest,
+        w,
+        f"this file gives its scenario by name, so it holds only [reproduce]; found {', '.join(sorted(rest))}",
+    )
     base = (path.parent / name).resolve()
     _need(base.is_file(), w, f"{base} does not exist")
     _need(base != path.resolve(), w, "names the entry's own file")
@@ -642,9 +749,13 @@ def _timeseries_values(entry: Entry, runs: pd.DataFrame, runs_dir: Path | None) 
         d = Path(runs_dir) / run["run"]
         path = d / "timeseries.parquet"
         ts = (
-            pd.read_parquet(path, columns=["time_s", "scope", "class", "metric", "value"],
-                            filters=[("scope", "in", scopes), ("metric", "in", series)])
-            if path.is_file() else pd.DataFrame(columns=["time_s", "scope", "class", "metric", "value"])
+            pd.read_parquet(
+                path,
+                columns=["time_s", "scope", "class", "metric", "value"],
+                filters=[("scope", "in", scopes), ("metric", "in", series)],
+            )
+            if path.is_file()
+            else pd.DataFrame(columns=["time_s", "scope", "class", "metric", "value"])
         )
         warmup = run.get("warmup_s")
         if warmup is None or pd.isna(warmup):
@@ -657,8 +768,15 @@ def _timeseries_values(entry: Entry, runs: pd.DataFrame, runs_dir: Path | None) 
                     f"(has: {', '.join(sorted(set(ts['scope']))) or 'none'}); the runs must set run.sample_interval, "
                     "and run.sample_scopes, if given, must include the scope"
                 )
-            v = interval_ratio_percentile(ts, m.percentile, scope=ir["scope"], numerator=ir["numerator"],
-                                          denominator=ir["denominator"], metric=ir["metric"], warmup_s=float(warmup))
+            v = interval_ratio_percentile(
+                ts,
+                m.percentile,
+                scope=ir["scope"],
+                numerator=ir["numerator"],
+                denominator=ir["denominator"],
+                metric=ir["metric"],
+                warmup_s=float(warmup),
+            )
             values[m.name].append(v * m.scale)
     return {name: pd.Series(v, index=runs.index, dtype=float) for name, v in values.items()}
 
@@ -734,7 +852,10 @@ def fitted(entry: Entry, pstats: pd.DataFrame) -> dict[str, dict]:
         sig = (m.y, m.x)
         if sig not in cache:
             d = pstats[pstats.metric == m.y]
-            cache[sig] = (fit_power_law(d[m.x[0]].astype(float), d[m.x[1]].astype(float), d["mean"].astype(float)), len(d))
+            cache[sig] = (
+                fit_power_law(d[m.x[0]].astype(float), d[m.x[1]].astype(float), d["mean"].astype(float)),
+                len(d),
+            )
         fit, n = cache[sig]
         if m.param == "c":
             out[m.name] = {"mean": fit.c, "ci_low": math.nan, "ci_high": math.nan, "n": n}
@@ -887,8 +1008,8 @@ class ClaimCheck(_Verdict):
 
     @property
     def passed(self) -> bool:
-        l, r = self.left.value, self.right.value
-        return math.isfinite(l) and math.isfinite(r) and CLAIM_OPS[self.op](l, r)
+        left, right = self.left.value, self.right.value
+        return math.isfinite(left) and math.isfinite(right) and CLAIM_OPS[self.op](left, right)
 
     @property
     def margin(self) -> float:
@@ -896,7 +1017,7 @@ class ClaimCheck(_Verdict):
         return self.left.value - self.right.value
 
     def label(self) -> str:
-        """"claim (Fig. 25)", "claim (measured, phblab 0.1.0)"."""
+        """ "claim (Fig. 25)", "claim (measured, phblab 0.1.0)"."""
         what = claim_source(self.row())
         return f"claim ({what})" if what else "claim"
 
@@ -1022,7 +1143,9 @@ def check_claims(entry: Entry, pstats: pd.DataFrame) -> list[ClaimCheck]:
                     sides.append(SideValue(None, {}, 1.0, s.value, unit=units[0]))
                 else:
                     mean, lo, hi, n = _point(pstats, entry, s.metric, {**combo, **s.at})
-                    sides.append(SideValue(s.metric, dict(s.at), s.scale, mean, lo, hi, n, entry.metrics[s.metric].unit))
+                    sides.append(
+                        SideValue(s.metric, dict(s.at), s.scale, mean, lo, hi, n, entry.metrics[s.metric].unit)
+                    )
             checks.append(ClaimCheck(c.text, c.source, c.ref, combo, c.op, sides[0], sides[1]))
     return checks
 
@@ -1059,8 +1182,15 @@ class Outcome:
             "sweep": {**e.sweep, "seeds": self.seeds or e.sweep.get("seeds", 1)},
             "metrics": {m.name: _metric_json(m) for m in e.metrics.values()},
             "claims": [
-                {"text": c.text, "ref": c.ref, "source": c.source, "over": c.over, "op": c.op,
-                 "left": _side_json(c.left), "right": _side_json(c.right)}
+                {
+                    "text": c.text,
+                    "ref": c.ref,
+                    "source": c.source,
+                    "over": c.over,
+                    "op": c.op,
+                    "left": _side_json(c.left),
+                    "right": _side_json(c.right),
+                }
                 for c in e.claims
             ],
             "phblab_version": _core.version(),
@@ -1126,7 +1256,9 @@ def reproduce(
     fits = fitted(entry, pstats)
     checks = compare(entry, pstats, fits) + check_claims(entry, pstats)
     plots = plot_entry(entry, pstats, d)
-    outcome = Outcome(entry, checks, d, plots, len(sw.runs), sw.ran, time.perf_counter() - start, pstats, list(sw.seeds))
+    outcome = Outcome(
+        entry, checks, d, plots, len(sw.runs), sw.ran, time.perf_counter() - start, pstats, list(sw.seeds)
+    )
     d.mkdir(parents=True, exist_ok=True)
     (d / "comparison.json").write_text(json.dumps(outcome.to_json(), indent=2, default=_json_default) + "\n")
     pd.DataFrame([c.row() for c in checks]).to_csv(d / "comparison.csv", index=False)
@@ -1176,12 +1308,20 @@ def plot_entry(entry: Entry, pstats: pd.DataFrame, out_dir: Path) -> list[Path]:
                 v = float(p["value"])
                 err = tol * abs(v) if kind == "rel" else tol
                 key = tuple(p[k] for k in by)
-                colour = next((c for k, c in colours.items() if all(_same(a, b) for a, b in zip(k, key))), "black")
+                colour = next(
+                    (c for k, c in colours.items() if all(_same(a, b) for a, b in zip(k, key, strict=True))), "black"
+                )
                 label = f"{e.source}{' (' + e.ref + ')' if e.ref else ''} ± tolerance"
                 xpos = xs_of[next(g for g in xs_of if _same(g, p[x]))] + (0.12 if cats else 0.0)
                 ax.errorbar(
-                    [xpos], [v], yerr=[[err], [err]],
-                    marker=markers[e.source], mfc="none", color=colour, capsize=3, linestyle="none",
+                    [xpos],
+                    [v],
+                    yerr=[[err], [err]],
+                    marker=markers[e.source],
+                    mfc="none",
+                    color=colour,
+                    capsize=3,
+                    linestyle="none",
                     label=None if label in shown else label,
                 )
                 shown.add(label)
@@ -1238,5 +1378,7 @@ def list_entries(entries: Sequence[Entry]) -> str:
         points = math.prod(len(v) for v in e.grid.values()) if e.grid else 1
         seeds = e.sweep.get("seeds", 1)
         nseeds = seeds if isinstance(seeds, int) else len(seeds)
-        out.append(f"{e.id.ljust(width)}  {e.title}  [{', '.join(what) or 'no values'}; {points} points × {nseeds} seeds]")
+        out.append(
+            f"{e.id.ljust(width)}  {e.title}  [{', '.join(what) or 'no values'}; {points} points × {nseeds} seeds]"
+        )
     return "\n".join(out)

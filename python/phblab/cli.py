@@ -92,8 +92,7 @@ def _parser() -> argparse.ArgumentParser:
         "--seed",
         metavar="N",
         type=int,
-        help="seed of the random streams (default: the scenario's run.seed); "
-        "the same seed gives the same results",
+        help="seed of the random streams (default: the scenario's run.seed); the same seed gives the same results",
     )
     run.add_argument("--set", metavar="KEY=VALUE", action="append", default=[], dest="overrides", help=_SET_HELP)
     run.add_argument(
@@ -189,10 +188,16 @@ def _add_workflow(sub) -> None:
     sw.add_argument(
         "--dask",
         metavar="ADDRESS",
-        help="run on a Dask distributed scheduler at ADDRESS (tcp://host:8786), or 'local' "
-        "for a local Dask cluster",
+        help="run on a Dask distributed scheduler at ADDRESS (tcp://host:8786), or 'local' for a local Dask cluster",
     )
-    sw.add_argument("--set", metavar="KEY=VALUE", action="append", default=[], dest="overrides", help="a fixed override for every run")
+    sw.add_argument(
+        "--set",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        dest="overrides",
+        help="a fixed override for every run",
+    )
     sw.add_argument("--quiet", "-q", action="store_true", help="no progress bar and no summary")
     sw.set_defaults(func=_sweep)
 
@@ -212,8 +217,14 @@ def _add_workflow(sub) -> None:
     pl.add_argument("--x", help="the swept key on the x axis (default: the first)")
     pl.add_argument("--y", default="delay_mean_s", help="the metric column (default delay_mean_s)")
     pl.add_argument("--by", default="class", help="one line per value of this column (default class; 'none' for none)")
-    pl.add_argument("--scope", default="end-to-end", help="classes scope: end-to-end (default) or a link such as 'r1->r2'")
-    pl.add_argument("--table", choices=["classes", "groups"], help="classes (per scope and class) or groups (flow totals per traffic group)")
+    pl.add_argument(
+        "--scope", default="end-to-end", help="classes scope: end-to-end (default) or a link such as 'r1->r2'"
+    )
+    pl.add_argument(
+        "--table",
+        choices=["classes", "groups"],
+        help="classes (per scope and class) or groups (flow totals per traffic group)",
+    )
     pl.add_argument("--logx", action="store_true")
     pl.add_argument("--logy", action="store_true")
     pl.add_argument("--timeseries", action="store_true", help="a run: the time series only")
@@ -254,7 +265,9 @@ def _add_workflow(sub) -> None:
         ),
         formatter_class=fmt,
     )
-    rep.add_argument("ids", nargs="*", metavar="ENTRY", help="entries to include (ids as for reproduce; default: every entry)")
+    rep.add_argument(
+        "ids", nargs="*", metavar="ENTRY", help="entries to include (ids as for reproduce; default: every entry)"
+    )
     rep.add_argument("--out", metavar="DIR", help="output directory (default results/report)")
     rep.add_argument("--results", metavar="DIR", help="reproduce results to read (default results/reproduce)")
     rep.add_argument("--catalog", metavar="DIR", help="the catalog root (default: ./scenarios)")
@@ -360,8 +373,14 @@ def _sweep(args: argparse.Namespace) -> int:
     with _DaskClient(args.dask) as client:
         try:
             sw = sweep(
-                args.file, grid=grid, seeds=seeds, jobs=args.jobs, out=args.out, client=client,
-                overrides=args.overrides, progress=not args.quiet,
+                args.file,
+                grid=grid,
+                seeds=seeds,
+                jobs=args.jobs,
+                out=args.out,
+                client=client,
+                overrides=args.overrides,
+                progress=not args.quiet,
             )
         except SweepError as e:
             print(f"error: {e}", file=sys.stderr)
@@ -389,8 +408,15 @@ def _plot(args: argparse.Namespace) -> int:
         if (path / "sweep.json").is_file():
             by = None if args.by.lower() == "none" else args.by
             written += plot.plot_metric(
-                path, x=args.x, y=args.y, by=by, scope=args.scope, table=args.table,
-                out=args.out, logx=args.logx, logy=args.logy,
+                path,
+                x=args.x,
+                y=args.y,
+                by=by,
+                scope=args.scope,
+                table=args.table,
+                out=args.out,
+                logx=args.logx,
+                logy=args.logy,
             )
         elif (path / "summary.json").is_file():
             both = not (args.timeseries or args.cdf)
@@ -446,7 +472,10 @@ def _reproduce(args: argparse.Namespace) -> int:
                 failed.append(entry.id)
     if len(entries) > 1:
         print()
-        print(f"{len(entries) - len(failed)}/{len(entries)} entries pass" + (f"; failing: {', '.join(failed)}" if failed else ""))
+        print(
+            f"{len(entries) - len(failed)}/{len(entries)} entries pass"
+            + (f"; failing: {', '.join(failed)}" if failed else "")
+        )
     return EXIT_REPRODUCTION_FAILED if failed else 0
 
 

@@ -65,6 +65,7 @@ def scenario_text_of_file(text: str) -> str:
     stripped, section = split_reproduce(text)
     if section is not None and "scenario" in section and not tomllib.loads(stripped):
         raise ValueError(
-            f"this file is a catalog entry that sweeps {section['scenario']}: run that file, or `phblab reproduce` the entry"
+            f"this file is a catalog entry that sweeps {section['scenario']}: "
+            "run that file, or `phblab reproduce` the entry"
         )
     return stripped

@@ -27,8 +27,9 @@ import json
 import math
 import os
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import matplotlib
 
@@ -188,7 +189,10 @@ def draw_lines(
     groups = data.groupby(list(line_keys), sort=False, dropna=False) if line_keys else [((), data)]
     for key, g in groups:
         key = key if isinstance(key, tuple) else (key,)
-        label = ", ".join(f"{_fmt(v)}" if k in ("class", "group", "scope") else f"{k}={_fmt(v)}" for k, v in zip(line_keys, key))
+        label = ", ".join(
+            f"{_fmt(v)}" if k in ("class", "group", "scope") else f"{k}={_fmt(v)}"
+            for k, v in zip(line_keys, key, strict=True)
+        )
         label = (label_prefix + label) if label else (label_prefix.rstrip(": ") or None)
         xs = [xs_of[v] for v in g[x]] if xs_of is not None else list(g[x])
         order = np.argsort(xs, kind="stable")
@@ -220,7 +224,7 @@ def x_positions(values: Iterable[Any]) -> tuple[dict | None, str, list]:
     uniq = list(dict.fromkeys(values))
     nums, unit = numeric_axis(uniq)
     if nums is not None:
-        return dict(zip(uniq, nums)), unit, []
+        return dict(zip(uniq, nums, strict=True)), unit, []
     pos = _Positions({v: float(i) for i, v in enumerate(uniq)})
     return pos, "", [_fmt(v) for v in uniq]
 
@@ -294,7 +298,10 @@ def plot_metric(
     ax.set_ylabel(axis_label(y, unit))
     where_txt = f" at {scope}" if table == "classes" and scope else ""
     n = int(summary["n"].max())
-    ax.set_title(title or f"{sw.name}: {_LABELS.get(y, y)}{where_txt} (mean, 95% CI over {n} seed{'s' if n != 1 else ''})", fontsize=9)
+    ax.set_title(
+        title or f"{sw.name}: {_LABELS.get(y, y)}{where_txt} (mean, 95% CI over {n} seed{'s' if n != 1 else ''})",
+        fontsize=9,
+    )
     if line_keys:
         ax.legend(fontsize=8, title=", ".join(k for k in line_keys if k not in ("class", "group", "scope")) or None)
     ax.grid(True, alpha=0.3)
@@ -331,7 +338,7 @@ def plot_timeseries(
     `results` is a `Results` or a run's results directory."""
     summary, _, ts = _load_run(results)
     if ts is None or ts.empty:
-        raise ValueError("the run has no time series: set run.sample_interval in the scenario (e.g. \"100ms\")")
+        raise ValueError('the run has no time series: set run.sample_interval in the scenario (e.g. "100ms")')
     queues = ts[ts.metric == "queue_pkts"]
     if scopes is None:
         busy = queues.groupby("scope", sort=False)["value"].max()
@@ -347,7 +354,7 @@ def plot_timeseries(
     ax.set_ylabel(axis_label("queue_pkts"))
     if scopes:
         ax.legend(fontsize=8)
-    for ax, metric in zip(axes[1:], ["delay_mean_s", "throughput_bps"]):
+    for ax, metric in zip(axes[1:], ["delay_mean_s", "throughput_bps"], strict=True):
         scale, unit = metric_scale(metric)
         d = ts[(ts.metric == metric) & (ts.scope == END_TO_END)]
         for cls, g in d.groupby("class", sort=False):

@@ -21,8 +21,9 @@ import json
 import math
 import os
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from phblab import _core
 from phblab.catalog import DEFAULT_RESULTS, Entry, claim_relation, claim_source, entry_dir, load_catalog, tally
@@ -66,7 +67,11 @@ def _copy(src: Path, dst: Path) -> None:
 
 def _seeds(seeds: Any) -> str:
     if isinstance(seeds, list):
-        return f"{seeds[0]}..{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2 else ", ".join(map(str, seeds))
+        return (
+            f"{seeds[0]}..{seeds[-1]}"
+            if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2
+            else ", ".join(map(str, seeds))
+        )
     return f"1..{seeds}"
 
 
@@ -116,9 +121,7 @@ def _claims_table(checks: list[dict]) -> str:
         "the row is checked at; the CI is shown, not used); <code>k × … = v</code> scales the mean by k.</span></p>"
         "<table><tr>"
         '<th class="l">claim</th><th class="l">source</th><th class="l">checked at</th>'
-        '<th class="l">ours: left op right</th><th>left − right</th><th>result</th></tr>'
-        + "".join(rows)
-        + "</table>"
+        '<th class="l">ours: left op right</th><th>left − right</th><th>result</th></tr>' + "".join(rows) + "</table>"
     )
 
 
@@ -148,7 +151,9 @@ def _entry_section(entry: Entry, results: Path, out: Path) -> tuple[str, str]:
     status = "pass" if doc.get("passed") else "fail"
     parts.append(f'<p class="{status}">{status.upper()}: {_e(tally(checks))}</p>')
     if entry.assumptions:
-        parts.append("<p><b>Assumptions</b></p><ul>" + "".join(f"<li>{_e(a)}</li>" for a in entry.assumptions) + "</ul>")
+        parts.append(
+            "<p><b>Assumptions</b></p><ul>" + "".join(f"<li>{_e(a)}</li>" for a in entry.assumptions) + "</ul>"
+        )
     if entry.notes:
         parts.append(f"<p><b>Notes:</b> {_e(entry.notes)}</p>")
     for rel in doc.get("plots", []):
@@ -180,10 +185,13 @@ def _entry_section(entry: Entry, results: Path, out: Path) -> tuple[str, str]:
         extra.append("set: " + ", ".join(f"{k} = {v}" for k, v in sweep["set"].items()))
     if sweep.get("overrides"):
         ov = sweep["overrides"]
-        extra.append("overrides: " + (", ".join(f"{k} = {v}" for k, v in ov.items()) if isinstance(ov, dict) else ", ".join(map(str, ov))))
+        extra.append(
+            "overrides: "
+            + (", ".join(f"{k} = {v}" for k, v in ov.items()) if isinstance(ov, dict) else ", ".join(map(str, ov)))
+        )
     parts.append(
         f'<p class="small"><b>Run parameters:</b> grid {_e(grid)}; seeds {_e(_seeds(sweep.get("seeds", 1)))}'
-        f'{"; " + _e("; ".join(extra)) if extra else ""}; {doc.get("runs")} runs; '
+        f"{'; ' + _e('; '.join(extra)) if extra else ''}; {doc.get('runs')} runs; "
         f'phblab {_e(doc.get("phblab_version"))}. Files: <a href="{_e(scen.as_posix())}">scenario</a>'
         + (f', <a href="{_e(csv.as_posix())}">comparison (CSV)</a>' if (out / csv).is_file() else "")
         + "</p>"
@@ -202,7 +210,9 @@ def write_report(
     out = Path(out)
     results = Path(results)
     if out.exists() and not (out.is_dir() and (not any(out.iterdir()) or (out / _MARKER).is_file())):
-        raise FileExistsError(f"{out} exists and is not a phblab report directory; refusing to replace it: choose another --out")
+        raise FileExistsError(
+            f"{out} exists and is not a phblab report directory; refusing to replace it: choose another --out"
+        )
     entries = list(entries) if entries is not None else load_catalog(catalog)
     tmp = out.with_name(f"{out.name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)

@@ -13,8 +13,9 @@ import json
 import math
 import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
@@ -62,14 +63,12 @@ class Results:
             for name, cols in self._columns.items()
         }
         self.tables: dict[str, pd.DataFrame] = {
-            name: pd.DataFrame(
-                {c: pd.Series(v, dtype=_NUMPY_TYPES[self._types[name][c]]) for c, v in cols.items()}
-            )
+            name: pd.DataFrame({c: pd.Series(v, dtype=_NUMPY_TYPES[self._types[name][c]]) for c, v in cols.items()})
             for name, cols in self._columns.items()
         }
 
     @classmethod
-    def from_core(cls, out: Mapping[str, Any], *, wall_time_s: float, overrides: list[str], version: str) -> "Results":
+    def from_core(cls, out: Mapping[str, Any], *, wall_time_s: float, overrides: list[str], version: str) -> Results:
         """Builds results from the dict `phblab._core.run` returns."""
         summary = {
             "scenario": out["scenario"],

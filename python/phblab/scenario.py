@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
@@ -62,11 +63,7 @@ def _key(key: Any) -> str:
 
 
 def _is_table_array(value: Any) -> bool:
-    return (
-        isinstance(value, (list, tuple))
-        and len(value) > 0
-        and all(isinstance(v, Mapping) for v in value)
-    )
+    return isinstance(value, (list, tuple)) and len(value) > 0 and all(isinstance(v, Mapping) for v in value)
 
 
 def _table(table: Mapping[str, Any], path: list[str], lines: list[str]) -> None:

@@ -13,7 +13,7 @@ gives one row per group and numeric column (long form): the `by` columns,
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -59,7 +59,11 @@ def mean_ci(values: Sequence[float]) -> tuple[int, float, float, float]:
 
 def numeric_metrics(df: pd.DataFrame, by: Sequence[str]) -> list[str]:
     skip = set(by) | ID_COLUMNS
-    return [c for c in df.columns if c not in skip and pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
+    return [
+        c
+        for c in df.columns
+        if c not in skip and pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])
+    ]
 
 
 def summarize(df: pd.DataFrame, by: Sequence[str], metrics: Sequence[str] | None = None) -> pd.DataFrame:
@@ -97,11 +101,15 @@ def flow_groups(flows: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     out = flows.groupby(keys, sort=False, dropna=False).agg(agg).reset_index()
     out.insert(len(keys), "flows", flows.groupby(keys, sort=False, dropna=False).size().to_numpy())
     if "lost_pkts" in out and "sent_pkts" in out:
-        out["loss_rate"] = np.where(out.sent_pkts > 0, out.lost_pkts / out.sent_pkts.where(out.sent_pkts > 0, 1), np.nan)
+        out["loss_rate"] = np.where(
+            out.sent_pkts > 0, out.lost_pkts / out.sent_pkts.where(out.sent_pkts > 0, 1), np.nan
+        )
     return out
 
 
-def format_summary(summary: pd.DataFrame, by: Sequence[str], metrics: Sequence[tuple[str, str, float]] | None = None) -> str:
+def format_summary(
+    summary: pd.DataFrame, by: Sequence[str], metrics: Sequence[tuple[str, str, float]] | None = None
+) -> str:
     """A readable table of a `summarize` result: one line per group, a
     `mean ± ci_half` cell per metric. `metrics` are (column, heading, scale)."""
     metrics = metrics or [
@@ -135,7 +143,7 @@ def format_summary(summary: pd.DataFrame, by: Sequence[str], metrics: Sequence[t
     lines = []
     nby = len(by)
     for r in cells:
-        parts = [c.ljust(w) if i < nby else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))]
+        parts = [c.ljust(w) if i < nby else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))]
         lines.append("  " + "  ".join(parts).rstrip())
     n = summary["n"].max()
     lines.append(f"  (mean ± half-width of the 95% confidence interval over {n} seed{'s' if n != 1 else ''})")

@@ -9,7 +9,8 @@ least `QUEUEING_MS`), which is where the per-hop behaviour mattered.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
 
@@ -44,9 +45,11 @@ def _shown(block: pd.DataFrame) -> bool:
 def _block(block: pd.DataFrame, end_to_end: bool) -> list[str]:
     """The lines of one scope's table."""
     columns: list[tuple[str, str, Callable[[Any], str]]] = [("class", "class", str)]
-    for col, head in [("arrivals", "sent" if end_to_end else "arrivals"),
-                      ("departures", "received" if end_to_end else "departures"),
-                      ("dropped", "dropped")]:
+    for col, head in [
+        ("arrivals", "sent" if end_to_end else "arrivals"),
+        ("departures", "received" if end_to_end else "departures"),
+        ("dropped", "dropped"),
+    ]:
         if col in block:
             columns.append((col, head, _int))
     # Drop reasons that occurred in this scope (any drop_* column).
@@ -69,7 +72,7 @@ def _block(block: pd.DataFrame, end_to_end: bool) -> list[str]:
     widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
     lines = []
     for r in cells:
-        parts = [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:])]
+        parts = [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)]
         lines.append("  " + "  ".join(parts).rstrip())
     return lines
 

@@ -50,10 +50,11 @@ import os
 import shutil
 import time
 import tomllib
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -287,7 +288,7 @@ def make_plan(
     plan = Plan(text, source, name, grid, seed_list, fixed, set)
     points = list(itertools.product(*grid.values())) if grid else [()]
     for i, values in enumerate(points):
-        params = dict(zip(grid, values))
+        params = dict(zip(grid, values, strict=True))
         sets = list(fixed)
         sets += [f"{k}={toml_value(v)}" for k, v in params.items() if is_path(k)]
         sets += [f"{path}={toml_value(render(tpl, params))}" for path, tpl in set.items()]
@@ -572,7 +573,9 @@ def write_dataset(plan: Plan, out: Path) -> None:
         _write_parquet(df, out / f"{name}.parquet")
     _write_parquet(stats.summarize(data["classes"], by=[*plan.keys, "scope", "class"]), out / "summary.parquet")
     groups = stats.flow_groups(data["flows"], by=[*plan.keys, "seed", "run"])
-    _write_parquet(stats.summarize(groups, by=[*plan.keys, "group", "class", "transport"]), out / "group_summary.parquet")
+    _write_parquet(
+        stats.summarize(groups, by=[*plan.keys, "group", "class", "transport"]), out / "group_summary.parquet"
+    )
     manifest = {
         "name": plan.name,
         "source": plan.source,

@@ -13,6 +13,7 @@ use phb_sim::{run, Column, RunOutput};
 
 /// s (0) -- r1 (1) -- r2 (2) -- d (3); the bottleneck r1 -> r2 has `qdisc`
 /// and may drop data at random with probability `loss`.
+#[allow(clippy::too_many_arguments)]
 fn dumbbell(
     bottleneck_bps: u64,
     bottleneck_delay: Time,

@@ -37,6 +37,7 @@ pub struct Port {
 }
 
 impl Port {
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         from: usize,
         to: usize,

@@ -763,7 +763,7 @@ fn every_dropper_is_a_qdisc_kind_and_a_buffer_policy() {
         ("pie", "target = \"15ms\"\nt_update = \"15ms\"\nalpha = 0.125\nbeta = 1.25"),
     ] {
         with_qdisc(&format!("kind = \"{kind}\"\n{keys}")).unwrap_or_else(|e| panic!("{kind}: {e}"));
-        with_qdisc(&format!("kind = \"classful\"\n[[qdiscs.extra.buffers]]\nname = \"b\"\npolicy = \"{kind}\"\n{}\n[[qdiscs.extra.queues]]\nname = \"q\"\nbuffer = \"b\"", keys.replace('\n', "\n")))
+        with_qdisc(&format!("kind = \"classful\"\n[[qdiscs.extra.buffers]]\nname = \"b\"\npolicy = \"{kind}\"\n{}\n[[qdiscs.extra.queues]]\nname = \"q\"\nbuffer = \"b\"", keys))
             .unwrap_or_else(|e| panic!("{kind} buffer: {e}"));
     }
     let err = with_qdisc("kind = \"codel\"\nmin_th = 3").unwrap_err();

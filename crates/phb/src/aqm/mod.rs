@@ -113,10 +113,10 @@ impl Thresholds {
     /// Checks `0 ≤ min_th < max_th` and `0 < max_p ≤ 1`; `what` names the
     /// triple in the message (e.g. `"yellow"`).
     pub fn validate(&self, what: &str) -> Result<(), String> {
-        if !(self.min_th >= 0.0) {
+        if self.min_th.is_nan() || self.min_th < 0.0 {
             return Err(format!("{what}: min_th must be >= 0, got {}", self.min_th));
         }
-        if !(self.max_th > self.min_th) {
+        if self.max_th.is_nan() || self.max_th <= self.min_th {
             return Err(format!("{what}: max_th ({}) must be greater than min_th ({})", self.max_th, self.min_th));
         }
         if !(self.max_p > 0.0 && self.max_p <= 1.0) {

@@ -93,10 +93,10 @@ impl Default for RedParams {
 impl RedParams {
     /// Checks the relations the algorithm needs; the message names the parameter.
     pub fn validate(&self) -> Result<(), String> {
-        if !(self.min_th >= 0.0) {
+        if self.min_th.is_nan() || self.min_th < 0.0 {
             return Err(format!("min_th must be >= 0, got {}", self.min_th));
         }
-        if !(self.max_th > self.min_th) {
+        if self.max_th.is_nan() || self.max_th <= self.min_th {
             return Err(format!("max_th ({}) must be greater than min_th ({})", self.max_th, self.min_th));
         }
         if !(self.w_q > 0.0 && self.w_q <= 1.0) {

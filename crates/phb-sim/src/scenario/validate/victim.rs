@@ -12,6 +12,7 @@ use crate::scenario::raw;
 impl Context<'_> {
     /// The victim rule of buffer `b` (at `path`) of the classful qdisc at
     /// `qdisc_path`, whose queues are `queues` and belong to `queue_buffer`.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn victim(
         &self,
         qdisc_path: &str,
