@@ -129,13 +129,19 @@ def test_seed_is_reproducible_and_matters(scenario_file, tmp_path):
     assert not c7.equals(c8)
 
 
-def test_rerun_replaces_the_directory_atomically(scenario_file, tmp_path):
+def test_rerun_replaces_what_phblab_wrote_and_keeps_the_rest(scenario_file, tmp_path):
     out = tmp_path / "res"
     assert main(["run", str(scenario_file), "--out", str(out), "-q"]) == 0
-    (out / "stale.parquet").write_bytes(b"old")
+    (out / "notes.txt").write_text("mine")
+    (out / "plots").mkdir()
+    (out / "plots" / "fig.png").write_bytes(b"png")
     assert main(["run", str(scenario_file), "--out", str(out), "-q", "--seed", "3"]) == 0
-    assert not (out / "stale.parquet").exists()
     assert json.loads((out / "summary.json").read_text())["seed"] == 3
+    assert (out / "notes.txt").read_text() == "mine"
+    assert (out / "plots" / "fig.png").read_bytes() == b"png"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["state"] == "complete"
+    assert sorted(manifest["files"]) == sorted([*(f"{t}.parquet" for t in [*TABLES, "transfers"]), "summary.json"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["res", "small.toml"]
 
 

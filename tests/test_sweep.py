@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import phblab
-from phblab import stats
+from phblab import outdir, stats
 from phblab.sweep import SweepError, make_plan, parse_grid_arg, render
 
 GRID = {"qdiscs.bottleneck.max_p": [0.05, 0.2], "rate": [1, 2]}
@@ -89,12 +89,13 @@ def test_interrupted_sweep_resumes_to_the_same_dataset(scenario_file, tmp_path):
     runs = out / "runs"
     assert len([p for p in runs.iterdir() if (p / "summary.json").is_file()]) == 3
     assert not (out / "classes.parquet").exists()  # no dataset from an incomplete sweep
-    # what a kill during a write leaves behind: a temporary directory, and a run directory without summary.json
+    # what a kill during a write leaves behind: a run directory marked as being
+    # written, with a half-written file in its staging directory
     plan = make_plan(scenario_file, GRID, 2, set=SET)
-    (runs / f"{plan.runs[-1].key}.tmp-12345").mkdir()
-    (runs / f"{plan.runs[-1].key}.tmp-12345" / "classes.parquet").write_text("half")
-    (runs / plan.runs[-2].key).mkdir()
-    (runs / plan.runs[-2].key / "classes.parquet").write_text("half")
+    half = runs / plan.runs[-2].key
+    with outdir.lock(half):
+        (half / f"{outdir.STAGING_PREFIX}12345").mkdir()
+        (half / f"{outdir.STAGING_PREFIX}12345" / "classes.parquet").write_text("half")
 
     resumed = phblab.sweep(scenario_file, grid=GRID, set=SET, seeds=2, jobs=2, out=out)
     assert resumed.ran == 8 - 3

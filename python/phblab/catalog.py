@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from phblab import _core, stats
+from phblab import _core, outdir, stats
 from phblab.entry import split_reproduce
 
 DEFAULT_RESULTS = Path("results") / "reproduce"
@@ -1164,6 +1164,7 @@ class Outcome:
     wall_time_s: float
     per_point: pd.DataFrame
     seeds: list = field(default_factory=list)
+    reruns: list = field(default_factory=list)  # sweep.Rerun: runs that failed verification
 
     @property
     def passed(self) -> bool:
@@ -1239,30 +1240,33 @@ def reproduce(
 
     start = time.perf_counter()
     d = entry_dir(entry, results)
-    sw = sweep(
-        entry.scenario_path,
-        grid=entry.grid,
-        seeds=seeds if seeds is not None else entry.sweep.get("seeds", 1),
-        jobs=jobs,
-        out=d / "sweep",
-        client=client,
-        overrides=entry.sweep.get("overrides"),
-        set=entry.sweep.get("set"),
-        progress=progress,
-    )
-    data = {"classes": sw.classes, "flows": sw.flows, "runs": sw.runs}
-    per_run = per_run_values(entry, data, sw.dir / "runs")
-    pstats = point_stats(entry, per_run)
-    fits = fitted(entry, pstats)
-    checks = compare(entry, pstats, fits) + check_claims(entry, pstats)
-    plots = plot_entry(entry, pstats, d)
-    outcome = Outcome(
-        entry, checks, d, plots, len(sw.runs), sw.ran, time.perf_counter() - start, pstats, list(sw.seeds)
-    )
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "comparison.json").write_text(json.dumps(outcome.to_json(), indent=2, default=_json_default) + "\n")
-    pd.DataFrame([c.row() for c in checks]).to_csv(d / "comparison.csv", index=False)
-    per_run.to_csv(d / "per_run.csv", index=False)
+    outdir.claim(d, "reproduce")
+    with outdir.lock(d):
+        sw = sweep(
+            entry.scenario_path,
+            grid=entry.grid,
+            seeds=seeds if seeds is not None else entry.sweep.get("seeds", 1),
+            jobs=jobs,
+            out=d / "sweep",
+            client=client,
+            overrides=entry.sweep.get("overrides"),
+            set=entry.sweep.get("set"),
+            progress=progress,
+        )
+        data = {"classes": sw.classes, "flows": sw.flows, "runs": sw.runs}
+        per_run = per_run_values(entry, data, sw.dir / "runs")
+        pstats = point_stats(entry, per_run)
+        fits = fitted(entry, pstats)
+        checks = compare(entry, pstats, fits) + check_claims(entry, pstats)
+        with outdir.writing(d, "reproduce") as staging:
+            plots = [d / p.relative_to(staging) for p in plot_entry(entry, pstats, staging)]
+            outcome = Outcome(
+                entry, checks, d, plots, len(sw.runs), sw.ran, time.perf_counter() - start, pstats, list(sw.seeds), sw.reruns
+            )
+            text = json.dumps(outcome.to_json(), indent=2, default=_json_default) + "\n"
+            (staging / "comparison.json").write_text(text)
+            pd.DataFrame([c.row() for c in checks]).to_csv(staging / "comparison.csv", index=False)
+            per_run.to_csv(staging / "per_run.csv", index=False)
     return outcome
 
 
@@ -1356,6 +1360,7 @@ def format_outcome(outcome: Outcome) -> str:
         f"  sweep: {grid or 'one point'}; {outcome.runs} runs ({outcome.ran} run now, the rest reused) "
         f"in {outcome.wall_time_s:.1f} s; results in {outcome.dir}/"
     )
+    lines += [f"  note: {r}" for r in outcome.reruns]
     for c in outcome.checks:
         lines.append(f"  {c.message()}")
     verdict = "PASS" if outcome.passed else "FAIL"

@@ -23,7 +23,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from phblab import _core, api
+from phblab import _core, api, outdir
 from phblab.entry import scenario_text_of_file
 from phblab.results import Results
 from phblab.summary import print_summary
@@ -389,6 +389,8 @@ def _sweep(args: argparse.Namespace) -> int:
             if isinstance(e, _core.ScenarioError):
                 raise
             raise _BadInput(str(e)) from None
+    for rerun in sw.reruns:
+        print(f"note: {rerun}", file=sys.stderr)
     if not args.quiet:
         print(f"{sw.name}: {len(sw.runs)} runs ({sw.ran} run now, {len(sw.runs) - sw.ran} reused)")
         print()
@@ -500,7 +502,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return args.func(args)
-    except (_core.ScenarioError, _BadInput) as e:
+    except (_core.ScenarioError, _BadInput, outdir.NotOurs, outdir.Busy) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except _core.RunError as e:

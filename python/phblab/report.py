@@ -25,11 +25,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from phblab import _core
+from phblab import _core, outdir
 from phblab.catalog import DEFAULT_RESULTS, Entry, claim_relation, claim_source, entry_dir, load_catalog, tally
 
 DEFAULT_OUT = Path("results") / "report"
-_MARKER = ".phblab-report"
 
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; padding: 0 1em; color: #222; }
@@ -209,18 +208,11 @@ def write_report(
     `phblab reproduce` in `results`; returns the page's path."""
     out = Path(out)
     results = Path(results)
-    if out.exists() and not (out.is_dir() and (not any(out.iterdir()) or (out / _MARKER).is_file())):
-        raise FileExistsError(
-            f"{out} exists and is not a phblab report directory; refusing to replace it: choose another --out"
-        )
     entries = list(entries) if entries is not None else load_catalog(catalog)
-    tmp = out.with_name(f"{out.name}.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    try:
+    with outdir.writing(out, "report") as staging:
         sections, statuses = [], []
         for entry in entries:
-            status, body = _entry_section(entry, results, tmp)
+            status, body = _entry_section(entry, results, staging)
             statuses.append((entry, status))
             sections.append(body)
         overview = "".join(
@@ -245,18 +237,5 @@ Values marked <i>measured</i> are regression values of phblab itself, not a pape
 </body>
 </html>
 """
-        (tmp / "index.html").write_text(page, encoding="utf-8")
-        (tmp / _MARKER).write_text("written by phblab report; the directory is replaced by the next report\n")
-        if out.exists():
-            old = out.with_name(f"{out.name}.old-{os.getpid()}")
-            shutil.rmtree(old, ignore_errors=True)
-            os.rename(out, old)
-            os.rename(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            os.rename(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        (staging / "index.html").write_text(page, encoding="utf-8")
     return out / "index.html"

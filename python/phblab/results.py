@@ -2,9 +2,8 @@
 DataFrames, and writing them to a directory.
 
 A results directory holds one Parquet file per table (`classes.parquet`,
-`flows.parquet`, `timeseries.parquet`, ...) and `summary.json`. It is written
-atomically: into a temporary sibling directory first, which then replaces the
-target, so a reader never sees a half-written directory.
+`flows.parquet`, `timeseries.parquet`, ...), `summary.json` and the
+manifest of what phblab wrote there (`phblab.outdir`).
 """
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,8 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from phblab import outdir
 
 _ARROW_TYPES = {"f64": pa.float64(), "u64": pa.int64(), "str": pa.string()}
 _NUMPY_TYPES = {"f64": "float64", "u64": "int64", "str": "str"}
@@ -116,62 +116,25 @@ class Results:
         return {k: _json_safe(v) for k, v in doc.items()}
 
     def write(self, out_dir: str | os.PathLike) -> Path:
-        """Writes `<name>.parquet` per table and `summary.json` into `out_dir`,
-        atomically, replacing a previous results directory there. Returns the
-        directory.
+        """Writes `<name>.parquet` per table and `summary.json` into `out_dir`
+        and returns the directory.
 
-        An existing `out_dir` is replaced only if it is empty or holds a
-        `summary.json` (a previous result); anything else raises
-        FileExistsError rather than deleting a directory that is not ours.
+        The files replace those of a previous run there; files phblab did not
+        write are kept. A directory that holds files phblab did not write,
+        and no record of phblab's (`phblab.outdir`), is refused with
+        `outdir.NotOurs` (a FileExistsError); one another process is writing
+        into with `outdir.Busy`.
         """
         out = Path(out_dir)
-        if out.exists() and not _replaceable(out):
-            raise FileExistsError(
-                f"{out} exists and is not a phblab results directory (no summary.json); "
-                "refusing to replace it: choose another --out"
-            )
-        parent = out.absolute().parent
-        parent.mkdir(parents=True, exist_ok=True)
-        tmp = parent / f"{out.name}.tmp-{os.getpid()}"
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir()
-        try:
+        with outdir.writing(out, "run") as staging:
             for name, cols in self._columns.items():
                 types = self._types[name]
                 schema = pa.schema([(c, _ARROW_TYPES[types[c]]) for c in cols])
                 table = pa.Table.from_pydict(cols, schema=schema)
-                pq.write_table(table, tmp / f"{name}.parquet")
+                pq.write_table(table, staging / f"{name}.parquet")
             text = json.dumps(self.summary_json(), indent=2, allow_nan=False) + "\n"
-            (tmp / "summary.json").write_text(text)
-            _replace_dir(tmp, parent / out.name)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+            (staging / "summary.json").write_text(text)
         return out
-
-
-def _replaceable(path: Path) -> bool:
-    if not path.is_dir() or path.is_symlink():
-        return False
-    entries = list(path.iterdir())
-    return not entries or (path / "summary.json").is_file()
-
-
-def _replace_dir(tmp: Path, target: Path) -> None:
-    """Puts directory `tmp` at `target`: renames an existing target aside,
-    renames `tmp` into place, then removes the old one."""
-    if not target.exists():
-        os.rename(tmp, target)
-        return
-    old = target.with_name(f"{target.name}.old-{os.getpid()}")
-    shutil.rmtree(old, ignore_errors=True)
-    os.rename(target, old)
-    try:
-        os.rename(tmp, target)
-    except BaseException:
-        os.rename(old, target)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def _json_safe(value: Any) -> Any:

@@ -16,10 +16,12 @@ parameters into overrides, e.g. `set={"links[1].delay": "{R_ms/2 - 1}ms"}`
 
 Runs. Each run (grid point × seed) is keyed by a hash of the scenario text,
 its overrides, its seed, the phblab version and the build of the simulator
-core, and stored as a results directory `OUT/runs/<key>/` (written
-atomically by `Results.write`: a temporary sibling renamed into place). A
-rerun of the sweep skips every key already complete, so a killed sweep
-resumes where it stopped and never reads half-written results.
+core, and stored as a results directory `OUT/runs/<key>/` with the manifest
+of its files and their digests (`phblab.outdir`). A rerun of the sweep
+reuses every run whose files still match their manifest and reruns the
+others (saying which and why), so a killed sweep resumes where it stopped
+and never reads half-written, truncated or corrupt results. One sweep at a
+time writes into OUT: it holds OUT's lock from start to end.
 
 Backends. Runs execute in the calling process (`jobs=1`), in a local
 process pool (default: one process per core), or on any executor-like
@@ -47,7 +49,6 @@ import math
 import multiprocessing
 import operator
 import os
-import shutil
 import time
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
@@ -58,7 +59,7 @@ from typing import Any
 
 import pandas as pd
 
-from phblab import _core, api
+from phblab import _core, api, outdir
 from phblab.results import Results
 from phblab.scenario import toml_value
 
@@ -351,26 +352,20 @@ def _pool(jobs: int) -> cf.Executor:
     return cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
 
 
-def _clean_stale(runs_dir: Path) -> None:
-    """Removes temporary directories a killed sweep left behind (a run being
-    written, `<key>.tmp-<pid>`, or replaced, `<key>.old-<pid>`)."""
-    if not runs_dir.is_dir():
-        return
-    for p in runs_dir.iterdir():
-        if ".tmp-" in p.name or ".old-" in p.name:
-            shutil.rmtree(p, ignore_errors=True)
-
-
-def _complete(run_dir: Path) -> bool:
-    return (run_dir / "summary.json").is_file()
-
-
 def _store(runs_dir: Path, spec: RunSpec, results: Results) -> None:
     results.summary["sweep"] = {"point": spec.params, "seed": spec.seed, "key": spec.key}
-    target = runs_dir / spec.key
-    if target.exists() and not _complete(target):
-        shutil.rmtree(target)  # not ours to keep: an incomplete run directory
-    results.write(target)
+    results.write(runs_dir / spec.key)
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """A run found in the sweep directory that failed verification, and why."""
+
+    spec: RunSpec
+    reason: str
+
+    def __str__(self) -> str:
+        return f"run {self.spec.key} ({_describe(self.spec)}): {self.reason}; rerun"
 
 
 def execute(
@@ -380,15 +375,22 @@ def execute(
     client: Any = None,
     progress: bool = True,
 ) -> int:
-    """Runs every incomplete run of `plan` into `out/runs/`; returns how many ran."""
+    """Runs every run of `plan` that `out/runs/` does not hold verified
+    into it; returns how many ran, and the runs that were there but failed
+    verification (rerun)."""
     runs_dir = out / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
-    _clean_stale(runs_dir)
-    todo, seen = [], set()
+    todo, seen, reruns = [], set(), []
     for spec in plan.runs:
-        if spec.key not in seen and not _complete(runs_dir / spec.key):
-            todo.append(spec)
+        if spec.key in seen:
+            continue
         seen.add(spec.key)
+        problem = outdir.verify(runs_dir / spec.key)
+        if problem is None:
+            continue
+        todo.append(spec)
+        if problem != "absent":
+            reruns.append(Rerun(spec, problem))
     total = len(seen)
     bar = None
     if progress and todo:
@@ -438,7 +440,7 @@ def execute(
             bar.close()
         if own is not None:
             own.shutdown(wait=True, cancel_futures=True)
-    return len(todo)
+    return len(todo), reruns
 
 
 def _describe(spec: RunSpec) -> str:
@@ -467,8 +469,9 @@ def build_dataset(plan: Plan, out: Path) -> dict[str, pd.DataFrame]:
     run_rows = []
     for spec in plan.runs:
         d = runs_dir / spec.key
-        if not _complete(d):
-            raise SweepError(f"run {spec.key} ({_describe(spec)}) is not complete in {runs_dir}")
+        problem = outdir.verify(d)
+        if problem is not None:
+            raise SweepError(f"run {spec.key} ({_describe(spec)}) in {runs_dir}: {problem}")
         for t in DATASET_TABLES:
             tables[t].append(_with_params(plan, spec, pd.read_parquet(d / f"{t}.parquet")))
         s = json.loads((d / "summary.json").read_text())
@@ -490,18 +493,6 @@ def build_dataset(plan: Plan, out: Path) -> dict[str, pd.DataFrame]:
     return data
 
 
-def _write_parquet(df: pd.DataFrame, path: Path) -> None:
-    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    df.to_parquet(tmp, index=False)
-    os.replace(tmp, path)
-
-
-def _write_text(text: str, path: Path) -> None:
-    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
 def _json_default(v: Any) -> Any:
     if isinstance(v, float) and not math.isfinite(v):
         return None
@@ -518,16 +509,19 @@ class Sweep:
             grid keys, `seed` and `run` (the run's key) in front.
         runs: one row per run (key, events, wall time, overrides).
         ran: how many runs this call executed (the rest were complete).
+        reruns: the runs found in the directory that failed verification
+            against their manifest and were run again (`Rerun`: spec, reason).
     """
 
-    def __init__(self, directory: str | os.PathLike, ran: int = 0) -> None:
+    def __init__(self, directory: str | os.PathLike, ran: int = 0, reruns: Sequence[Rerun] = ()) -> None:
         self.dir = Path(directory)
-        manifest = json.loads((self.dir / "sweep.json").read_text())
-        self.manifest = manifest
-        self.grid = manifest["grid"]
-        self.seeds = manifest["seeds"]
-        self.name = manifest["name"]
+        description = json.loads((self.dir / "sweep.json").read_text())
+        self.description = description
+        self.grid = description["grid"]
+        self.seeds = description["seeds"]
+        self.name = description["name"]
         self.ran = ran
+        self.reruns = list(reruns)
         self.classes = pd.read_parquet(self.dir / "classes.parquet")
         self.flows = pd.read_parquet(self.dir / "flows.parquet")
         self.runs = pd.read_parquet(self.dir / "runs.parquet")
@@ -566,17 +560,15 @@ class Sweep:
 
 
 def write_dataset(plan: Plan, out: Path) -> None:
+    """Writes the combined tables, their statistics, `sweep.json` and
+    `scenario.toml` into `out` (replacing the previous dataset there)."""
     from phblab import stats
 
     data = build_dataset(plan, out)
-    for name, df in data.items():
-        _write_parquet(df, out / f"{name}.parquet")
-    _write_parquet(stats.summarize(data["classes"], by=[*plan.keys, "scope", "class"]), out / "summary.parquet")
+    data["summary"] = stats.summarize(data["classes"], by=[*plan.keys, "scope", "class"])
     groups = stats.flow_groups(data["flows"], by=[*plan.keys, "seed", "run"])
-    _write_parquet(
-        stats.summarize(groups, by=[*plan.keys, "group", "class", "transport"]), out / "group_summary.parquet"
-    )
-    manifest = {
+    data["group_summary"] = stats.summarize(groups, by=[*plan.keys, "group", "class", "transport"])
+    description = {
         "name": plan.name,
         "source": plan.source,
         "grid": plan.grid,
@@ -586,8 +578,11 @@ def write_dataset(plan: Plan, out: Path) -> None:
         "phblab_version": _core.version(),
         "runs": [r.key for r in plan.runs],
     }
-    _write_text(json.dumps(manifest, indent=2, default=_json_default) + "\n", out / "sweep.json")
-    _write_text(plan.text, out / "scenario.toml")
+    with outdir.writing(out, "sweep") as staging:
+        for name, df in data.items():
+            df.to_parquet(staging / f"{name}.parquet", index=False)
+        (staging / "sweep.json").write_text(json.dumps(description, indent=2, default=_json_default) + "\n")
+        (staging / "scenario.toml").write_text(plan.text)
 
 
 def default_out(name: str) -> Path:
@@ -631,9 +626,11 @@ def sweep(
     """
     plan = make_plan(scenario, grid, seeds, overrides, set)
     out = Path(out) if out is not None else default_out(plan.name)
-    ran = execute(plan, out, jobs=jobs, client=client, progress=progress)
-    write_dataset(plan, out)
-    return Sweep(out, ran=ran)
+    outdir.claim(out, "sweep")
+    with outdir.lock(out):
+        ran, reruns = execute(plan, out, jobs=jobs, client=client, progress=progress)
+        write_dataset(plan, out)
+    return Sweep(out, ran=ran, reruns=reruns)
 
 
 def open_sweep(directory: str | os.PathLike) -> Sweep:

@@ -312,6 +312,36 @@ fn the_name_defaults_to_the_file_stem() {
     let text = FULL.replacen("name = \"full\"", "", 1);
     assert_eq!(load(&text, "some/dir/dumbbell.toml", &[]).unwrap().name, "dumbbell");
     assert_eq!(load(&text, "C:\\x\\y.toml", &[]).unwrap().name, "y");
+    assert_eq!(load(&text, "runs/my run (2).toml", &[]).unwrap().name, "my_run__2_");
+    assert_eq!(load(&text, "../..hidden.toml", &[]).unwrap().name, "hidden");
+    assert_eq!(load(&text, "dir/.toml", &[]).unwrap().name, "scenario");
+}
+
+#[test]
+fn a_name_is_one_plain_path_component() {
+    let with_name = |toml_string: &str| FULL.replacen("name = \"full\"", &format!("name = {toml_string}"), 1);
+    let long = format!("\"{}\"", "n".repeat(101));
+    for bad in [
+        r#""/tmp/victim""#,
+        r#""../../x""#,
+        r#"".""#,
+        r#""..""#,
+        r#""a/b""#,
+        r#""a\\b""#,
+        r#"".hidden""#,
+        r#""x\u0000y""#,
+        r#""""#,
+        r#"" ""#,
+        r#""caf\u00e9""#,
+        r#""a b""#,
+        &long,
+    ] {
+        let err = load(&with_name(bad), "full.toml", &[]).unwrap_err();
+        assert_eq!(invalid(err).0 .0, "name", "{bad}");
+    }
+    for good in ["fig-3", "table_2.v2", "_x", "A1"] {
+        assert_eq!(load(&with_name(&format!("{good:?}")), "full.toml", &[]).unwrap().name, good);
+    }
 }
 
 #[test]

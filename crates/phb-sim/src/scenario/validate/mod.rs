@@ -36,8 +36,10 @@ type Result<T> = std::result::Result<T, ScenarioError>;
 pub(super) fn validate(file: &raw::File, doc: &Document<&str>, source_name: &str) -> Result<Scenario> {
     let cx = Context { doc, source_name };
     let name = match &file.name {
-        Some(name) if name.trim().is_empty() => return Err(cx.err("name", "the name must not be empty")),
-        Some(name) => name.clone(),
+        Some(name) => match name_problem(name) {
+            Some(problem) => return Err(cx.err("name", format!("{name:?}: {problem}"))),
+            None => name.clone(),
+        },
         None => default_name(source_name),
     };
     let run = cx.run(&file.run)?;
@@ -56,14 +58,41 @@ pub(super) fn validate(file: &raw::File, doc: &Document<&str>, source_name: &str
     Ok(Scenario { name, run, classes, nodes, links, groups })
 }
 
-/// The file stem of `source_name`: `dir/dumbbell.toml` gives `dumbbell`.
+/// The longest scenario name, in bytes.
+const NAME_MAX_LEN: usize = 100;
+
+/// Why `name` cannot name a scenario, if it cannot. A name becomes a
+/// directory under the results root (`results/<name>`), so it must be one
+/// plain path component: ASCII letters, digits, `_`, `-` and `.`, starting
+/// with a letter, digit or `_` (so never `.`, `..` or a hidden name), at
+/// most [`NAME_MAX_LEN`] bytes.
+fn name_problem(name: &str) -> Option<String> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    let rule = "a name is one path component: ASCII letters, digits, `_`, `-` and `.`, starting with a letter, digit or `_`";
+    match name.chars().next() {
+        None => Some("the name must not be empty".to_owned()),
+        Some(first) if !(first.is_ascii_alphanumeric() || first == '_') => Some(rule.to_owned()),
+        _ if name.len() > NAME_MAX_LEN => Some(format!("the name is longer than {NAME_MAX_LEN} bytes")),
+        _ => name.chars().find(|&c| !allowed(c)).map(|c| format!("{c:?} is not allowed: {rule}")),
+    }
+}
+
+/// The file stem of `source_name` made a valid name: `dir/dumbbell.toml`
+/// gives `dumbbell`, `my run.toml` gives `my_run`; characters a name may not
+/// hold become `_`, leading dots are dropped, and an empty stem gives
+/// `scenario`.
 fn default_name(source_name: &str) -> String {
     let file = source_name.rsplit(['/', '\\']).next().unwrap_or(source_name);
-    let stem = file.strip_suffix(".toml").unwrap_or(file);
-    if stem.is_empty() {
+    let stem = file.strip_suffix(".toml").unwrap_or(file).trim_start_matches('.');
+    let name: String = stem
+        .chars()
+        .take(NAME_MAX_LEN)
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') { c } else { '_' })
+        .collect();
+    if name.is_empty() {
         "scenario".to_owned()
     } else {
-        stem.to_owned()
+        name
     }
 }
 
