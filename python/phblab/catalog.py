@@ -1261,7 +1261,16 @@ def reproduce(
         with outdir.writing(d, "reproduce") as staging:
             plots = [d / p.relative_to(staging) for p in plot_entry(entry, pstats, staging)]
             outcome = Outcome(
-                entry, checks, d, plots, len(sw.runs), sw.ran, time.perf_counter() - start, pstats, list(sw.seeds), sw.reruns
+                entry,
+                checks,
+                d,
+                plots,
+                len(sw.runs),
+                sw.ran,
+                time.perf_counter() - start,
+                pstats,
+                list(sw.seeds),
+                sw.reruns,
             )
             text = json.dumps(outcome.to_json(), indent=2, default=_json_default) + "\n"
             (staging / "comparison.json").write_text(text)

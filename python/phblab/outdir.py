@@ -122,7 +122,9 @@ def lock(directory: str | os.PathLike) -> Iterator[None]:
                 raise
             f.seek(0)
             holder = f.read().strip() or "another process"
-            raise Busy(f"{directory} is being written by {holder}; wait for it to finish or choose another output") from None
+            raise Busy(
+                f"{directory} is being written by {holder}; wait for it to finish or choose another output"
+            ) from None
         f.seek(0)
         f.truncate()
         f.write(f"phblab (pid {os.getpid()})\n")

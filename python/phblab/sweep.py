@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import ast
 import concurrent.futures as cf
+import contextlib
 import hashlib
 import itertools
 import json
@@ -49,6 +50,8 @@ import math
 import multiprocessing
 import operator
 import os
+import signal
+import threading
 import time
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
@@ -304,10 +307,17 @@ def make_plan(
 
 
 def run_one(text: str, source: str, seed: int, overrides: Sequence[str]) -> Results:
-    """Runs one scenario text; the function a worker executes."""
-    start = time.perf_counter()
-    raw = _core.run(text, source, seed, list(overrides), None)
-    wall = time.perf_counter() - start
+    """Runs one scenario text; the function a worker executes. In a local
+    pool's worker, Ctrl-C (SIGINT) stops the run and nothing else."""
+    if _IN_POOL_WORKER:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        start = time.perf_counter()
+        raw = _core.run(text, source, seed, list(overrides), None)
+        wall = time.perf_counter() - start
+    finally:
+        if _IN_POOL_WORKER:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
     return Results.from_core(raw, wall_time_s=wall, overrides=list(overrides), version=_core.version())
 
 
@@ -342,14 +352,68 @@ def _submit(client: Any, spec: RunSpec, plan: Plan):
     return client.submit(*args)
 
 
-def _pool(jobs: int) -> cf.Executor:
-    """A local process pool. Fork where there is fork: workers start at once
-    and, unlike spawn and forkserver, need not re-import the caller's main
-    script (which would rerun a script without an `if __name__ ==
-    "__main__"` guard)."""
-    methods = multiprocessing.get_all_start_methods()
-    ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    return cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+#: True in the worker processes of a `_LocalPool`
+_IN_POOL_WORKER = False
+
+# prctl(2) option: a signal the kernel sends this process when its parent dies.
+_PR_SET_PDEATHSIG = 1
+
+
+def _worker_init(parent_pid: int) -> None:
+    """A local pool worker's set-up: it ignores Ctrl-C while idle (the
+    parent decides; `run_one` listens while a run is under way), and it dies
+    with its parent, so that a killed sweep leaves no workers behind: by the
+    kernel's parent-death signal on Linux, by a watchdog thread elsewhere."""
+    global _IN_POOL_WORKER
+    _IN_POOL_WORKER = True
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        armed = libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        armed = False
+    if not armed:
+        threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()
+    if os.getppid() != parent_pid:  # the parent died before the signal was armed
+        os._exit(1)
+
+
+def _watch_parent(parent_pid: int) -> None:
+    while os.getppid() == parent_pid:
+        time.sleep(0.5)
+    os._exit(1)
+
+
+class _LocalPool:
+    """A local process pool (`concurrent.futures.ProcessPoolExecutor`)
+    whose workers die with this process and can be told to stop their runs.
+
+    Fork where there is fork: workers start at once and, unlike spawn and
+    forkserver, need not re-import the caller's main script (which would
+    rerun a script without an `if __name__ == "__main__"` guard)."""
+
+    def __init__(self, jobs: int) -> None:
+        methods = multiprocessing.get_all_start_methods()
+        ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        self._others = {p.pid for p in multiprocessing.active_children()}
+        self.executor = cf.ProcessPoolExecutor(
+            max_workers=jobs, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(),)
+        )
+
+    def submit(self, fn, *args) -> cf.Future:
+        return self.executor.submit(fn, *args)
+
+    def interrupt(self) -> None:
+        """Sends SIGINT to the workers: each stops the run it is doing."""
+        for p in multiprocessing.active_children():
+            if p.pid not in self._others:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(p.pid, signal.SIGINT)
+
+    def shutdown(self) -> None:
+        self.executor.shutdown(wait=True, cancel_futures=True)
 
 
 def _store(runs_dir: Path, spec: RunSpec, results: Results) -> None:
@@ -407,8 +471,8 @@ def execute(
     own = None
     if client is None:
         jobs = jobs or os.cpu_count() or 1
-        client = _Inline() if jobs == 1 or len(todo) <= 1 else _pool(min(jobs, len(todo)))
-        own = client if isinstance(client, cf.Executor) else None
+        client = _Inline() if jobs == 1 or len(todo) <= 1 else _LocalPool(min(jobs, len(todo)))
+        own = client if isinstance(client, _LocalPool) else None
     try:
         futures = {}
         for spec in todo:
@@ -434,12 +498,14 @@ def execute(
     except BaseException:
         for fut in futures if "futures" in locals() else ():
             fut.cancel()
+        if own is not None:
+            own.interrupt()
         raise
     finally:
         if bar is not None:
             bar.close()
         if own is not None:
-            own.shutdown(wait=True, cancel_futures=True)
+            own.shutdown()
     return len(todo), reruns
 
 

@@ -16,6 +16,8 @@
 //! finds the deadline not yet due and does nothing; when it moves earlier,
 //! a new event is scheduled and the old one becomes stale.
 
+use std::ops::ControlFlow;
+
 use phb::classify::{PacketKey, Protocol};
 use phb::{DropReason, Qdisc, Rng, Time};
 
@@ -30,13 +32,22 @@ use crate::report;
 use crate::scenario::{Scenario, Transport};
 use crate::tcp::Ack;
 
-/// A run that started but could not finish correctly. Always fatal.
+/// A run that started but did not finish. Always fatal to the run.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum RunError {
     /// Packets were created or lost without being counted: a simulator bug.
     #[error("packet conservation violated: {0}")]
     Conservation(String),
+    /// The progress callback of [`run_with`] asked the run to stop (e.g. on
+    /// Ctrl-C) at this simulated time, in seconds.
+    #[error("stopped at {0} s of simulated time")]
+    Stopped(f64),
 }
+
+/// How often (in events) a run reports its progress and may be stopped:
+/// every 65,536 events, a few milliseconds of wall-clock time (a power of
+/// two: the check is a mask).
+const PROGRESS_EVERY_EVENTS: u64 = 1 << 16;
 
 #[derive(Clone, Copy, Debug)]
 enum Event {
@@ -181,7 +192,8 @@ impl<'s> Sim<'s> {
         }
     }
 
-    fn run(&mut self, progress: &mut dyn FnMut(f64)) {
+    /// Runs to the end, or until `progress` breaks (the time it broke at).
+    fn run(&mut self, progress: &mut dyn FnMut(f64) -> ControlFlow<()>) -> Result<(), RunError> {
         self.schedule_start();
         while let Some((time, event)) = self.events.pop() {
             if time >= self.end {
@@ -189,8 +201,10 @@ impl<'s> Sim<'s> {
             }
             self.now = time;
             self.events_processed += 1;
-            if self.events_processed & 0xFFFF == 0 {
-                progress(time.as_secs_f64() / self.end.as_secs_f64());
+            if self.events_processed & (PROGRESS_EVERY_EVENTS - 1) == 0
+                && progress(time.as_secs_f64() / self.end.as_secs_f64()).is_break()
+            {
+                return Err(RunError::Stopped(time.as_secs_f64()));
             }
             match event {
                 Event::Emit(flow) => self.emit(flow as usize),
@@ -225,7 +239,8 @@ impl<'s> Sim<'s> {
             }
         }
         self.now = self.end;
-        progress(1.0);
+        let _ = progress(1.0); // the run is done: nothing left to stop
+        Ok(())
     }
 
     fn packet(&self, f: usize, size: u32, meta: Meta) -> SimPacket {
@@ -605,9 +620,23 @@ impl<'s> Sim<'s> {
 /// Runs `scenario` with `seed` (the scenario's own seed when `None`),
 /// calling `progress` with the fraction of simulated time done, now and then.
 pub fn run(scenario: &Scenario, seed: Option<u64>, progress: &mut dyn FnMut(f64)) -> Result<RunOutput, RunError> {
+    run_with(scenario, seed, &mut |fraction| {
+        progress(fraction);
+        ControlFlow::Continue(())
+    })
+}
+
+/// [`run`], stopped with [`RunError::Stopped`] when `progress` returns
+/// `ControlFlow::Break` (it is called every few milliseconds of wall-clock
+/// time, so a caller can poll for Ctrl-C there).
+pub fn run_with(
+    scenario: &Scenario,
+    seed: Option<u64>,
+    progress: &mut dyn FnMut(f64) -> ControlFlow<()>,
+) -> Result<RunOutput, RunError> {
     let seed = seed.unwrap_or(scenario.run.seed);
     let mut sim = Sim::new(scenario, seed);
-    sim.run(progress);
+    sim.run(progress)?;
     sim.check_conservation()?;
     Ok(report::collect(&mut sim, seed))
 }

@@ -19,6 +19,8 @@
 //! is wrong) and `RunError` (a `RuntimeError`: the run could not finish
 //! correctly, a simulator bug).
 
+use std::ops::ControlFlow;
+
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -75,11 +77,14 @@ fn validate<'py>(
 
 /// Loads and runs a scenario with `seed` (the scenario's own when `None`).
 /// `progress`, when given, is called now and then with the fraction of
-/// simulated time done (a float in [0, 1]); the first exception it raises
-/// is re-raised after the run. Raises `ScenarioError` or `RunError`.
+/// simulated time done (a float in [0, 1]). Raises `ScenarioError` or
+/// `RunError`.
 ///
 /// The simulation runs without holding the GIL (other Python threads keep
-/// running); it is re-acquired only to call `progress`.
+/// running). Every 65,536 events (a few milliseconds) it re-acquires it to
+/// run pending signal handlers and call `progress`; an exception from
+/// either (KeyboardInterrupt on Ctrl-C) stops the run at once and is
+/// re-raised.
 #[pyfunction]
 #[pyo3(signature = (text, source_name = "<string>", seed = None, overrides = Vec::new(), progress = None))]
 fn run<'py>(
@@ -94,17 +99,21 @@ fn run<'py>(
     let mut callback_error: Option<PyErr> = None;
     let result = py.detach(|| {
         let mut report = |fraction: f64| {
-            let Some(callback) = &progress else { return };
-            if callback_error.is_some() {
-                return;
-            }
             Python::attach(|py| {
-                if let Err(e) = callback.call1(py, (fraction,)) {
-                    callback_error = Some(e);
+                let outcome = py.check_signals().and_then(|()| match &progress {
+                    Some(callback) => callback.call1(py, (fraction,)).map(drop),
+                    None => Ok(()),
+                });
+                match outcome {
+                    Ok(()) => ControlFlow::Continue(()),
+                    Err(e) => {
+                        callback_error = Some(e);
+                        ControlFlow::Break(())
+                    }
                 }
-            });
+            })
         };
-        phb_sim::run(&scenario, seed, &mut report)
+        phb_sim::run_with(&scenario, seed, &mut report)
     });
     if let Some(e) = callback_error {
         return Err(e);

@@ -68,7 +68,8 @@ const NAME_MAX_LEN: usize = 100;
 /// most [`NAME_MAX_LEN`] bytes.
 fn name_problem(name: &str) -> Option<String> {
     let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
-    let rule = "a name is one path component: ASCII letters, digits, `_`, `-` and `.`, starting with a letter, digit or `_`";
+    let rule =
+        "a name is one path component: ASCII letters, digits, `_`, `-` and `.`, starting with a letter, digit or `_`";
     match name.chars().next() {
         None => Some("the name must not be empty".to_owned()),
         Some(first) if !(first.is_ascii_alphanumeric() || first == '_') => Some(rule.to_owned()),
