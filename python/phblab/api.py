@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 from phblab import _core
@@ -37,9 +36,36 @@ def scenario_text(scenario: Scenario) -> tuple[str, str]:
     if isinstance(scenario, Mapping):
         return to_toml({k: v for k, v in scenario.items() if k != "reproduce"}), "<dict>"
     if isinstance(scenario, (str, os.PathLike)):
-        path = Path(scenario)
-        return scenario_text_of_file(path.read_text(encoding="utf-8")), str(scenario)
+        return scenario_text_of_file(read_scenario_file(scenario)), str(scenario)
     raise TypeError(f"a scenario is a path or a dict, not {type(scenario).__name__}")
+
+
+#: seeds are unsigned 64-bit integers
+SEED_MAX = 2**64 - 1
+
+#: the largest scenario file read, in bytes
+MAX_SCENARIO_BYTES = 16 * 2**20
+
+
+def check_seed(seed: int) -> int:
+    """`seed` if it is an integer in 0..=2^64-1; otherwise ValueError."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= SEED_MAX:
+        raise ValueError(f"seed {seed!r}: a seed is an integer from 0 to {SEED_MAX}")
+    return seed
+
+
+def read_scenario_file(path: str | os.PathLike) -> str:
+    """The text of a scenario file, refusing one larger than
+    `MAX_SCENARIO_BYTES` (or endless, such as /dev/zero) before reading it
+    all; OSError or ValueError (not UTF-8, too large) with the path."""
+    with open(path, "rb") as f:
+        data = f.read(MAX_SCENARIO_BYTES + 1)
+    if len(data) > MAX_SCENARIO_BYTES:
+        raise ValueError(f"{path}: larger than {MAX_SCENARIO_BYTES // 2**20} MiB; not a scenario file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
 
 
 def override_list(overrides: Overrides) -> list[str]:
@@ -119,6 +145,8 @@ def run(
     """
     text, source = scenario_text(scenario)
     sets = override_list(overrides)
+    if seed is not None:
+        check_seed(seed)
     bar = ProgressBar() if progress is True else None
     callback = bar if bar is not None else (progress if callable(progress) else None)
     start = time.perf_counter()

@@ -264,7 +264,7 @@ def _overridden(sweep: Mapping, path: str) -> bool:
 def _expr_names(expr: Any, where: str) -> set[str]:
     """The names an expression reads (not the functions it calls); checks that
     `phblab.sweep.evaluate` supports it."""
-    from phblab.sweep import evaluate
+    from phblab.expr import evaluate
 
     _need(
         isinstance(expr, str) and expr.strip(),
@@ -513,6 +513,24 @@ def _parse_claim(c: Any, grid: Mapping, metrics: Mapping, cw: str) -> Claim:
     return Claim(c["text"].strip(), c.get("ref", ""), source, over, left, c["op"], right)
 
 
+def _check_templates(sweep: Mapping[str, Any], where: str) -> None:
+    """Fills in every `set` template at every grid point, so that a template
+    that cannot be evaluated is an error of the entry, found when it is
+    loaded."""
+    from phblab.sweep import render
+
+    templates = sweep.get("set") or {}
+    _need(isinstance(templates, dict), where, "must be a table {path = template}")
+    grid = sweep["grid"]
+    for point in itertools.product(*grid.values()):
+        params = dict(zip(grid, point, strict=True))
+        for path, template in templates.items():
+            try:
+                render(template, params)
+            except ValueError as e:
+                raise CatalogError(f"{where}.{path}: {e}") from None
+
+
 def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: str) -> Entry:
     w = f"{path}: [reproduce]"
     _check_keys(
@@ -588,6 +606,7 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
         f"{w}.assumptions",
         "a list of strings",
     )
+    _check_templates(sweep, f"{w}.sweep.set")
     return Entry(
         id=entry_id,
         path=path,
@@ -660,17 +679,26 @@ def load_entry(path: str | os.PathLike, root: str | os.PathLike | None = None) -
     return entry
 
 
-def load_catalog(root: str | os.PathLike | None = None) -> list[Entry]:
-    """Every entry under `root` (default `default_catalog()`), by id."""
+def load_catalog(root: str | os.PathLike | None = None, errors: list[CatalogError] | None = None) -> list[Entry]:
+    """Every entry under `root` (default `default_catalog()`), by id.
+
+    A malformed entry raises its `CatalogError`, or, when `errors` is a
+    list, is appended to it and left out, so the rest can still be listed."""
     root = Path(root) if root is not None else default_catalog()
     entries = []
     for path in sorted(root.rglob("*.toml")):
         try:
             doc = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError, RecursionError):
             continue
-        if "reproduce" in doc:
+        if "reproduce" not in doc:
+            continue
+        try:
             entries.append(load_entry(path, root))
+        except CatalogError as e:
+            if errors is None:
+                raise
+            errors.append(e)
     return entries
 
 
@@ -783,7 +811,7 @@ def _timeseries_values(entry: Entry, runs: pd.DataFrame, runs_dir: Path | None) 
 
 def _expr_values(entry: Entry, m: Metric, table: pd.DataFrame) -> pd.Series:
     """An expr metric, evaluated per run over the columns it reads."""
-    from phblab.sweep import evaluate
+    from phblab.expr import evaluate
 
     out = []
     for _, row in table.iterrows():

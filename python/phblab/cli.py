@@ -18,15 +18,18 @@ expected values.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import textwrap
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from phblab import _core, api, outdir
 from phblab.entry import scenario_text_of_file
 from phblab.results import Results
 from phblab.summary import print_summary
+from phblab.sweep import SweepError
 
 EXIT_RUN_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -54,6 +57,33 @@ overrides, --set 'links[2].rate=5Mbps'.
 
 def _wrap(text: str) -> str:
     return textwrap.fill(text, width=78)
+
+
+def _seed(text: str) -> int:
+    """argparse type of a seed: an integer in 0..=2^64-1."""
+    try:
+        return api.check_seed(int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: a seed is an integer from 0 to {api.SEED_MAX}") from None
+
+
+def _positive(text: str) -> int:
+    """argparse type of a count (seeds, jobs): an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of at least 1")
+    return value
+
+
+def _seed_list(text: str) -> list[int]:
+    """argparse type of --seed-list: comma-separated seeds, each once."""
+    seeds = [_seed(part.strip()) for part in text.split(",")]
+    if len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f"{text!r}: a seed is listed twice")
+    return seeds
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -91,7 +121,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--seed",
         metavar="N",
-        type=int,
+        type=_seed,
         help="seed of the random streams (default: the scenario's run.seed); the same seed gives the same results",
     )
     run.add_argument("--set", metavar="KEY=VALUE", action="append", default=[], dest="overrides", help=_SET_HELP)
@@ -181,9 +211,9 @@ def _add_workflow(sub) -> None:
         help="a swept scenario path and its values, e.g. qdiscs.bottleneck.max_p=0.05,0.1; "
         "values are read as for --set; repeat for a cartesian product",
     )
-    sw.add_argument("--seeds", metavar="N", type=int, default=1, help="seeds 1..N per grid point (default 1)")
-    sw.add_argument("--seed-list", metavar="S1,S2", help="explicit seeds instead of --seeds")
-    sw.add_argument("--jobs", "-j", metavar="J", type=int, help="local worker processes (default: one per core)")
+    sw.add_argument("--seeds", metavar="N", type=_positive, default=1, help="seeds 1..N per grid point (default 1)")
+    sw.add_argument("--seed-list", metavar="S1,S2", type=_seed_list, help="explicit seeds instead of --seeds")
+    sw.add_argument("--jobs", "-j", metavar="J", type=_positive, help="local worker processes (default: one per core)")
     sw.add_argument("--out", metavar="DIR", help="sweep directory (default: results/<scenario name>-sweep)")
     sw.add_argument(
         "--dask",
@@ -214,22 +244,27 @@ def _add_workflow(sub) -> None:
         formatter_class=fmt,
     )
     pl.add_argument("results", metavar="RESULTS", help="a sweep directory or a run's results directory")
-    pl.add_argument("--x", help="the swept key on the x axis (default: the first)")
-    pl.add_argument("--y", default="delay_mean_s", help="the metric column (default delay_mean_s)")
-    pl.add_argument("--by", default="class", help="one line per value of this column (default class; 'none' for none)")
+    pl.add_argument("--x", help="a sweep: the swept key on the x axis (default: the first)")
+    pl.add_argument("--y", help="a sweep: the metric column (default delay_mean_s)")
+    pl.add_argument("--by", help="a sweep: one line per value of class (default), scope, group, or 'none'")
     pl.add_argument(
-        "--scope", default="end-to-end", help="classes scope: end-to-end (default) or a link such as 'r1->r2'"
+        "--scope", help="classes scope: end-to-end (default) or a link such as 'r1->r2' (a run: of its delay CDF)"
     )
     pl.add_argument(
         "--table",
         choices=["classes", "groups"],
-        help="classes (per scope and class) or groups (flow totals per traffic group)",
+        help="a sweep: classes (per scope and class) or groups (flow totals per traffic group)",
     )
-    pl.add_argument("--logx", action="store_true")
-    pl.add_argument("--logy", action="store_true")
+    pl.add_argument("--logx", action="store_true", help="a sweep: logarithmic x axis")
+    pl.add_argument("--logy", action="store_true", help="a sweep: logarithmic y axis")
     pl.add_argument("--timeseries", action="store_true", help="a run: the time series only")
     pl.add_argument("--cdf", action="store_true", help="a run: the delay CDF only")
-    pl.add_argument("--out", metavar="FILE", help="output path without suffix (PNG and SVG are written)")
+    pl.add_argument(
+        "--out",
+        metavar="FILE",
+        help="output path without suffix (PNG and SVG are written); for a run drawn in both "
+        "ways, a prefix: FILE-timeseries, FILE-delay-cdf",
+    )
     pl.set_defaults(func=_plot)
 
     rp = sub.add_parser(
@@ -248,8 +283,8 @@ def _add_workflow(sub) -> None:
     rp.add_argument("--all", action="store_true", help="run every entry")
     rp.add_argument("--catalog", metavar="DIR", help="the catalog root (default: ./scenarios, or $PHBLAB_CATALOG)")
     rp.add_argument("--results", metavar="DIR", default=None, help="where results go (default results/reproduce)")
-    rp.add_argument("--jobs", "-j", metavar="J", type=int, help="local worker processes (default: one per core)")
-    rp.add_argument("--seeds", metavar="N", type=int, help="seeds 1..N instead of the entry's")
+    rp.add_argument("--jobs", "-j", metavar="J", type=_positive, help="local worker processes (default: one per core)")
+    rp.add_argument("--seeds", metavar="N", type=_positive, help="seeds 1..N instead of the entry's")
     rp.add_argument("--dask", metavar="ADDRESS", help="as for sweep")
     rp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     rp.set_defaults(func=_reproduce)
@@ -272,15 +307,17 @@ def _add_workflow(sub) -> None:
     rep.add_argument("--results", metavar="DIR", help="reproduce results to read (default results/reproduce)")
     rep.add_argument("--catalog", metavar="DIR", help="the catalog root (default: ./scenarios)")
     rep.add_argument("--run", action="store_true", help="run `reproduce` on every entry first")
-    rep.add_argument("--jobs", "-j", metavar="J", type=int, help="with --run: local worker processes")
+    rep.add_argument("--jobs", "-j", metavar="J", type=_positive, help="with --run: local worker processes")
     rep.set_defaults(func=_report)
 
 
 def _read(path: str) -> str:
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise _BadInput(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
+        text = api.read_scenario_file(path)
+    except OSError as e:
+        raise _BadInput(f"{path}: cannot read: {e.strerror or e}") from None
+    except ValueError as e:
+        raise _BadInput(str(e)) from None
     try:
         return scenario_text_of_file(text)  # a catalog entry's [reproduce] is not for the core
     except ValueError as e:
@@ -362,10 +399,14 @@ def _sweep(args: argparse.Namespace) -> int:
     from phblab.sweep import SweepError, is_path, parse_grid_arg, sweep
 
     try:
-        grid = dict(parse_grid_arg(g) for g in args.grid)
-        seeds = [int(x) for x in args.seed_list.split(",")] if args.seed_list else args.seeds
+        pairs = [parse_grid_arg(g) for g in args.grid]
     except ValueError as e:
         raise _BadInput(str(e)) from None
+    grid = dict(pairs)
+    if len(grid) != len(pairs):
+        twice = next(k for i, (k, _) in enumerate(pairs) if k in (p[0] for p in pairs[:i]))
+        raise _BadInput(f"--grid {twice} is given twice: give all its values once, {twice}=V1,V2,...")
+    seeds = args.seed_list or args.seeds
     bad = [k for k in grid if not is_path(k)]
     if bad:
         raise _BadInput(f"--grid {bad[0]}: not a scenario path (e.g. run.duration, links[1].delay)")
@@ -401,41 +442,54 @@ def _sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+_SWEEP_ONLY = ("x", "y", "by", "table", "logx", "logy")
+_RUN_ONLY = ("timeseries", "cdf")
+
+
+def _refuse(args: argparse.Namespace, options: Sequence[str], what: str) -> None:
+    given = [o for o in options if getattr(args, o) not in (None, False)]
+    if given:
+        raise _BadInput(f"--{given[0]} does not apply to {what}")
+
+
 def _plot(args: argparse.Namespace) -> int:
     from phblab import plot
 
     path = Path(args.results)
     written = []
+    scope = args.scope or plot.END_TO_END
     try:
         if (path / "sweep.json").is_file():
-            by = None if args.by.lower() == "none" else args.by
+            _refuse(args, _RUN_ONLY, "a sweep (it draws a metric against a swept key)")
+            by = None if (args.by or "class").lower() == "none" else (args.by or "class")
             written += plot.plot_metric(
                 path,
                 x=args.x,
-                y=args.y,
+                y=args.y or "delay_mean_s",
                 by=by,
-                scope=args.scope,
+                scope=scope,
                 table=args.table,
                 out=args.out,
                 logx=args.logx,
                 logy=args.logy,
             )
         elif (path / "summary.json").is_file():
+            _refuse(args, _SWEEP_ONLY, "a run's results (they draw time series and a delay CDF)")
+            plot.check_written(path)
             both = not (args.timeseries or args.cdf)
+            prefix = (lambda name: f"{args.out}-{name}") if args.out and both else (lambda name: args.out)
             if args.timeseries or both:
-                out = args.out if args.out and args.timeseries else None
                 try:
-                    written += plot.plot_timeseries(path, out=out)
+                    written += plot.plot_timeseries(path, out=prefix("timeseries"))
                 except ValueError as e:
                     if not both:
                         raise
                     print(f"note: {e}", file=sys.stderr)
             if args.cdf or both:
-                out = args.out if args.out and args.cdf else None
-                written += plot.plot_delay_cdf(path, scope=args.scope, out=out)
+                written += plot.plot_delay_cdf(path, scope=scope, out=prefix("delay-cdf"))
         else:
             raise _BadInput(f"{path}: neither a sweep directory (sweep.json) nor a run's results (summary.json)")
-    except (ValueError, FileNotFoundError) as e:
+    except (ValueError, FileNotFoundError, SweepError) as e:
         raise _BadInput(str(e)) from None
     for p in written:
         print(f"wrote {p}")
@@ -447,8 +501,11 @@ def _reproduce(args: argparse.Namespace) -> int:
 
     try:
         if args.list:
-            print(catalog.list_entries(catalog.load_catalog(args.catalog)))
-            return 0
+            errors: list[catalog.CatalogError] = []
+            print(catalog.list_entries(catalog.load_catalog(args.catalog, errors)))
+            for e in errors:
+                print(f"error: {e}", file=sys.stderr)
+            return EXIT_BAD_INPUT if errors else 0
         if args.all:
             entries = catalog.load_catalog(args.catalog)
         elif args.ids:
@@ -467,7 +524,9 @@ def _reproduce(args: argparse.Namespace) -> int:
                 outcome = catalog.reproduce(
                     entry, results=results, jobs=args.jobs, client=client, seeds=args.seeds, progress=not args.quiet
                 )
-            except catalog.CatalogError as e:
+            except ValueError as e:  # a CatalogError, or a value the sweep refused
+                if isinstance(e, _core.ScenarioError):
+                    raise
                 raise _BadInput(str(e)) from None
             print(catalog.format_outcome(outcome), flush=True)
             if not outcome.passed:
@@ -505,9 +564,25 @@ def main(argv: list[str] | None = None) -> int:
     except (_core.ScenarioError, _BadInput, outdir.NotOurs, outdir.Busy) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except SweepError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_RUN_FAILED
     except _core.RunError as e:
         print(f"error: the simulation failed (a bug in phblab, please report it): {e}", file=sys.stderr)
         return EXIT_RUN_FAILED
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except OSError as e:  # a full disk, a permission, a vanished file
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"error: {where}{e.strerror or e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as e:
+        if os.environ.get("PHBLAB_TRACEBACK"):
+            raise
+        print(
+            f"error: {type(e).__name__}: {e} (unexpected: a bug in phblab, please report it; "
+            "PHBLAB_TRACEBACK=1 shows where)",
+            file=sys.stderr,
+        )
+        return EXIT_RUN_FAILED

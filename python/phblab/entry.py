@@ -32,8 +32,8 @@ def split_reproduce(text: str) -> tuple[str, dict[str, Any] | None]:
     """
     try:
         doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return text, None  # let the core report the syntax error with its position
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return text, None  # let the core report the syntax error (or the nesting) with its position
     section = doc.get(SECTION)
     if section is None:
         return text, None

@@ -150,6 +150,17 @@ def _load_sweep(results: Any):
     raise FileNotFoundError(f"{path} is not a sweep directory (no sweep.json)")
 
 
+def check_written(path: Path) -> None:
+    """Raises ValueError if the directory's files do not match the manifest
+    phblab wrote (a directory of an older phblab has none: not checked)."""
+    from phblab import outdir
+
+    if (path / outdir.MANIFEST).is_file():
+        problem = outdir.verify(path)
+        if problem is not None:
+            raise ValueError(f"{path}: {problem}; run it again")
+
+
 def _load_run(results: Any):
     """A run's tables: a `Results`, or a results directory."""
     from phblab.results import Results
@@ -159,6 +170,7 @@ def _load_run(results: Any):
     path = Path(results)
     if not (path / "summary.json").is_file():
         raise FileNotFoundError(f"{path} is not a run's results directory (no summary.json)")
+    check_written(path)
     summary = json.loads((path / "summary.json").read_text())
     classes = pd.read_parquet(path / "classes.parquet")
     ts_path = path / "timeseries.parquet"
@@ -173,6 +185,17 @@ def _fmt(v: Any) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
+_LINESTYLES = ["-", "--", ":", "-."]
+
+
+def class_colours(classes: Iterable[Any]) -> dict:
+    """{class: colour}: the default colour cycle in the order given (the
+    scenario's declaration order, as the tables list classes), so that a
+    class has the same colour in every figure of a run or sweep."""
+    cycle = [matplotlib.colors.to_hex(c) for c in plt.rcParams["axes.prop_cycle"].by_key()["color"]]
+    return {c: cycle[i % len(cycle)] for i, c in enumerate(dict.fromkeys(classes))}
+
+
 def draw_lines(
     ax,
     data: pd.DataFrame,
@@ -181,11 +204,16 @@ def draw_lines(
     scale: float,
     xs_of: Mapping[Any, float] | None,
     label_prefix: str = "",
+    colour_of: Mapping[Any, str] | None = None,
 ) -> dict:
     """Draws one line (mean) with a CI band (or error bars on a categorical
     axis) per group of `line_keys`; `data` has x, mean, ci_low, ci_high.
+    With `colour_of` ({class: colour}) and "class" among `line_keys`, a
+    line's colour is its class' and the other keys vary the line style.
     Returns {group key: colour}."""
     colours = {}
+    by_class = colour_of is not None and "class" in line_keys
+    styles: dict = {}
     groups = data.groupby(list(line_keys), sort=False, dropna=False) if line_keys else [((), data)]
     for key, g in groups:
         key = key if isinstance(key, tuple) else (key,)
@@ -201,13 +229,19 @@ def draw_lines(
         lo = g["ci_low"].to_numpy(float)[order] * scale
         hi = g["ci_high"].to_numpy(float)[order] * scale
         categorical = xs_of is not None and getattr(xs_of, "categorical", False)
+        style = {}
+        if by_class:
+            i = list(line_keys).index("class")
+            rest = key[:i] + key[i + 1 :]
+            style = {"color": colour_of[key[i]], "linestyle": _LINESTYLES[styles.setdefault(rest, len(styles)) % 4]}
         if categorical:
             yerr = np.vstack([mean - lo, hi - mean])
             yerr = np.where(np.isfinite(yerr), yerr, 0)
-            line = ax.errorbar(xs, mean, yerr=yerr, marker="o", capsize=4, linestyle="none", label=label)
+            style["linestyle"] = "none"
+            line = ax.errorbar(xs, mean, yerr=yerr, marker="o", capsize=4, label=label, **style)
             colour = line[0].get_color()
         else:
-            (line,) = ax.plot(xs, mean, marker="o", label=label)
+            (line,) = ax.plot(xs, mean, marker="o", label=label, **style)
             colour = line.get_color()
             if np.isfinite(lo).any():
                 ax.fill_between(xs, lo, hi, color=colour, alpha=0.2, linewidth=0)
@@ -286,12 +320,15 @@ def plot_metric(
         df = df[df[k] == v]
     if df.empty:
         raise ValueError("nothing to plot: no rows match")
+    unknown = [b for b in by if b not in base]
+    if unknown:
+        raise ValueError(f"by={unknown[0]!r}: one line per value of {', '.join(base)} (or none)")
     summary = stats.summarize(df, by=[*keys, *base], metrics=[y])
-    line_keys = [k for k in keys if k != x and summary[k].nunique() > 1] + [b for b in by if b in summary.columns]
+    line_keys = [k for k in keys if k != x and summary[k].nunique() > 1] + by
     scale, unit = metric_scale(y)
     xs_of, xunit, cats = x_positions(summary[x])
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    draw_lines(ax, summary, x, line_keys, scale, xs_of)
+    draw_lines(ax, summary, x, line_keys, scale, xs_of, colour_of=class_colours(sw.classes["class"]))
     _x_axis(ax, x, xunit, cats, xs_of, logx)
     if logy:
         ax.set_yscale("log")
@@ -336,7 +373,8 @@ def plot_timeseries(
     per-class mean delay end to end, per-class throughput end to end.
 
     `results` is a `Results` or a run's results directory."""
-    summary, _, ts = _load_run(results)
+    summary, classes, ts = _load_run(results)
+    colour_of = class_colours(classes["class"])
     if ts is None or ts.empty:
         raise ValueError('the run has no time series: set run.sample_interval in the scenario (e.g. "100ms")')
     queues = ts[ts.metric == "queue_pkts"]
@@ -358,7 +396,7 @@ def plot_timeseries(
         scale, unit = metric_scale(metric)
         d = ts[(ts.metric == metric) & (ts.scope == END_TO_END)]
         for cls, g in d.groupby("class", sort=False):
-            ax.plot(g.time_s, g.value * scale, label=str(cls), linewidth=1)
+            ax.plot(g.time_s, g.value * scale, label=str(cls), linewidth=1, color=colour_of.get(cls))
         ax.set_ylabel(f"{axis_label(metric, unit)}, end to end")
         if not d.empty:
             ax.legend(fontsize=8, title="class")
@@ -386,6 +424,7 @@ def plot_delay_cdf(
     """Per-class delay distribution at `scope` from the run's percentiles
     (see the module's doc: p50, p95, p99 and max; no raw samples)."""
     summary, classes, _ = _load_run(results)
+    colour_of = class_colours(classes["class"])
     rows = classes[classes.scope == scope]
     if rows.empty:
         raise ValueError(f"scope {scope!r} not in the results; scopes: {', '.join(dict.fromkeys(classes.scope))}")
@@ -395,7 +434,7 @@ def plot_delay_cdf(
         ps = [p for _, p in _PERCENTILES]
         if not all(math.isfinite(v) for v in xs):
             continue
-        (line,) = ax.plot(xs, ps, marker="o", label=str(r["class"]))
+        (line,) = ax.plot(xs, ps, marker="o", label=str(r["class"]), color=colour_of[r["class"]])
         if math.isfinite(r.get("delay_mean_s", math.nan)):
             ax.axvline(r["delay_mean_s"] * 1e3, color=line.get_color(), linestyle=":", linewidth=0.8)
     what = "one-way delay" if scope == END_TO_END else f"queueing delay at {scope}"

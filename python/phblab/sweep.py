@@ -40,7 +40,6 @@ it ran in one go, resumed, or ran on Dask.
 
 from __future__ import annotations
 
-import ast
 import concurrent.futures as cf
 import contextlib
 import hashlib
@@ -48,7 +47,6 @@ import itertools
 import json
 import math
 import multiprocessing
-import operator
 import os
 import signal
 import threading
@@ -63,6 +61,7 @@ from typing import Any
 import pandas as pd
 
 from phblab import _core, api, outdir
+from phblab.expr import evaluate
 from phblab.results import Results
 from phblab.scenario import toml_value
 
@@ -127,42 +126,6 @@ def is_path(key: str) -> bool:
 
 # ------------------------------------------------------------------ templates
 
-_BINOPS = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.Pow: operator.pow,
-}
-_FUNCS = {"min": min, "max": max, "round": round, "abs": abs, "int": int, "float": float}
-
-
-def evaluate(expr: str, params: Mapping[str, Any]) -> Any:
-    """Evaluates a small arithmetic expression over `params`: numbers,
-    names, + - * / // % **, parentheses and min, max, round, abs, int, float."""
-
-    def ev(node: ast.AST) -> Any:
-        if isinstance(node, ast.Expression):
-            return ev(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)):
-            return node.value
-        if isinstance(node, ast.Name):
-            if node.id not in params:
-                raise ValueError(f"unknown parameter {node.id!r} in {{{expr}}}; known: {', '.join(params)}")
-            return params[node.id]
-        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-            return _BINOPS[type(node.op)](ev(node.left), ev(node.right))
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            v = ev(node.operand)
-            return -v if isinstance(node.op, ast.USub) else v
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCS:
-            return _FUNCS[node.func.id](*[ev(a) for a in node.args])
-        raise ValueError(f"unsupported expression {{{expr}}}")
-
-    return ev(ast.parse(expr.strip(), mode="eval"))
-
 
 def _fmt_number(v: Any) -> str:
     if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
@@ -170,6 +133,16 @@ def _fmt_number(v: Any) -> str:
     if isinstance(v, float):
         return repr(round(v, 12))
     return str(v)
+
+
+def _evaluate_in(template: str, expr: str, params: Mapping[str, Any]) -> Any:
+    """`expr` of `template` evaluated; arithmetic without a value at these
+    parameters (a division by zero) is an error of the template."""
+    try:
+        return evaluate(expr, params)
+    except ArithmeticError as e:
+        shown = ", ".join(f"{k}={v}" for k, v in params.items())
+        raise ValueError(f"template {template!r}: {e} (at {shown or 'no parameters'})") from None
 
 
 def render(template: Any, params: Mapping[str, Any]) -> Any:
@@ -181,7 +154,7 @@ def render(template: Any, params: Mapping[str, Any]) -> Any:
         return template
     stripped = template.strip()
     if stripped.startswith("{") and stripped.endswith("}") and stripped.count("{") == 1:
-        v = evaluate(stripped[1:-1], params)
+        v = _evaluate_in(template, stripped[1:-1], params)
         return round(v, 12) if isinstance(v, float) else v
     out, i = [], 0
     while i < len(template):
@@ -193,7 +166,7 @@ def render(template: Any, params: Mapping[str, Any]) -> Any:
         if k < 0:
             raise ValueError(f"unclosed {{ in template {template!r}")
         out.append(template[i:j])
-        out.append(_fmt_number(evaluate(template[j + 1 : k], params)))
+        out.append(_fmt_number(_evaluate_in(template, template[j + 1 : k], params)))
         i = k + 1
     return "".join(out)
 
@@ -256,6 +229,12 @@ class Plan:
         return list(self.grid)
 
 
+def _same_value(a: Any, b: Any) -> bool:
+    """Grid values that make the same run: equal, and of the same kind (so
+    1 and 1.0 count as the same, 1 and "1" do not)."""
+    return a == b and isinstance(a, str) == isinstance(b, str)
+
+
 def _seed_list(seeds: int | Iterable[int] | None) -> list[int]:
     if seeds is None:
         return [1]
@@ -263,10 +242,12 @@ def _seed_list(seeds: int | Iterable[int] | None) -> list[int]:
         if seeds < 1:
             raise ValueError("seeds must be at least 1")
         return list(range(1, seeds + 1))
-    out = sorted({int(s) for s in seeds})
-    if not out:
+    listed = [api.check_seed(s) for s in seeds]
+    if not listed:
         raise ValueError("no seeds")
-    return out
+    if len(set(listed)) != len(listed):
+        raise ValueError(f"seeds {listed}: a seed is listed twice")
+    return sorted(listed)
 
 
 def make_plan(
@@ -285,6 +266,13 @@ def make_plan(
             raise ValueError(f"grid key {k!r} has no values")
         if k in RUN_COLUMNS:
             raise ValueError(f"grid key {k!r} clashes with a dataset column; rename it")
+        if k == "run.seed":
+            raise ValueError(
+                "grid key 'run.seed': a sweep sets each run's seed; give the seeds with seeds (--seeds, --seed-list)"
+            )
+        twice = next((v for i, v in enumerate(values) if any(_same_value(v, w) for w in values[:i])), None)
+        if twice is not None:
+            raise ValueError(f"grid key {k!r} lists {twice!r} twice: every grid point would be run (and counted) twice")
     set = dict(set or {})
     fixed = api.override_list(overrides)
     seed_list = _seed_list(seeds)
@@ -581,6 +569,10 @@ class Sweep:
 
     def __init__(self, directory: str | os.PathLike, ran: int = 0, reruns: Sequence[Rerun] = ()) -> None:
         self.dir = Path(directory)
+        if (self.dir / outdir.MANIFEST).is_file():
+            problem = outdir.verify(self.dir)
+            if problem is not None:
+                raise SweepError(f"{self.dir}: {problem}; run the sweep again")
         description = json.loads((self.dir / "sweep.json").read_text())
         self.description = description
         self.grid = description["grid"]

@@ -1,0 +1,196 @@
+"""Bad input gives one line and exit status 2, never a traceback; templates
+are evaluated safely; sweeps refuse grids that would give wrong answers;
+`phblab plot` refuses options that do not apply."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import phblab
+from conftest import SCENARIO
+from phblab import catalog, expr
+from phblab.sweep import make_plan, render
+from test_catalog import SECTION
+
+
+def cli(*args, cwd=None, timeout=120):
+    return subprocess.run(
+        [sys.executable, "-m", "phblab", *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=timeout
+    )
+
+
+def assert_one_line_error(r, *needles):
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert "Traceback" not in r.stderr, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
+    for needle in needles:
+        assert needle in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["run", "{file}", "--seed=-1"], "a seed is an integer from 0 to 18446744073709551615"),
+        (["run", "{file}", "--seed", "18446744073709551616"], "a seed is an integer"),
+        (["sweep", "{file}", "--seed-list=-1,2"], "a seed is an integer"),
+        (["sweep", "{file}", "--seed-list", "1,1"], "a seed is listed twice"),
+        (["sweep", "{file}", "--seeds", "0"], "at least 1"),
+        (["reproduce", "x", "--seeds", "0"], "at least 1"),
+        (["sweep", "{file}", "--jobs", "0"], "at least 1"),
+    ],
+)
+def test_bad_numbers_on_the_command_line(scenario_file, args, needle):
+    r = cli(*[a.format(file=scenario_file) for a in args])
+    assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_a_file_that_never_ends_is_refused():
+    assert_one_line_error(cli("validate", "/dev/zero"), "larger than 16 MiB")
+
+
+def test_deeply_nested_toml_is_an_error_not_a_crash(tmp_path):
+    path = tmp_path / "deep.toml"
+    path.write_text("x = " + "[" * 2000 + "]" * 2000 + "\n")
+    assert_one_line_error(cli("validate", path), str(path))
+
+
+def test_sweep_onto_an_existing_file(scenario_file, tmp_path):
+    target = tmp_path / "file"
+    target.write_text("mine")
+    r = cli("sweep", scenario_file, "--grid", "qdiscs.bottleneck.max_p=0.1", "--out", target)
+    assert_one_line_error(r, "is not a directory")
+    assert target.read_text() == "mine"
+
+
+def test_a_full_disk_is_one_line(scenario_file, tmp_path, monkeypatch, capsys):
+    import errno
+
+    from phblab import cli as cli_module
+    from phblab import outdir
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "out" / "classes.parquet"))
+
+    monkeypatch.setattr(outdir, "_commit", full)
+    assert cli_module.main(["run", str(scenario_file), "--out", str(tmp_path / "out"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "No space left on device" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_api_refuses_a_seed_out_of_range(scenario_file):
+    with pytest.raises(ValueError, match="a seed is an integer"):
+        phblab.run(scenario_file, seed=-1)
+
+
+# ------------------------------------------------------------------ templates
+
+
+@pytest.mark.parametrize(
+    "template, message",
+    [
+        ("{x.__class__}", "unsupported expression"),
+        ("{'a'*3000000000}", "unsupported expression"),
+        ("{10**10**10}", "too large"),
+        ("{__import__('os')}", "unsupported expression"),
+        ("{(lambda: 1)()}", "unsupported expression"),
+        ("{1/x}", "division by zero"),
+        ("{" + "(" * 5000 + "1" + ")" * 5000 + "}", "longer than"),
+    ],
+)
+def test_templates_are_evaluated_safely(template, message):
+    with pytest.raises(ValueError, match=message):
+        render(template, {"x": 0})
+
+
+def test_the_evaluator_computes_what_it_allows():
+    assert expr.evaluate("min(a, 2) * 3 - b // 2 + 2**10", {"a": 5, "b": 7}) == 2 * 3 - 3 + 1024
+    assert render("{R_ms/2 - 1}ms", {"R_ms": 20}) == "9ms"
+    with pytest.raises(ZeroDivisionError):
+        expr.evaluate("1 / (a - a)", {"a": 1.5})  # an expr metric makes this run's value NaN
+
+
+def test_one_malformed_entry_does_not_hide_the_catalog(tmp_path):
+    root = tmp_path / "catalog"
+    (root / "p").mkdir(parents=True)
+    (root / "p" / "good.toml").write_text(SCENARIO + SECTION.format(be=1.0, share=1.0))
+    bad = SECTION.format(be=1.0, share=1.0).replace('"{max_p}"', '"{max_p.__class__}"')
+    (root / "p" / "bad.toml").write_text(SCENARIO + bad)
+    r = cli("reproduce", "--list", "--catalog", root)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "p/good" in r.stdout and "p/bad" not in r.stdout
+    assert "bad.toml" in r.stderr and "unsupported expression" in r.stderr
+    with pytest.raises(catalog.CatalogError, match="sweep.set.qdiscs.bottleneck.max_p"):
+        catalog.load_catalog(root)
+
+
+# ---------------------------------------------------------------------- grids
+
+
+def test_a_grid_value_given_twice_is_refused(scenario_file):
+    with pytest.raises(ValueError, match="lists 0.1 twice"):
+        make_plan(scenario_file, {"qdiscs.bottleneck.max_p": [0.1, 0.1]})
+    with pytest.raises(ValueError, match="lists 1.0 twice"):
+        make_plan(scenario_file, {"rate": [1, 1.0]})
+
+
+def test_the_seed_is_not_a_grid_key(scenario_file):
+    with pytest.raises(ValueError, match="give the seeds with seeds"):
+        make_plan(scenario_file, {"run.seed": [1, 2]})
+
+
+def test_a_grid_key_given_twice_is_refused(scenario_file):
+    r = cli("sweep", scenario_file, "--grid", "qdiscs.bottleneck.max_p=0.1", "--grid", "qdiscs.bottleneck.max_p=0.2")
+    assert_one_line_error(r, "--grid qdiscs.bottleneck.max_p is given twice")
+    r = cli("sweep", scenario_file, "--grid", "qdiscs.bottleneck.max_p=0.1,0.1")
+    assert_one_line_error(r, "lists 0.1 twice")
+
+
+# ----------------------------------------------------------------------- plot
+
+
+@pytest.fixture
+def run_and_sweep(scenario_file, tmp_path):
+    run = tmp_path / "run"
+    assert cli("run", scenario_file, "--out", run, "-q").returncode == 0
+    sweep = tmp_path / "sw"
+    assert (
+        cli("sweep", scenario_file, "--grid", "qdiscs.bottleneck.max_p=0.1,0.2", "--out", sweep, "-q").returncode == 0
+    )
+    return run, sweep
+
+
+def test_plot_refuses_options_that_do_not_apply(run_and_sweep):
+    run, sweep = run_and_sweep
+    assert_one_line_error(cli("plot", sweep, "--cdf"), "--cdf does not apply to a sweep")
+    assert_one_line_error(cli("plot", run, "--x", "max_p"), "--x does not apply to a run's results")
+    assert_one_line_error(cli("plot", run, "--y", "loss_rate"), "--y does not apply")
+    assert_one_line_error(cli("plot", sweep, "--by", "nosuch"), "by='nosuch'")
+
+
+def test_plot_out_names_the_files_of_a_run(run_and_sweep, tmp_path):
+    run, _ = run_and_sweep
+    r = cli("plot", run, "--out", tmp_path / "fig")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "fig-delay-cdf.png").is_file() and (tmp_path / "fig-delay-cdf.svg").is_file()
+
+
+def test_a_class_has_one_colour_in_every_figure(run_and_sweep):
+    from phblab import plot
+
+    run, sweep = run_and_sweep
+    svg_colours = []
+    for paths in (plot.plot_delay_cdf(run), plot.plot_metric(sweep, y="delay_mean_s")):
+        svg_colours.append(paths[1].read_text())
+    colours = plot.class_colours(["be", "ef"])
+    for text in svg_colours:
+        assert colours["be"] in text and colours["ef"] in text
+
+
+def test_plot_refuses_a_run_whose_files_were_changed(run_and_sweep):
+    run, _ = run_and_sweep
+    (run / "classes.parquet").write_bytes(b"corrupt")
+    assert_one_line_error(cli("plot", run), "classes.parquet does not match its manifest")
+    assert json.loads((run / "manifest.json").read_text())["state"] == "complete"
