@@ -5,7 +5,8 @@
 #                BPR with PLC) reproduced into results/demo, with its HTML report
 #   make test    Rust tests (release: the TCP tests are heavy) and Python tests
 #   make lint    rustfmt, clippy (warnings are errors) and ruff (check and format), as CI runs them
-#   make bench   the speed benchmark: each benches/scenarios/*.toml in its own process
+#   make bench   the speed benchmark: each benches/scenarios/*.toml in its own process, in the
+#                core alone and through `phblab run` (benches/front_end.py: the front end's cost)
 #   make clean   remove the venv, build products (cargo clean) and results/demo
 #
 # Needs python3 (>= 3.11) and cargo; everything else comes from PyPI and crates.io.
@@ -51,12 +52,14 @@ test: setup
 lint: $(VENV)/.deps-installed
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
-	$(BIN)/ruff check python tests scripts
-	$(BIN)/ruff format --check python tests scripts
+	$(BIN)/ruff check python tests scripts benches
+	$(BIN)/ruff format --check python tests scripts benches
 
-bench:
+bench: setup
 	cargo build --profile dist --example bench
 	@for f in benches/scenarios/*.toml; do ./target/dist/examples/bench --repeat 3 $$f; done
+	@echo
+	$(BIN)/python benches/front_end.py --bench target/dist/examples/bench --phblab $(BIN)/phblab benches/scenarios/*.toml
 
 clean:
 	rm -rf $(VENV) results/demo .pytest_cache

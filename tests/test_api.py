@@ -1,9 +1,14 @@
 """The Python API: phblab.run / phblab.validate with files, dicts and overrides."""
 
+import hashlib
 import json
+import pickle
+import subprocess
+import sys
 import tomllib
 
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
 import phblab
@@ -150,3 +155,73 @@ def test_write_and_out(scenario_file, tmp_path):
     assert summary["overrides"] == ["run.seed=5"]
     res.write(out)  # replacing a previous result
     assert sorted(p.name for p in out.parent.iterdir()) == ["res"]
+
+
+def test_load_gives_back_what_run_returned(scenario_file, tmp_path):
+    res = phblab.run(scenario_file, out=tmp_path / "r")
+    back = phblab.load(tmp_path / "r")
+    assert back.summary == {
+        k: v for k, v in json.loads((tmp_path / "r" / "summary.json").read_text()).items() if k != "classes"
+    }
+    for name in ["classes", "flows", "timeseries", "transfers"]:
+        pd.testing.assert_frame_equal(back.tables[name], res.tables[name])
+    assert back.scenario_text == (tmp_path / "r" / "scenario.toml").read_text() == scenario_file.read_text()
+    assert back.summary["scenario_sha256"] == hashlib.sha256(scenario_file.read_bytes()).hexdigest()
+    (tmp_path / "r" / "flows.parquet").write_bytes(b"changed")
+    with pytest.raises(ValueError, match="flows.parquet does not match its manifest"):
+        phblab.load(tmp_path / "r")
+
+
+def test_every_column_carries_its_description_and_unit(scenario_file, tmp_path):
+    phblab.run(scenario_file, out=tmp_path / "r")
+    schema = pq.read_schema(tmp_path / "r" / "classes.parquet")
+    meta = schema.field("loss_rate").metadata
+    assert meta[b"unit"] == b"fraction" and b"dropped" in meta[b"description"]
+    assert schema.field("delay_p99_s").metadata[b"unit"] == b"s"
+    assert pq.read_metadata(tmp_path / "r" / "flows.parquet").metadata[b"phblab_version"] == phblab.__version__.encode()
+    for name in ["classes", "flows", "timeseries", "transfers"]:
+        for field in pq.read_schema(tmp_path / "r" / f"{name}.parquet"):
+            assert field.metadata and field.metadata[b"description"], f"{name}.{field.name}"
+
+
+def test_results_survive_pickling(scenario_file):
+    res = phblab.run(scenario_file)
+    back = pickle.loads(pickle.dumps(res))
+    pd.testing.assert_frame_equal(back.flows, res.flows)
+
+
+LEAN = """
+import sys
+from phblab.cli import main
+try:
+    status = main(sys.argv[1:])
+except SystemExit as e:  # --version
+    status = e.code
+heavy = sorted(m for m in ("pandas", "pyarrow", "matplotlib", "numpy", "scipy") if m in sys.modules)
+print("heavy:", ",".join(heavy))
+sys.exit(status)
+"""
+
+
+def test_the_command_loads_no_heavy_library_to_run(scenario_file, tmp_path):
+    for args in (
+        ["--version"],
+        ["validate", str(scenario_file)],
+        ["run", str(scenario_file), "-q", "--out", str(tmp_path / "r")],
+    ):
+        r = subprocess.run([sys.executable, "-c", LEAN, *args], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        assert "heavy: \n" in r.stdout, (args, r.stdout)
+    r = subprocess.run(
+        [sys.executable, "-c", "import phblab, sys; print('pandas' in sys.modules)"], capture_output=True, text=True
+    )
+    assert r.stdout.strip() == "False"
+
+
+def test_the_printed_summary_says_what_its_counts_cover(scenario_file, tmp_path):
+    r = subprocess.run(
+        [sys.executable, "-m", "phblab", "run", str(scenario_file), "--out", str(tmp_path / "r")],
+        capture_output=True,
+        text=True,
+    )
+    assert "counts as received only" in r.stdout

@@ -68,11 +68,9 @@ def test_a_file_phblab_did_not_write_is_never_replaced(tmp_path):
     # phblab's own summary.json is replaced, but a file in the way that
     # phblab did not record (here: a table name of a later version) is not
     (out / "extra.parquet").write_bytes(b"user")
-    results.tables["extra"] = results.tables["classes"]
-    results._columns["extra"] = results._columns["classes"]
-    results._types["extra"] = results._types["classes"]
+    later = phblab.Results(results.summary, {**results._parquet, "extra": results._parquet["classes"]})
     with pytest.raises(outdir.NotOurs, match="extra.parquet was not written by phblab"):
-        results.write(out)
+        later.write(out)
     assert (out / "extra.parquet").read_bytes() == b"user"
     assert outdir.verify(out) is None  # the earlier write is untouched
 

@@ -156,7 +156,7 @@ def run(
         if bar is not None:
             bar.close()
     wall = time.perf_counter() - start
-    results = Results.from_core(raw, wall_time_s=wall, overrides=sets, version=_core.version())
+    results = Results.from_core(raw, wall_time_s=wall, overrides=sets, version=_core.version(), scenario_text=text)
     if out is not None:
         results.write(out)
     return results

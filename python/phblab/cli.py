@@ -25,11 +25,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from phblab import _core, api, outdir
-from phblab.entry import scenario_text_of_file
-from phblab.results import Results
-from phblab.summary import print_summary
-from phblab.sweep import SweepError
+from phblab import _core
 
 EXIT_RUN_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -61,6 +57,8 @@ def _wrap(text: str) -> str:
 
 def _seed(text: str) -> int:
     """argparse type of a seed: an integer in 0..=2^64-1."""
+    from phblab import api
+
     try:
         return api.check_seed(int(text))
     except ValueError:
@@ -312,6 +310,9 @@ def _add_workflow(sub) -> None:
 
 
 def _read(path: str) -> str:
+    from phblab import api
+    from phblab.entry import scenario_text_of_file
+
     try:
         text = api.read_scenario_file(path)
     except OSError as e:
@@ -329,6 +330,10 @@ class _BadInput(Exception):
 
 
 def _run(args: argparse.Namespace) -> int:
+    from phblab import api
+    from phblab.results import Results
+    from phblab.summary import print_summary
+
     text = _read(args.file)
     bar = None if args.quiet else api.ProgressBar()
     start = time.perf_counter()
@@ -338,7 +343,9 @@ def _run(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     wall = time.perf_counter() - start
-    results = Results.from_core(raw, wall_time_s=wall, overrides=args.overrides, version=_core.version())
+    results = Results.from_core(
+        raw, wall_time_s=wall, overrides=args.overrides, version=_core.version(), scenario_text=text
+    )
     out = Path(args.out) if args.out else Path("results") / results.summary["scenario"]
     try:
         results.write(out)
@@ -454,6 +461,8 @@ def _refuse(args: argparse.Namespace, options: Sequence[str], what: str) -> None
 
 def _plot(args: argparse.Namespace) -> int:
     from phblab import plot
+    from phblab.results import load
+    from phblab.sweep import SweepError
 
     path = Path(args.results)
     written = []
@@ -475,7 +484,7 @@ def _plot(args: argparse.Namespace) -> int:
             )
         elif (path / "summary.json").is_file():
             _refuse(args, _SWEEP_ONLY, "a run's results (they draw time series and a delay CDF)")
-            plot.check_written(path)
+            load(path)  # a clear message if its files no longer match their manifest
             both = not (args.timeseries or args.cdf)
             prefix = (lambda name: f"{args.out}-{name}") if args.out and both else (lambda name: args.out)
             if args.timeseries or both:
@@ -561,28 +570,34 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return args.func(args)
-    except (_core.ScenarioError, _BadInput, outdir.NotOurs, outdir.Busy) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except SweepError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_RUN_FAILED
-    except _core.RunError as e:
-        print(f"error: the simulation failed (a bug in phblab, please report it): {e}", file=sys.stderr)
-        return EXIT_RUN_FAILED
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except OSError as e:  # a full disk, a permission, a vanished file
-        where = f"{e.filename}: " if e.filename else ""
-        print(f"error: {where}{e.strerror or e}", file=sys.stderr)
-        return EXIT_BAD_INPUT
     except Exception as e:
-        if os.environ.get("PHBLAB_TRACEBACK"):
-            raise
-        print(
-            f"error: {type(e).__name__}: {e} (unexpected: a bug in phblab, please report it; "
-            "PHBLAB_TRACEBACK=1 shows where)",
-            file=sys.stderr,
-        )
-        return EXIT_RUN_FAILED
+        status, message = _failure(e)
+        if status is None:
+            if os.environ.get("PHBLAB_TRACEBACK"):
+                raise
+            status = EXIT_RUN_FAILED
+        print(f"error: {message}", file=sys.stderr)
+        return status
+
+
+def _failure(e: Exception) -> tuple[int | None, str]:
+    """The exit status and one-line message of an exception a command
+    raised; status None for one that should not happen (a bug)."""
+    from phblab import outdir
+    from phblab.sweep import SweepError
+
+    if isinstance(e, (_core.ScenarioError, _BadInput, outdir.NotOurs, outdir.Busy)):
+        return EXIT_BAD_INPUT, str(e)
+    if isinstance(e, SweepError):
+        return EXIT_RUN_FAILED, str(e)
+    if isinstance(e, _core.RunError):
+        return EXIT_RUN_FAILED, f"the simulation failed (a bug in phblab, please report it): {e}"
+    if isinstance(e, OSError):  # a full disk, a permission, a vanished file
+        where = f"{e.filename}: " if e.filename else ""
+        return EXIT_BAD_INPUT, f"{where}{e.strerror or e}"
+    return None, (
+        f"{type(e).__name__}: {e} (unexpected: a bug in phblab, please report it; PHBLAB_TRACEBACK=1 shows where)"
+    )

@@ -23,7 +23,6 @@ is not known and is not drawn.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -150,32 +149,14 @@ def _load_sweep(results: Any):
     raise FileNotFoundError(f"{path} is not a sweep directory (no sweep.json)")
 
 
-def check_written(path: Path) -> None:
-    """Raises ValueError if the directory's files do not match the manifest
-    phblab wrote (a directory of an older phblab has none: not checked)."""
-    from phblab import outdir
-
-    if (path / outdir.MANIFEST).is_file():
-        problem = outdir.verify(path)
-        if problem is not None:
-            raise ValueError(f"{path}: {problem}; run it again")
-
-
 def _load_run(results: Any):
-    """A run's tables: a `Results`, or a results directory."""
-    from phblab.results import Results
+    """A run's summary, classes and time series: from a `Results`, or a
+    results directory (`phblab.load`, which checks its manifest)."""
+    from phblab.results import Results, load
 
-    if isinstance(results, Results):
-        return results.summary, results.classes, results.timeseries
-    path = Path(results)
-    if not (path / "summary.json").is_file():
-        raise FileNotFoundError(f"{path} is not a run's results directory (no summary.json)")
-    check_written(path)
-    summary = json.loads((path / "summary.json").read_text())
-    classes = pd.read_parquet(path / "classes.parquet")
-    ts_path = path / "timeseries.parquet"
-    ts = pd.read_parquet(ts_path) if ts_path.is_file() else pd.DataFrame()
-    return summary, classes, ts
+    if not isinstance(results, Results):
+        results = load(results)
+    return results.summary, results.classes, results.timeseries
 
 
 # -------------------------------------------------------------- metric vs x

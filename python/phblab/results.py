@@ -1,77 +1,107 @@
-"""The result of a run: its facts (`summary`) and its tables as pandas
-DataFrames, and writing them to a directory.
+"""The result of a run: its facts (`summary`) and its tables, and writing
+them to (or loading them from) a directory.
+
+The core hands over each table as a Parquet file in memory (with every
+column's description and unit in its metadata, `docs/results.md`); writing
+a run stores those bytes as they are, so `phblab run` needs neither pandas
+nor pyarrow. The tables become pandas DataFrames only when asked for
+(`res.classes`, `res.tables["flows"]`), read from the bytes or the files.
 
 A results directory holds one Parquet file per table (`classes.parquet`,
-`flows.parquet`, `timeseries.parquet`, ...), `summary.json` and the
-manifest of what phblab wrote there (`phblab.outdir`).
+`flows.parquet`, `timeseries.parquet`, `transfers.parquet`),
+`summary.json`, the scenario text (`scenario.toml`) and the manifest of
+what phblab wrote there (`phblab.outdir`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import math
 import os
-from collections.abc import Mapping
+import shutil
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import TYPE_CHECKING, Any
 
 from phblab import outdir
 
-_ARROW_TYPES = {"f64": pa.float64(), "u64": pa.int64(), "str": pa.string()}
-_NUMPY_TYPES = {"f64": "float64", "u64": "int64", "str": "str"}
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: the tables every run has, in the order they are listed
+TABLES = ("classes", "flows", "timeseries", "transfers")
 
 
-def _kind(values: list) -> str:
-    """A column's type when the core did not say (older cores)."""
-    if values and isinstance(values[0], str):
-        return "str"
-    if values and all(isinstance(v, int) for v in values):
-        return "u64"
-    return "f64"
+class _Tables(Mapping):
+    """{table name: DataFrame}, each read from its Parquet bytes or file on
+    first use and kept."""
+
+    def __init__(self, sources: Mapping[str, bytes | Path]) -> None:
+        self._sources = dict(sources)
+        self._frames: dict[str, pd.DataFrame] = {}
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        if name not in self._frames:
+            import pandas as pd
+
+            source = self._sources[name]
+            self._frames[name] = pd.read_parquet(io.BytesIO(source) if isinstance(source, bytes) else source)
+        return self._frames[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sources)
+
+    def __len__(self) -> int:
+        return len(self._sources)
 
 
 class Results:
-    """What `phblab.run` returns.
+    """What `phblab.run` and `phblab.load` return.
 
     Attributes:
-        summary: the run's facts: scenario, seed, duration_s, warmup_s,
-            events, wall_time_s, phblab_version, overrides.
-        tables: every table by name, as DataFrames.
+        summary: the run's facts: scenario, scenario_sha256, seed,
+            duration_s, warmup_s, events, wall_time_s, phblab_version,
+            overrides (`docs/results.md`).
+        tables: every table by name, as DataFrames (read on first use).
         classes: per (scope, class) counters, drops by reason, delays and
             throughput; scope is "end-to-end" or a link direction "r1->r2".
         flows: one row per flow.
         timeseries: long form (time_s, scope, class, metric, value); empty
             unless the scenario sets `run.sample_interval`.
         transfers: one row per TCP file transfer (empty without `app = "files"`).
+        scenario_text: the scenario the run was given, if known.
     """
 
     def __init__(
         self,
         summary: dict[str, Any],
-        columns: Mapping[str, Mapping[str, list]],
-        column_types: Mapping[str, Mapping[str, str]] | None = None,
+        parquet: Mapping[str, bytes | Path],
+        classes: Mapping[str, list] | None = None,
+        scenario_text: str | None = None,
     ) -> None:
         self.summary = summary
-        self._columns = {name: dict(cols) for name, cols in columns.items()}
-        column_types = column_types or {}
-        self._types = {
-            name: {c: column_types.get(name, {}).get(c) or _kind(v) for c, v in cols.items()}
-            for name, cols in self._columns.items()
-        }
-        self.tables: dict[str, pd.DataFrame] = {
-            name: pd.DataFrame({c: pd.Series(v, dtype=_NUMPY_TYPES[self._types[name][c]]) for c, v in cols.items()})
-            for name, cols in self._columns.items()
-        }
+        self._parquet = dict(parquet)
+        self._classes_columns = dict(classes) if classes is not None else None
+        self.scenario_text = scenario_text
+        self.tables = _Tables(self._parquet)
 
     @classmethod
-    def from_core(cls, out: Mapping[str, Any], *, wall_time_s: float, overrides: list[str], version: str) -> Results:
-        """Builds results from the dict `phblab._core.run` returns."""
+    def from_core(
+        cls,
+        out: Mapping[str, Any],
+        *,
+        wall_time_s: float,
+        overrides: list[str],
+        version: str,
+        scenario_text: str,
+    ) -> Results:
+        """Builds results from the dict `phblab._core.run` returns for
+        `scenario_text`."""
         summary = {
             "scenario": out["scenario"],
+            "scenario_sha256": hashlib.sha256(scenario_text.encode("utf-8")).hexdigest(),
             "seed": out["seed"],
             "duration_s": out["duration_s"],
             "warmup_s": out["warmup_s"],
@@ -80,44 +110,55 @@ class Results:
             "phblab_version": version,
             "overrides": list(overrides),
         }
-        return cls(summary, out["tables"], out.get("column_types"))
+        return cls(summary, out["parquet"], out["classes"], scenario_text)
 
-    def _table(self, name: str) -> pd.DataFrame:
-        return self.tables.get(name, pd.DataFrame())
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        del state["tables"]  # DataFrames are rebuilt from the bytes
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.tables = _Tables(self._parquet)
 
     @property
     def classes(self) -> pd.DataFrame:
-        return self._table("classes")
+        return self.tables["classes"]
 
     @property
     def flows(self) -> pd.DataFrame:
-        return self._table("flows")
+        return self.tables["flows"]
 
     @property
     def timeseries(self) -> pd.DataFrame:
-        return self._table("timeseries")
+        return self.tables["timeseries"]
 
     @property
     def transfers(self) -> pd.DataFrame:
-        return self._table("transfers")
+        return self.tables["transfers"]
+
+    def classes_columns(self) -> dict[str, list]:
+        """The `classes` table as {column: list} (no pandas needed when the
+        run came from the core)."""
+        if self._classes_columns is None:
+            self._classes_columns = self.classes.to_dict("list")
+        return self._classes_columns
 
     def __repr__(self) -> str:
         s = self.summary
-        tables = ", ".join(f"{n}: {len(t)} rows" for n, t in self.tables.items())
-        return f"<Results {s.get('scenario')!r} seed={s.get('seed')} ({tables})>"
+        return f"<Results {s.get('scenario')!r} seed={s.get('seed')} (tables: {', '.join(self._parquet)})>"
 
     def summary_json(self) -> dict[str, Any]:
         """The content of summary.json: the summary plus the `classes` rows."""
         doc = dict(self.summary)
-        cols = self._columns.get("classes", {})
-        names = list(cols)
+        cols = self.classes_columns()
         rows = len(next(iter(cols.values()))) if cols else 0
-        doc["classes"] = [{n: _json_safe(cols[n][i]) for n in names} for i in range(rows)]
+        doc["classes"] = [{n: _json_safe(v[i]) for n, v in cols.items()} for i in range(rows)]
         return {k: _json_safe(v) for k, v in doc.items()}
 
     def write(self, out_dir: str | os.PathLike) -> Path:
-        """Writes `<name>.parquet` per table and `summary.json` into `out_dir`
-        and returns the directory.
+        """Writes `<table>.parquet`, `summary.json` and `scenario.toml`
+        into `out_dir` and returns the directory.
 
         The files replace those of a previous run there; files phblab did not
         write are kept. A directory that holds files phblab did not write,
@@ -127,14 +168,39 @@ class Results:
         """
         out = Path(out_dir)
         with outdir.writing(out, "run") as staging:
-            for name, cols in self._columns.items():
-                types = self._types[name]
-                schema = pa.schema([(c, _ARROW_TYPES[types[c]]) for c in cols])
-                table = pa.Table.from_pydict(cols, schema=schema)
-                pq.write_table(table, staging / f"{name}.parquet")
+            for name, source in self._parquet.items():
+                target = staging / f"{name}.parquet"
+                if isinstance(source, bytes):
+                    target.write_bytes(source)
+                else:
+                    shutil.copyfile(source, target)
             text = json.dumps(self.summary_json(), indent=2, allow_nan=False) + "\n"
             (staging / "summary.json").write_text(text)
+            if self.scenario_text is not None:
+                (staging / "scenario.toml").write_text(self.scenario_text, encoding="utf-8")
         return out
+
+
+def load(run_dir: str | os.PathLike) -> Results:
+    """The `Results` of a run's directory (written by `phblab run`, or a
+    sweep's `runs/<key>/`), its tables read on first use. Raises
+    FileNotFoundError for a directory without `summary.json`, ValueError if
+    its files no longer match the manifest phblab wrote."""
+    path = Path(run_dir)
+    if not (path / "summary.json").is_file():
+        raise FileNotFoundError(f"{path} is not a run's results directory (no summary.json)")
+    if (path / outdir.MANIFEST).is_file():
+        problem = outdir.verify(path)
+        if problem is not None:
+            raise ValueError(f"{path}: {problem}; run it again")
+    summary = json.loads((path / "summary.json").read_text())
+    summary.pop("classes", None)  # the rows of classes.parquet
+    parquet = {name: path / f"{name}.parquet" for name in TABLES if (path / f"{name}.parquet").is_file()}
+    if "classes" not in parquet:
+        raise FileNotFoundError(f"{path}: classes.parquet is missing")
+    scenario = path / "scenario.toml"
+    text = scenario.read_text(encoding="utf-8") if scenario.is_file() else None
+    return Results(summary, parquet, scenario_text=text)
 
 
 def _json_safe(value: Any) -> Any:

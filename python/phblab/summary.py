@@ -3,16 +3,16 @@
 
 End-to-end is always shown; a link direction ("r1->r2") only if it dropped
 packets or queued them noticeably (95th-percentile queueing delay of at
-least `QUEUEING_MS`), which is where the per-hop behaviour mattered.
+least `QUEUEING_MS`), which is where the per-hop behaviour mattered. It works
+on the table's columns as plain lists (`Results.classes_columns`), so
+printing it needs no pandas.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
-
-import pandas as pd
 
 END_TO_END = "end-to-end"
 QUEUEING_MS = 1.0
@@ -36,38 +36,42 @@ def _num(v: Any, scale: float, digits: int) -> str:
     return f"{v * scale:.{digits}f}"
 
 
-def _shown(block: pd.DataFrame) -> bool:
-    drops = block["dropped"].sum() if "dropped" in block else 0
-    p95 = block["delay_p95_s"].max() if "delay_p95_s" in block else 0.0
-    return bool(drops > 0 or (not math.isnan(p95) and p95 * 1e3 >= QUEUEING_MS))
+Rows = list[dict[str, Any]]
 
 
-def _block(block: pd.DataFrame, end_to_end: bool) -> list[str]:
+def _shown(block: Rows) -> bool:
+    drops = sum(r.get("dropped", 0) for r in block)
+    p95 = max((r.get("delay_p95_s", 0.0) for r in block), default=0.0)
+    return bool(drops > 0 or (p95 is not None and not math.isnan(p95) and p95 * 1e3 >= QUEUEING_MS))
+
+
+def _block(block: Rows, end_to_end: bool) -> list[str]:
     """The lines of one scope's table."""
+    present = block[0].keys()
     columns: list[tuple[str, str, Callable[[Any], str]]] = [("class", "class", str)]
     for col, head in [
         ("arrivals", "sent" if end_to_end else "arrivals"),
         ("departures", "received" if end_to_end else "departures"),
         ("dropped", "dropped"),
     ]:
-        if col in block:
+        if col in present:
             columns.append((col, head, _int))
     # Drop reasons that occurred in this scope (any drop_* column).
-    for col in block.columns:
-        if col.startswith("drop_") and block[col].sum() > 0:
+    for col in present:
+        if col.startswith("drop_") and sum(r[col] for r in block) > 0:
             columns.append((col, col.removeprefix("drop_"), _int))
-    if "loss_rate" in block:
+    if "loss_rate" in present:
         columns.append(("loss_rate", "loss %", lambda v: _num(v, 100.0, 2)))
     for col, head in _DELAYS:
-        if col in block:
+        if col in present:
             columns.append((col, f"{head} ms", lambda v: _num(v, 1e3, 2)))
-    if "throughput_bps" in block:
+    if "throughput_bps" in present:
         columns.append(("throughput_bps", "Mb/s", lambda v: _num(v, 1e-6, 3)))
-    if not end_to_end and "queued_end" in block:
+    if not end_to_end and "queued_end" in present:
         columns.append(("queued_end", "queued", _int))
 
     cells = [[head for _, head, _ in columns]]
-    for _, row in block.iterrows():
+    for row in block:
         cells.append([fmt(row[col]) for col, _, fmt in columns])
     widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
     lines = []
@@ -77,8 +81,9 @@ def _block(block: pd.DataFrame, end_to_end: bool) -> list[str]:
     return lines
 
 
-def format_summary(summary: dict[str, Any], classes: pd.DataFrame) -> str:
-    """The summary text of a run (`summary` as in `Results.summary`)."""
+def format_summary(summary: dict[str, Any], classes: Mapping[str, list] | None) -> str:
+    """The summary text of a run (`summary` as in `Results.summary`,
+    `classes` the table's columns as {column: list})."""
     out = []
     head = (
         f"{summary.get('scenario')}: seed {summary.get('seed')}, "
@@ -89,13 +94,18 @@ def format_summary(summary: dict[str, Any], classes: pd.DataFrame) -> str:
     if summary.get("wall_time_s") is not None:
         head += f" in {summary['wall_time_s']:.2f} s"
     out.append(head)
-    if classes is None or classes.empty or "scope" not in classes or "class" not in classes:
+    if not classes or "scope" not in classes or "class" not in classes or not classes["scope"]:
         out.append("(no per-class statistics)")
         return "\n".join(out)
-
+    out.append(
+        "Counts are of the measured period: a packet sent before the warm-up ended and received after it "
+        "counts as received only, so sent need not equal received + dropped (docs/results.md)."
+    )
+    names = list(classes)
+    rows = [dict(zip(names, values, strict=True)) for values in zip(*classes.values(), strict=True)]
     hidden = 0
     for scope in dict.fromkeys(classes["scope"]):  # scopes in table order
-        block = classes[classes["scope"] == scope]
+        block = [r for r in rows if r["scope"] == scope]
         end_to_end = scope == END_TO_END
         if not end_to_end and not _shown(block):
             hidden += 1
@@ -121,4 +131,4 @@ def format_summary(summary: dict[str, Any], classes: pd.DataFrame) -> str:
 
 def print_summary(results, file=None) -> None:
     """Prints `format_summary` of a `Results`."""
-    print(format_summary(results.summary, results.classes), file=file)
+    print(format_summary(results.summary, results.classes_columns()), file=file)

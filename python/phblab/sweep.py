@@ -40,30 +40,30 @@ it ran in one go, resumed, or ran on Dask.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import contextlib
 import hashlib
 import itertools
 import json
 import math
-import multiprocessing
 import os
 import signal
-import threading
+import sys
 import time
 import tomllib
+import types
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from phblab import _core, api, outdir
 from phblab.expr import evaluate
 from phblab.results import Results
 from phblab.scenario import toml_value
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: columns the sweep adds to every table besides the grid keys
 RUN_COLUMNS = ["seed", "run"]
@@ -306,13 +306,17 @@ def run_one(text: str, source: str, seed: int, overrides: Sequence[str]) -> Resu
     finally:
         if _IN_POOL_WORKER:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
-    return Results.from_core(raw, wall_time_s=wall, overrides=list(overrides), version=_core.version())
+    return Results.from_core(
+        raw, wall_time_s=wall, overrides=list(overrides), version=_core.version(), scenario_text=text
+    )
 
 
 class _Inline:
     """A serial 'executor': runs each submission at once, in this process."""
 
     def submit(self, fn, *args):
+        import concurrent.futures as cf
+
         f: cf.Future = cf.Future()
         try:
             f.set_result(fn(*args))
@@ -330,6 +334,8 @@ def _as_completed(client: Any, futures: list) -> Iterable:
         from distributed import as_completed
 
         return as_completed(futures)
+    import concurrent.futures as cf
+
     return cf.as_completed(futures)
 
 
@@ -363,6 +369,8 @@ def _worker_init(parent_pid: int) -> None:
     except (OSError, AttributeError):
         armed = False
     if not armed:
+        import threading
+
         threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()
     if os.getppid() != parent_pid:  # the parent died before the signal was armed
         os._exit(1)
@@ -383,6 +391,9 @@ class _LocalPool:
     rerun a script without an `if __name__ == "__main__"` guard)."""
 
     def __init__(self, jobs: int) -> None:
+        import concurrent.futures as cf
+        import multiprocessing
+
         methods = multiprocessing.get_all_start_methods()
         ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
         self._others = {p.pid for p in multiprocessing.active_children()}
@@ -390,11 +401,13 @@ class _LocalPool:
             max_workers=jobs, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(),)
         )
 
-    def submit(self, fn, *args) -> cf.Future:
+    def submit(self, fn, *args):
         return self.executor.submit(fn, *args)
 
     def interrupt(self) -> None:
         """Sends SIGINT to the workers: each stops the run it is doing."""
+        import multiprocessing
+
         for p in multiprocessing.active_children():
             if p.pid not in self._others:
                 with contextlib.suppress(ProcessLookupError):
@@ -512,12 +525,16 @@ def _param_frame(plan: Plan, spec: RunSpec, n: int) -> dict:
 
 
 def _with_params(plan: Plan, spec: RunSpec, table: pd.DataFrame) -> pd.DataFrame:
+    import pandas as pd
+
     front = pd.DataFrame(_param_frame(plan, spec, len(table)), index=table.index)
     return pd.concat([front, table], axis=1)
 
 
 def build_dataset(plan: Plan, out: Path) -> dict[str, pd.DataFrame]:
     """The combined tables of a complete sweep, rebuilt from `out/runs/`."""
+    import pandas as pd
+
     runs_dir = out / "runs"
     tables: dict[str, list[pd.DataFrame]] = {t: [] for t in DATASET_TABLES}
     run_rows = []
@@ -580,6 +597,8 @@ class Sweep:
         self.name = description["name"]
         self.ran = ran
         self.reruns = list(reruns)
+        import pandas as pd
+
         self.classes = pd.read_parquet(self.dir / "classes.parquet")
         self.flows = pd.read_parquet(self.dir / "flows.parquet")
         self.runs = pd.read_parquet(self.dir / "runs.parquet")
@@ -694,3 +713,16 @@ def sweep(
 def open_sweep(directory: str | os.PathLike) -> Sweep:
     """A sweep directory written earlier."""
     return Sweep(directory)
+
+
+class _CallableModule(types.ModuleType):
+    """This module, callable as `sweep`. Importing the submodule
+    `phblab.sweep` makes the package attribute `phblab.sweep` this module
+    (Python's import system sets it), and `phblab` imports its names lazily,
+    so `phblab.sweep(...)` calls the module, which calls `sweep`."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Sweep:
+        return sweep(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

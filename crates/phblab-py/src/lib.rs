@@ -11,9 +11,10 @@
 //!   of the validated scenario.
 //! - `run(text, source_name, seed, overrides, progress) -> dict` — the
 //!   run's facts (`scenario`, `seed`, `duration_s`, `warmup_s`, `events`),
-//!   its tables as `tables: {table: {column: list}}`, and each column's
-//!   Rust type as `column_types: {table: {column: "f64" | "u64" | "str"}}`
-//!   (so that empty tables keep their schema).
+//!   each table as a Parquet file in memory (`parquet: {table: bytes}`, with
+//!   every column's description and unit in its metadata), and the small
+//!   `classes` table also as `classes: {column: list}` (for the printed
+//!   summary and summary.json, without pandas).
 //!
 //! Exceptions: `ScenarioError` (a `ValueError`: the scenario or an override
 //! is wrong) and `RunError` (a `RuntimeError`: the run could not finish
@@ -24,9 +25,10 @@ use std::ops::ControlFlow;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 
-use phb_sim::{Column, Scenario};
+use phb_sim::output::parquet_file::to_parquet;
+use phb_sim::{Column, Scenario, Table};
 
 create_exception!(
     phblab._core,
@@ -126,34 +128,29 @@ fn run<'py>(
     d.set_item("duration_s", output.duration_s)?;
     d.set_item("warmup_s", output.warmup_s)?;
     d.set_item("events", output.events)?;
-    let tables = PyDict::new(py);
-    let column_types = PyDict::new(py);
-    for table in output.tables {
-        let columns = PyDict::new(py);
-        let types = PyDict::new(py);
-        for (name, column) in table.columns {
-            let kind = match column {
-                Column::F64(v) => {
-                    columns.set_item(&name, v)?;
-                    "f64"
-                }
-                Column::U64(v) => {
-                    columns.set_item(&name, v)?;
-                    "u64"
-                }
-                Column::Str(v) => {
-                    columns.set_item(&name, v)?;
-                    "str"
-                }
-            };
-            types.set_item(name, kind)?;
-        }
-        tables.set_item(&table.name, columns)?;
-        column_types.set_item(table.name, types)?;
+    let parquet = PyDict::new(py);
+    for table in &output.tables {
+        let bytes =
+            to_parquet(table, &[("phblab_version", version())]).map_err(|e| RunError::new_err(e.to_string()))?;
+        parquet.set_item(&table.name, PyBytes::new(py, &bytes))?;
     }
-    d.set_item("tables", tables)?;
-    d.set_item("column_types", column_types)?;
+    d.set_item("parquet", parquet)?;
+    let classes = output.table("classes").expect("every run has a classes table");
+    d.set_item("classes", columns(py, classes)?)?;
     Ok(d)
+}
+
+/// A table's columns as a dict {column: list}.
+fn columns<'py>(py: Python<'py>, table: &Table) -> PyResult<Bound<'py, PyDict>> {
+    let columns = PyDict::new(py);
+    for (name, column) in &table.columns {
+        match column {
+            Column::F64(v) => columns.set_item(name, v)?,
+            Column::U64(v) => columns.set_item(name, v)?,
+            Column::Str(v) => columns.set_item(name, v)?,
+        }
+    }
+    Ok(columns)
 }
 
 #[pymodule]

@@ -1,8 +1,11 @@
 //! What a run returns: tidy, columnar tables plus a few facts about the run.
 //!
-//! The tables are plain columns so that any front end (the Python package
-//! writes them as Parquet and hands them out as pandas DataFrames) can take
-//! them without knowing the simulator.
+//! The tables are plain columns; [`parquet_file`] writes one as a Parquet
+//! file with each column's documentation ([`columns`]) in its metadata, which
+//! is how the Python package stores them and hands them out as DataFrames.
+
+pub mod columns;
+pub mod parquet_file;
 
 /// One column of a table.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,0 +1,97 @@
+//! What every column of the result tables means, and its unit: written into
+//! each Parquet file as the column's field metadata (`description`, `unit`),
+//! and the source of docs/results.md's column tables.
+//!
+//! Counts, rates and delays of the `classes` and `flows` tables cover the
+//! measured period, after the warm-up. End to end, a packet counts as sent
+//! when it is created after the warm-up and as received when it arrives after
+//! the warm-up, so a packet created before the end of the warm-up and
+//! received after it counts only as received: `received + dropped` may
+//! differ from `sent` by the packets in flight at either edge of the period.
+
+/// A column's unit ("" for none: names, counts of things) and meaning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ColumnDoc {
+    pub unit: &'static str,
+    pub description: &'static str,
+}
+
+const fn doc(unit: &'static str, description: &'static str) -> ColumnDoc {
+    ColumnDoc { unit, description }
+}
+
+/// The documentation of `column` of `table`, or `None` for a column this
+/// module does not know (a test keeps that from happening).
+pub fn column_doc(table: &str, column: &str) -> Option<ColumnDoc> {
+    Some(match (table, column) {
+        ("classes", "scope") => doc("", "\"end-to-end\" (source to sink), or a link direction \"from->to\" (its output queue)"),
+        ("classes" | "flows", "class") => doc("", "traffic class, as named in the scenario's [classes]"),
+        ("classes", "arrivals") => doc("packets", "end to end: packets sent (created) after the warm-up; at a link: packets that arrived at its qdisc"),
+        ("classes", "departures") => doc("packets", "end to end: packets received after the warm-up; at a link: packets that left its qdisc for the wire"),
+        ("classes", "dropped") => doc("packets", "packets dropped, for any reason (the sum of the drop_* columns)"),
+        ("classes", "drop_overflow") => doc("packets", "dropped because the buffer (or its hard limit) was full"),
+        ("classes", "drop_early") => doc("packets", "dropped early by an AQM with a probability below one (RED between min_th and max_th)"),
+        ("classes", "drop_forced") => doc("packets", "dropped by an AQM with certainty (RED above max_th, or 2·max_th when gentle)"),
+        ("classes", "drop_policer") => doc("packets", "dropped by a policer (an edge conditioner) as out of profile"),
+        ("classes", "drop_eviction") => doc("packets", "pushed out of a queue to make room for another packet (PLR, PLC)"),
+        ("classes", "drop_loss_module") => doc("packets", "dropped by a link's random loss element"),
+        ("classes" | "flows", "loss_rate") => doc("fraction", "dropped / (departed + dropped): the fraction of the packets whose fate was decided in the period that were lost"),
+        ("classes", "delay_mean_s") => doc("s", "mean delay: one way (creation to reception) end to end; queueing (arrival at the qdisc to start of transmission) at a link"),
+        ("classes", "delay_p50_s") => doc("s", "median delay (as delay_mean_s), from a log-linear histogram within 0.8%"),
+        ("classes", "delay_p95_s") => doc("s", "95th-percentile delay (as delay_mean_s), within 0.8%"),
+        ("classes", "delay_p99_s") => doc("s", "99th-percentile delay (as delay_mean_s), within 0.8%"),
+        ("classes", "delay_max_s") => doc("s", "largest delay (as delay_mean_s), exact"),
+        ("classes", "throughput_bps") => doc("bit/s", "bits of the departed packets (IP size) per second of the measured period"),
+        ("classes", "queued_end") => doc("packets", "still queued at this link (or, end to end, still in the network) when the run ended"),
+        ("flows" | "transfers", "flow") => doc("", "flow name: the traffic group's name, with /<index> when the group has several flows"),
+        ("flows", "group") => doc("", "the traffic group ([[traffic]] entry) the flow belongs to"),
+        ("flows", "transport") => doc("", "\"tcp\" or \"udp\""),
+        ("flows", "src") => doc("", "the node the flow is sent from"),
+        ("flows", "dst") => doc("", "the node the flow is sent to"),
+        ("flows", "start_s") => doc("s", "when the flow started (its start time plus jitter)"),
+        ("flows", "sent_pkts") => doc("packets", "UDP packets or TCP data segments (retransmissions included) sent after the warm-up"),
+        ("flows", "sent_bytes") => doc("bytes", "IP bytes of sent_pkts"),
+        ("flows", "received_pkts") => doc("packets", "packets of the flow received at the sink after the warm-up"),
+        ("flows", "received_bytes") => doc("bytes", "IP bytes of received_pkts"),
+        ("flows", "lost_pkts") => doc("packets", "packets of the flow dropped anywhere on the path after the warm-up"),
+        ("flows", "delay_mean_s") => doc("s", "mean one-way delay (creation to reception) of the received packets"),
+        ("flows", "queueing_delay_mean_s") => doc("s", "mean of the received packets' waits in qdiscs, summed over the hops"),
+        ("flows", "throughput_bps") => doc("bit/s", "IP bits received per second of the measured period"),
+        ("flows", "goodput_bps") => doc("bit/s", "application bits delivered in order per second of the measured period (UDP: as throughput_bps)"),
+        ("flows", "acks_sent") => doc("packets", "TCP: ACKs the receiver sent (0 for UDP)"),
+        ("flows", "acks_lost") => doc("packets", "TCP: ACKs dropped on the way back (0 for UDP)"),
+        ("flows", "retransmissions") => doc("packets", "TCP: segments sent again (0 for UDP)"),
+        ("flows", "fast_retransmits") => doc("events", "TCP: fast retransmits (entries into fast recovery) (0 for UDP)"),
+        ("flows", "timeouts") => doc("events", "TCP: retransmission timeouts (0 for UDP)"),
+        ("transfers", "size_bytes") => doc("bytes", "the file's size"),
+        ("transfers", "start_s") => doc("s", "when the application wrote the file"),
+        ("transfers", "end_s") => doc("s", "when its last byte was delivered in order"),
+        ("transfers", "completion_s") => doc("s", "end_s - start_s"),
+        ("timeseries", "time_s") => doc("s", "the end of the sampling interval"),
+        ("timeseries", "scope") => doc("", "\"end-to-end\", a link direction \"from->to\", or \"flow/<name>\" for a traced TCP flow"),
+        ("timeseries", "class") => doc("", "the class, for per-class metrics; \"\" for a link's totals, \"bufferN\" for the RED average of buffer N of a qdisc with several"),
+        ("timeseries", "metric") => doc("", "what value measures: one of the names in TIMESERIES_METRICS (docs/results.md)"),
+        ("timeseries", "value") => doc("", "the metric's value, in the unit TIMESERIES_METRICS gives for it"),
+        _ => return None,
+    })
+}
+
+/// The time-series metrics: name, unit and meaning.
+pub const TIMESERIES_METRICS: &[(&str, &str, &str)] = &[
+    ("queue_pkts", "packets", "packets in the link's qdisc at the sampling time"),
+    ("queue_bytes", "bytes", "bytes in the link's qdisc at the sampling time"),
+    ("red_avg", "packets or bytes", "the RED family's average queue (in the buffer's unit) at the sampling time"),
+    (
+        "throughput_bps",
+        "bit/s",
+        "bits of the class that departed (at a link) or were received (end to end) in the interval, per second",
+    ),
+    (
+        "delay_mean_s",
+        "s",
+        "mean delay of the class' packets that departed in the interval (queueing at a link, one way end to end)",
+    ),
+    ("cwnd_segments", "segments", "a traced TCP flow's congestion window at the sampling time"),
+    ("ssthresh_segments", "segments", "a traced TCP flow's slow-start threshold at the sampling time"),
+    ("srtt_s", "s", "a traced TCP flow's smoothed RTT at the sampling time (absent before the first sample)"),
+];
