@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use phb::Time;
-use phb_sim::tcp::{Receiver, Segment, Sender, TcpConfig, Variant};
+use phb_sim::tcp::{PartialAckTimer, Receiver, Rules, Segment, Sender, TcpConfig, Variant};
 
 enum Msg {
     Data(Segment),
@@ -15,6 +15,7 @@ enum Msg {
 /// A sender and receiver 50 ms apart each way (100 ms RTT), no queueing.
 struct Pipe {
     now: Time,
+    config: TcpConfig,
     sender: Sender,
     receiver: Receiver,
     in_flight: BTreeMap<(Time, u64), Msg>,
@@ -45,7 +46,8 @@ impl Pipe {
         Pipe {
             now: Time::ZERO,
             receiver: Receiver::new(cfg.mss, variant == Variant::Sack, false, Time::from_millis(100)),
-            sender: Sender::new(cfg),
+            sender: Sender::new(cfg.clone()),
+            config: cfg,
             in_flight: BTreeMap::new(),
             seq: 0,
             drop_first: drops.iter().map(|s| s * MSS).collect(),
@@ -183,4 +185,169 @@ fn one_flow_fills_an_idle_pipe_up_to_its_window() {
     p.run(2000 * MSS, Time::from_secs(60));
     let rate = (2000 * MSS) as f64 / p.now.as_secs_f64();
     assert!((rate - 200_000.0).abs() < 0.01 * 200_000.0, "rate {rate}");
+}
+
+/// A sender of `window` segments (initial window and ssthresh too) under
+/// `rules`, with bulk data and its first window sent at time 0.
+fn bulk_sender(variant: Variant, rules: Rules, window: u32) -> (Sender, Vec<Segment>) {
+    let cfg = TcpConfig {
+        variant,
+        rules,
+        mss: MSS as u32,
+        initial_window: window,
+        initial_ssthresh: Some(window),
+        window,
+        granularity: Time::from_millis(1),
+        min_rto: Time::from_millis(200),
+        initial_rto: Time::from_secs(1),
+        ..TcpConfig::ns2()
+    };
+    let mut sender = Sender::new(cfg);
+    let mut out = Vec::new();
+    sender.push(u64::MAX, Time::ZERO, &mut out);
+    assert_eq!(out.len(), window as usize);
+    (sender, out)
+}
+
+/// Feeds `n` duplicate ACKs of `ack` at `now`; returns what was sent.
+fn dupacks(sender: &mut Sender, ack: u64, n: u32, now: Time) -> Vec<Segment> {
+    let mut out = Vec::new();
+    for _ in 0..n {
+        sender.on_ack(ack, &[], now, &mut out);
+    }
+    out
+}
+
+fn ack(sender: &mut Sender, ack: u64, now: Time) -> Vec<Segment> {
+    let mut out = Vec::new();
+    sender.on_ack(ack, &[], now, &mut out);
+    out
+}
+
+#[test]
+fn newreno_leaves_recovery_with_flightsize_plus_one_mss_not_a_burst_of_ssthresh() {
+    // 20 segments out, 0 and 9 lost, only three duplicate ACKs arrive (the
+    // others are lost): the partial ACK of segment 9 leaves little in
+    // flight, and the full ACK none at all.
+    for (rules, after_full_ack) in [(Rules::Rfc, 2), (Rules::Ns2, 5)] {
+        let (mut s, _) = bulk_sender(Variant::NewReno, rules, 20);
+        let fr = dupacks(&mut s, 0, 3, Time::from_millis(100));
+        assert_eq!(fr, vec![Segment { seq: 0, len: 1000, retransmission: true }], "{rules:?}");
+        assert_eq!(s.ssthresh_bytes(), 10_000.0, "{rules:?}: half of 20 segments");
+        let partial = ack(&mut s, 9 * MSS, Time::from_millis(200));
+        assert_eq!(partial, vec![Segment { seq: 9 * MSS, len: 1000, retransmission: true }], "{rules:?}");
+        let full = ack(&mut s, 20 * MSS, Time::from_millis(300));
+        assert!(!s.in_recovery());
+        // RFC 6582 option (1): cwnd = min(ssthresh, max(FlightSize, SMSS) +
+        // SMSS) = 2 segments. ns-2 keeps cwnd_ as the partial ACK deflated
+        // it (10 − (9 − 3) = 4) and opens it by one (slow start): 5.
+        assert_eq!(full.len(), after_full_ack, "{rules:?}: segments sent on the full ACK");
+        assert!(full.iter().all(|seg| !seg.retransmission));
+    }
+}
+
+#[test]
+fn only_the_first_partial_ack_restarts_the_timer_unless_slow_but_steady() {
+    for timer in [PartialAckTimer::Impatient, PartialAckTimer::SlowButSteady] {
+        let cfg = TcpConfig {
+            variant: Variant::NewReno,
+            rules: Rules::Rfc,
+            partial_ack_timer: timer,
+            mss: MSS as u32,
+            initial_window: 20,
+            window: 20,
+            initial_rto: Time::from_secs(1),
+            ..TcpConfig::ns2()
+        };
+        let mut s = Sender::new(cfg);
+        let mut out = Vec::new();
+        s.push(u64::MAX, Time::ZERO, &mut out);
+        // Segments 0, 5, 10 and 15 lost.
+        dupacks(&mut s, 0, 3, Time::from_millis(100));
+        let first = Time::from_millis(200);
+        ack(&mut s, 5 * MSS, first);
+        let rto = s.rto();
+        assert_eq!(s.rto_deadline(), Some(first + rto), "{timer:?}: the first partial ACK restarts the timer");
+        let second = Time::from_millis(300);
+        ack(&mut s, 10 * MSS, second);
+        let expected = match timer {
+            PartialAckTimer::Impatient => first + rto,
+            PartialAckTimer::SlowButSteady => second + rto,
+        };
+        assert_eq!(s.rto_deadline(), Some(expected), "{timer:?}: the second partial ACK");
+    }
+}
+
+#[test]
+fn impatient_newreno_times_out_on_a_window_with_many_losses_slow_but_steady_crawls() {
+    // Ten losses in a 40-segment window: one hole per RTT would take a
+    // second; the Impatient timer (RTO 300 ms here) gives up before.
+    let losses: Vec<u64> = (0..10).map(|i| 2 + 3 * i).collect();
+    let run = |timer| {
+        let mut p = Pipe::new(Variant::NewReno, 40, &losses);
+        p.sender = Sender::new(TcpConfig { partial_ack_timer: timer, rules: Rules::Rfc, ..p.config.clone() });
+        p.run(200 * MSS, Time::from_secs(60));
+        assert_eq!(p.sender.snd_una(), 200 * MSS, "{timer:?} finishes");
+        p
+    };
+    let impatient = run(PartialAckTimer::Impatient);
+    assert!(impatient.sender.stats.timeouts >= 1, "Impatient: the timer expires");
+    let steady = run(PartialAckTimer::SlowButSteady);
+    assert_eq!(steady.sender.stats.timeouts, 0, "Slow-but-Steady: no timeout");
+    let times: Vec<Time> = steady.log.iter().filter(|l| l.2).map(|l| l.0).collect();
+    assert_eq!(times[9] - times[0], Time::from_millis(900), "one hole per RTT: {times:?}");
+}
+
+#[test]
+fn no_fast_retransmit_unless_the_ack_covers_more_than_recover() {
+    // RFC 6582 §3.2 step 2 (ns-2's `bug_fix_`): after a recovery whose
+    // full ACK acknowledges exactly `recover`, duplicate ACKs of that very
+    // point start no new fast retransmit.
+    for rules in [Rules::Rfc, Rules::Ns2] {
+        let (mut s, _) = bulk_sender(Variant::NewReno, rules, 10);
+        dupacks(&mut s, 0, 3, Time::from_millis(100));
+        ack(&mut s, 10 * MSS, Time::from_millis(200));
+        assert!(!s.in_recovery());
+        assert_eq!(s.stats.fast_retransmits, 1);
+        dupacks(&mut s, 10 * MSS, 3, Time::from_millis(300));
+        assert_eq!(s.stats.fast_retransmits, 1, "{rules:?}: ACK == recover");
+        // New data acknowledged beyond recover re-arms fast retransmit.
+        ack(&mut s, 11 * MSS, Time::from_millis(400));
+        dupacks(&mut s, 11 * MSS, 3, Time::from_millis(500));
+        assert_eq!(s.stats.fast_retransmits, 2, "{rules:?}: ACK > recover");
+    }
+}
+
+#[test]
+fn ssthresh_halves_flightsize_per_the_rfcs_and_the_window_in_ns2() {
+    // 20 segments of window, only 6 outstanding (the application had no
+    // more): RFC 5681 halves FlightSize, ns-2's `slowdown` the window.
+    for (rules, ssthresh) in [(Rules::Rfc, 3_000.0), (Rules::Ns2, 10_000.0)] {
+        let cfg = TcpConfig {
+            variant: Variant::NewReno,
+            rules,
+            mss: MSS as u32,
+            initial_window: 20,
+            window: 20,
+            ..TcpConfig::ns2()
+        };
+        let mut s = Sender::new(cfg);
+        let mut out = Vec::new();
+        s.push(6 * MSS, Time::ZERO, &mut out);
+        assert_eq!(out.len(), 6);
+        dupacks(&mut s, 0, 3, Time::from_millis(100));
+        assert_eq!(s.ssthresh_bytes(), ssthresh, "{rules:?}");
+    }
+}
+
+#[test]
+fn a_repeated_timeout_holds_ssthresh_per_rfc_5681_and_halves_again_in_ns2() {
+    for (rules, second) in [(Rules::Rfc, 5_000.0), (Rules::Ns2, 2_000.0)] {
+        let (mut s, _) = bulk_sender(Variant::NewReno, rules, 10);
+        let mut out = Vec::new();
+        s.on_timeout(s.rto_deadline().unwrap(), &mut out);
+        assert_eq!(s.ssthresh_bytes(), 5_000.0, "{rules:?}: first timeout");
+        s.on_timeout(s.rto_deadline().unwrap(), &mut out);
+        assert_eq!(s.ssthresh_bytes(), second, "{rules:?}: the same segment times out again");
+    }
 }

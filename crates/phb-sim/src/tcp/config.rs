@@ -16,6 +16,39 @@ pub enum Variant {
     Sack,
 }
 
+/// Whose rules the sender follows where the RFCs leave a choice, or where
+/// the simulator a profile stands for departs from them (`docs/tcp.md`
+/// lists each rule with its source).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rules {
+    /// RFC 5681, RFC 6582 and RFC 6675 as written: `ssthresh =
+    /// max(FlightSize/2, 2·SMSS)`, held on a repeated timeout (RFC 5681
+    /// §3.1); NewReno leaves recovery with `cwnd = min(ssthresh,
+    /// max(FlightSize, SMSS) + SMSS)` (RFC 6582 §3.2 step 3, option 1).
+    Rfc,
+    /// ns-2.35's `Agent/TCP/Reno` and `Agent/TCP/Newreno` (`tcp.cc`,
+    /// `tcp-reno.cc`, `tcp-newreno.cc`): `ssthresh` and `cwnd` halve the
+    /// window `min(cwnd_, wnd_)` (`slowdown`), the inflation is kept apart
+    /// (`dupwnd_`) and dropped on leaving recovery, so the window left is
+    /// `cwnd_` as partial ACKs deflated it (`exit_recovery_fix_ 0`); NewReno
+    /// sends at most two new segments per ACK while recovering
+    /// (`send_much(0, 0, 2)`); fast retransmit restarts the timer
+    /// (`reset_rtx_timer(1, 0)`).
+    Ns2,
+}
+
+/// When a partial ACK restarts the retransmission timer during NewReno
+/// recovery. RFC 6582 §3.2 step 3 resets it "for the first partial ACK
+/// that arrives during fast recovery" only: the "Impatient" variant of RFC
+/// 2582 / RFC 3782 §4, which lets the timer expire when a window lost many
+/// segments rather than repair one per round trip; resetting it on every
+/// partial ACK is the "Slow-but-Steady" variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PartialAckTimer {
+    Impatient,
+    SlowButSteady,
+}
+
 /// Everything that shapes one connection's behaviour.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpConfig {
@@ -41,6 +74,11 @@ pub struct TcpConfig {
     /// Acknowledge every second full segment, or after `delack_timeout`.
     pub delayed_ack: bool,
     pub delack_timeout: Time,
+    /// Whose rules decide `ssthresh`, the window on leaving recovery, and
+    /// the other points where implementations differ.
+    pub rules: Rules,
+    /// NewReno: which partial ACKs restart the retransmission timer.
+    pub partial_ack_timer: PartialAckTimer,
 }
 
 impl TcpConfig {
@@ -50,7 +88,10 @@ impl TcpConfig {
     /// the 40-byte TCP/IP header (`useHeaders_`, on since 2001/11/28), so
     /// 1040-byte packets and 40-byte ACKs; an initial window of 1, `window_`
     /// 20, minimum RTO 200 ms, initial RTO 3 s, a 10 ms clock, no delayed
-    /// ACKs (100 ms when turned on).
+    /// ACKs (100 ms when turned on); ns-2's recovery rules ([`Rules::Ns2`])
+    /// with `newreno_changes1_ 1` (the timer reset by the first partial ACK
+    /// only: [`PartialAckTimer::Impatient`]) and `partial_window_deflation_
+    /// 1`, both defaults since 2003/05/05.
     pub fn ns2() -> TcpConfig {
         TcpConfig {
             variant: Variant::NewReno,
@@ -66,6 +107,8 @@ impl TcpConfig {
             granularity: Time::from_millis(10),
             delayed_ack: false,
             delack_timeout: Time::from_millis(100),
+            rules: Rules::Ns2,
+            partial_ack_timer: PartialAckTimer::Impatient,
         }
     }
 
@@ -84,10 +127,10 @@ impl TcpConfig {
         }
     }
 
-    /// A Linux-like profile (also close to ns-3's `TcpSocket` defaults
-    /// with SACK): 1448-byte segments, initial window 10, a large window,
-    /// SACK recovery, minimum RTO 200 ms, initial RTO 1 s, a 1 ms clock,
-    /// delayed ACKs with a 40 ms timeout.
+    /// A Linux-like profile: 1448-byte segments, initial window 10, a large
+    /// window, SACK recovery, minimum RTO 200 ms, initial RTO 1 s, a 1 ms
+    /// clock, delayed ACKs with a 40 ms timeout; the RFCs' rules where
+    /// Linux's own (PRR, RACK, undo) are not modelled.
     pub fn linux() -> TcpConfig {
         TcpConfig {
             variant: Variant::Sack,
@@ -103,6 +146,8 @@ impl TcpConfig {
             granularity: Time::from_millis(1),
             delayed_ack: true,
             delack_timeout: Time::from_millis(40),
+            rules: Rules::Rfc,
+            partial_ack_timer: PartialAckTimer::Impatient,
         }
     }
 

@@ -13,6 +13,6 @@ pub mod receiver;
 pub mod rtt;
 pub mod sender;
 
-pub use config::{TcpConfig, Variant};
+pub use config::{PartialAckTimer, Rules, TcpConfig, Variant};
 pub use receiver::{Ack, Receiver};
 pub use sender::{Segment, Sender, SenderStats};

@@ -8,26 +8,35 @@
 //! ([`Sender::on_timeout`]) and new application data ([`Sender::push`]) —
 //! and answers each with segments to transmit.
 //!
+//! - Sending, RFC 5681 §3.1: nothing beyond `SND.UNA + min(cwnd, rwnd)`;
+//!   only whole segments fit, so the window counts `⌊cwnd/SMSS⌋` segments
+//!   (as ns-2's `send_much` and ns-3's `SendPendingData` do).
 //! - Slow start and congestion avoidance, RFC 5681 §3.1: `cwnd += min(acked,
 //!   MSS)` below `ssthresh`, `cwnd += MSS·MSS/cwnd` per ACK above (ns-2's
-//!   `1/cwnd` per ACK).
-//! - Fast retransmit on `dupthresh` duplicate ACKs, `ssthresh =
-//!   max(FlightSize/2, 2·MSS)`; then Reno / NewReno fast recovery (RFC 5681
-//!   §3.2, RFC 6582 §3.2 with the full-ACK rule `cwnd = ssthresh` and
-//!   partial-ACK window deflation) or SACK recovery (RFC 6675 §5: `pipe`,
-//!   `IsLost`, `NextSeg` rules 1–3).
-//! - Retransmission timeout (RFC 6298 / RFC 5681 §3.1): `ssthresh =
-//!   max(FlightSize/2, 2·MSS)`, `cwnd = 1 MSS`, go back to the first
-//!   unacknowledged segment, SACK information discarded, and (NewReno,
-//!   RFC 6582 §3.2 step 2) no fast retransmit for duplicate ACKs of data
-//!   sent before the timeout.
+//!   `1/cwnd` per ACK); `cwnd` does not grow past the receiver's window,
+//!   which it could not use (Linux's `tcp_is_cwnd_limited`, RFC 7661).
+//! - Fast retransmit on `dupthresh` duplicate ACKs, unless the ACK does not
+//!   cover more than `recover` (RFC 6582 §3.2 step 2, for Reno as ns-2
+//!   applies it too); `ssthresh` as [`Rules`] say. Then Reno / NewReno fast
+//!   recovery (RFC 5681 §3.2, RFC 6582 §3.2 step 3) with the window
+//!   inflated by one MSS per duplicate ACK and deflated by partial ACKs, or
+//!   SACK recovery (RFC 6675 §5: `pipe`, `IsLost`, `NextSeg` rules 1–3).
+//! - NewReno leaves recovery on the ACK of everything outstanding when it
+//!   began: `cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS)` (RFC 6582
+//!   option 1), or ns-2's un-inflated `cwnd_`. Partial ACKs restart the
+//!   timer as [`PartialAckTimer`] says (RFC 6582: the first one only).
+//! - Retransmission timeout (RFC 6298 / RFC 5681 §3.1): `ssthresh` as
+//!   [`Rules`] say, `cwnd = 1 MSS`, go back to the first unacknowledged
+//!   segment, SACK information discarded, `recover = HighData` (RFC 6582
+//!   §3.2 step 4) so that duplicate ACKs of data sent before the timeout
+//!   start no fast retransmit.
 //! - One segment timed at a time, never a retransmitted one (Karn).
 
 use std::collections::VecDeque;
 
 use phb::Time;
 
-use super::config::{TcpConfig, Variant};
+use super::config::{PartialAckTimer, Rules, TcpConfig, Variant};
 use super::rtt::RttEstimator;
 
 /// A segment to transmit.
@@ -73,13 +82,25 @@ pub struct Sender {
     snd_max: u64,
     /// Bytes the application has handed over (`u64::MAX`: unlimited).
     app_limit: u64,
+    /// The congestion window without the inflation of fast recovery
+    /// (ns-2's `cwnd_`).
     cwnd: f64,
+    /// What duplicate ACKs added to the window during fast recovery (ns-2's
+    /// `dupwnd_`): one MSS each (RFC 5681 §3.2 steps 3–4), less what
+    /// partial ACKs deflated (RFC 6582 §3.2 step 3). RFC 5681's `cwnd` is
+    /// `cwnd + inflation`.
+    inflation: f64,
     ssthresh: f64,
     dupacks: u32,
     in_recovery: bool,
-    /// `snd_max` when recovery (or the last timeout) began.
-    recover: u64,
-    after_timeout: bool,
+    /// `recover` of RFC 6582 (RecoveryPoint of RFC 6675): `snd_max` when the
+    /// last fast retransmit or timeout happened; `None` before the first.
+    recover: Option<u64>,
+    /// A partial ACK has restarted the timer in this recovery (RFC 6582).
+    partial_ack_seen: bool,
+    /// `snd_una` when the last timeout fired: if it has not moved when the
+    /// next fires, the segment was already retransmitted by the timer.
+    timed_out_at: Option<u64>,
     outstanding: VecDeque<Sent>,
     /// Highest SACKed byte (RFC 6675's HighACK-side `HighRxt` helper).
     high_sacked: u64,
@@ -101,11 +122,13 @@ impl Sender {
             snd_max: 0,
             app_limit: 0,
             cwnd: (cfg.initial_window as u64 * mss) as f64,
+            inflation: 0.0,
             ssthresh: cfg.initial_ssthresh.map_or(f64::INFINITY, |s| (s as u64 * mss) as f64),
             dupacks: 0,
             in_recovery: false,
-            recover: 0,
-            after_timeout: false,
+            recover: None,
+            partial_ack_seen: false,
+            timed_out_at: None,
             outstanding: VecDeque::new(),
             high_sacked: 0,
             rtt,
@@ -119,8 +142,14 @@ impl Sender {
     pub fn mss(&self) -> u32 {
         self.cfg.mss
     }
+    /// The congestion window as RFC 5681 counts it: inflated by the
+    /// duplicate ACKs of fast recovery.
     pub fn cwnd_bytes(&self) -> f64 {
-        self.cwnd
+        self.cwnd + self.inflation
+    }
+    /// The receiver's window in bytes.
+    pub fn rwnd_bytes(&self) -> u64 {
+        self.cfg.window as u64 * self.mss
     }
     pub fn ssthresh_bytes(&self) -> f64 {
         self.ssthresh
@@ -160,16 +189,68 @@ impl Sender {
         self.app_limit = self.app_limit.min(self.snd_max);
     }
 
+    /// FlightSize (RFC 5681 §2): data sent but not yet cumulatively
+    /// acknowledged.
     fn flight_size(&self) -> u64 {
         self.snd_max - self.snd_una
     }
 
+    /// How far beyond `snd_una` data may be sent: `min(cwnd, rwnd)` (RFC
+    /// 5681 §3.1), `cwnd` inflated during fast recovery.
     fn window(&self) -> u64 {
-        (self.cwnd as u64).min(self.cfg.window as u64 * self.mss)
+        ((self.cwnd + self.inflation) as u64).min(self.rwnd_bytes())
     }
 
     fn arm_timer(&mut self, now: Time) {
         self.rto_deadline = if self.snd_una < self.snd_max { Some(now + self.rtt.rto()) } else { None };
+    }
+
+    /// Opens the window for an ACK of `acked` new bytes outside recovery:
+    /// slow start or congestion avoidance (RFC 5681 §3.1), never past the
+    /// receiver's window.
+    fn open_window(&mut self, acked: u64) {
+        let mss = self.mss as f64;
+        let increase = if self.cwnd < self.ssthresh { (acked as f64).min(mss) } else { mss * mss / self.cwnd };
+        let cap = (self.rwnd_bytes() as f64).max(self.cwnd);
+        self.cwnd = (self.cwnd + increase).min(cap);
+    }
+
+    /// The `ssthresh` of a loss the sender detects, fast retransmit or
+    /// timeout (`timeout`), as [`Rules`] say:
+    /// - RFC 5681 §3.1 eq. (4), RFC 6582, RFC 6675 (4.2): `max(FlightSize/2,
+    ///   2·SMSS)`; after a timeout that retransmits a segment the timer
+    ///   already retransmitted, `ssthresh` is held (RFC 5681 §3.1).
+    /// - ns-2 (`TcpAgent::slowdown` with `CLOSE_SSTHRESH_HALF`): half the
+    ///   window `min(cwnd_, wnd_)` in whole segments, at least 2; `cwnd_`
+    ///   is never inflated (`dupwnd_` is apart).
+    fn reduced_ssthresh(&self, timeout: bool) -> f64 {
+        let mss = self.mss as f64;
+        match self.cfg.rules {
+            Rules::Rfc => {
+                if timeout && self.timed_out_at == Some(self.snd_una) {
+                    self.ssthresh
+                } else {
+                    (self.flight_size() as f64 / 2.0).max(2.0 * mss)
+                }
+            }
+            Rules::Ns2 => {
+                let window = self.cwnd.min(self.rwnd_bytes() as f64) / mss;
+                ((window / 2.0).floor().max(2.0)) * mss
+            }
+        }
+    }
+
+    /// RFC 6582 §3.2 step 2: fast retransmit only if the ACK covers more
+    /// than `recover`, the highest byte sent when the last fast retransmit
+    /// or timeout happened (ns-2's `dupack_action`, `bug_fix_` on, applies
+    /// it to Reno too). SACK waits until HighACK reaches the RecoveryPoint
+    /// a timeout set (RFC 6675 §5.1).
+    fn may_fast_retransmit(&self) -> bool {
+        match (self.cfg.variant, self.recover) {
+            (_, None) => true,
+            (Variant::Sack, Some(_)) => false,
+            (_, Some(recover)) => self.snd_una > recover,
+        }
     }
 
     /// Sends `seg` and records what the timer and RTT estimator need.
@@ -189,18 +270,19 @@ impl Sender {
         out.push(seg);
     }
 
-    /// A new segment of at most one MSS at `snd_max`, if the application
-    /// has data.
-    fn new_segment(&mut self) -> Option<Segment> {
-        let len = (self.app_limit - self.snd_max).min(self.mss);
-        if len == 0 {
-            return None;
-        }
+    /// The length of the next new segment: at most one MSS of what the
+    /// application has handed over.
+    fn next_new_len(&self) -> u64 {
+        (self.app_limit - self.snd_max).min(self.mss)
+    }
+
+    /// A new segment of `len` bytes at `snd_max`.
+    fn new_segment(&mut self, len: u64) -> Segment {
         let seg = Segment { seq: self.snd_max, len: len as u32, retransmission: false };
         self.outstanding.push_back(Sent { seq: seg.seq, len: seg.len, sacked: false, retransmitted: false });
         self.snd_max += len;
         self.snd_nxt = self.snd_max;
-        Some(seg)
+        seg
     }
 
     /// The outstanding segment starting at `seq`.
@@ -214,25 +296,39 @@ impl Sender {
     }
 
     /// Sends what the window allows (window-based: Reno, NewReno, and any
-    /// variant outside SACK recovery).
+    /// variant outside SACK recovery): whole segments up to `snd_una +
+    /// window` (RFC 5681 §3.1). ns-2's NewReno sends at most two per ACK
+    /// while recovering (`send_much(0, 0, 2)` in `NewRenoTcpAgent::recv`).
     fn transmit(&mut self, now: Time, out: &mut Vec<Segment>) {
         if self.in_recovery && self.cfg.variant == Variant::Sack {
             self.transmit_sack(now, out);
             return;
         }
-        while self.snd_nxt < self.snd_una + self.window() {
+        let burst = if self.in_recovery && self.cfg.rules == Rules::Ns2 && self.cfg.variant == Variant::NewReno {
+            2
+        } else {
+            usize::MAX
+        };
+        let edge = self.snd_una + self.window();
+        let mut sent = 0;
+        while sent < burst {
             let seg = if self.snd_nxt < self.snd_max {
                 let i = self.find(self.snd_nxt).expect("snd_nxt is at a segment boundary");
                 let s = self.outstanding[i];
+                if s.end() > edge {
+                    break;
+                }
                 self.snd_nxt = s.end();
                 Segment { seq: s.seq, len: s.len, retransmission: true }
             } else {
-                match self.new_segment() {
-                    Some(seg) => seg,
-                    None => break,
+                let len = self.next_new_len();
+                if len == 0 || self.snd_max + len > edge {
+                    break;
                 }
+                self.new_segment(len)
             };
             self.emit(seg, now, out);
+            sent += 1;
         }
     }
 
@@ -252,8 +348,9 @@ impl Sender {
         false
     }
 
-    /// RFC 6675 `SetPipe`: bytes believed in the network.
-    fn pipe(&self) -> u64 {
+    /// RFC 6675 `SetPipe`: bytes believed in the network (a walk over the
+    /// outstanding segments).
+    pub fn pipe(&self) -> u64 {
         let mut pipe = 0;
         let mut sacked_above = (0u32, 0u64);
         for s in self.outstanding.iter().rev() {
@@ -286,10 +383,9 @@ impl Sender {
             let s = self.outstanding[i];
             return Some(Segment { seq: s.seq, len: s.len, retransmission: true });
         }
-        if self.snd_max < self.snd_una + self.cfg.window as u64 * self.mss {
-            if let Some(seg) = self.new_segment() {
-                return Some(seg);
-            }
+        let len = self.next_new_len();
+        if len > 0 && self.snd_max + len <= self.snd_una + self.rwnd_bytes() {
+            return Some(self.new_segment(len));
         }
         let unsacked = (0..self.outstanding.len()).find(|&i| {
             let s = self.outstanding[i];
@@ -321,20 +417,36 @@ impl Sender {
         }
     }
 
+    /// Fast retransmit (RFC 5681 §3.2 steps 2–3, RFC 6675 (4)): `ssthresh`
+    /// reduced, `recover` set, the first unacknowledged segment resent.
     fn enter_recovery(&mut self, now: Time, out: &mut Vec<Segment>) {
         self.stats.fast_retransmits += 1;
-        self.ssthresh = (self.flight_size() as f64 / 2.0).max(2.0 * self.mss as f64);
-        self.recover = self.snd_max;
+        let mss = self.mss as f64;
+        let window = self.cwnd.min(self.rwnd_bytes() as f64);
+        self.ssthresh = self.reduced_ssthresh(false);
+        self.recover = Some(self.snd_max);
         self.in_recovery = true;
+        self.partial_ack_seen = false;
         let first = self.outstanding[0];
         match self.cfg.variant {
             Variant::Reno | Variant::NewReno => {
-                self.cwnd = self.ssthresh + 3.0 * self.mss as f64;
+                // RFC 5681 step 3: cwnd = ssthresh + 3·SMSS. ns-2 halves
+                // cwnd_ itself (`CLOSE_CWND_HALF`) and sets dupwnd_ = 3.
+                self.cwnd = match self.cfg.rules {
+                    Rules::Rfc => self.ssthresh,
+                    Rules::Ns2 => (window / 2.0).max(mss),
+                };
+                self.inflation = self.cfg.dupthresh as f64 * mss;
                 self.emit(Segment { seq: first.seq, len: first.len, retransmission: true }, now, out);
+                if self.cfg.rules == Rules::Ns2 {
+                    // `reset_rtx_timer(1, 0)` in `dupack_action`.
+                    self.rto_deadline = Some(now + self.rtt.rto());
+                }
                 self.transmit(now, out);
             }
             Variant::Sack => {
                 self.cwnd = self.ssthresh;
+                self.inflation = 0.0;
                 self.outstanding[0].retransmitted = true;
                 self.emit(Segment { seq: first.seq, len: first.len, retransmission: true }, now, out);
                 self.transmit_sack(now, out);
@@ -370,42 +482,78 @@ impl Sender {
             self.outstanding.pop_front();
         }
         self.dupacks = 0;
-        let mss = self.mss as f64;
+        let mut restart_timer = true;
         if self.in_recovery {
-            let full = ack >= self.recover;
+            let full = self.recover.is_some_and(|recover| ack >= recover);
             match self.cfg.variant {
-                Variant::Reno => {
-                    self.cwnd = self.ssthresh;
-                    self.in_recovery = false;
-                }
-                Variant::NewReno if full => {
-                    self.cwnd = self.ssthresh;
-                    self.in_recovery = false;
-                }
+                Variant::Reno => self.leave_recovery(acked),
+                Variant::NewReno if full => self.leave_recovery(acked),
                 Variant::NewReno => {
-                    // Partial ACK: retransmit the next hole, deflate by the
-                    // amount acknowledged, add back one MSS (RFC 6582 §3.2 step 5).
-                    let first = self.outstanding[0];
-                    self.emit(Segment { seq: first.seq, len: first.len, retransmission: true }, now, out);
-                    self.cwnd = (self.cwnd - acked as f64 + if acked >= self.mss { mss } else { 0.0 }).max(mss);
-                    self.rto_deadline = Some(now + self.rtt.rto());
+                    self.partial_ack(acked, now, out);
+                    restart_timer = match self.cfg.partial_ack_timer {
+                        PartialAckTimer::Impatient => !std::mem::replace(&mut self.partial_ack_seen, true),
+                        PartialAckTimer::SlowButSteady => true,
+                    };
                 }
                 Variant::Sack if full => {
-                    self.cwnd = self.ssthresh;
+                    // RFC 6675 (A): recovery ends; cwnd stays ssthresh.
                     self.in_recovery = false;
                 }
                 Variant::Sack => {}
             }
-        } else if self.cwnd < self.ssthresh {
-            self.cwnd += (acked as f64).min(mss);
         } else {
-            self.cwnd += mss * mss / self.cwnd;
+            self.inflation = 0.0;
+            self.open_window(acked);
         }
-        if ack >= self.recover {
-            self.after_timeout = false;
+        if self.cfg.variant == Variant::Sack && !self.in_recovery && self.recover.is_some_and(|r| ack >= r) {
+            self.recover = None;
         }
-        self.arm_timer(now);
+        if restart_timer {
+            self.arm_timer(now);
+        }
         self.transmit(now, out);
+    }
+
+    /// RFC 6582 §3.2 step 3, partial acknowledgments: resend the first
+    /// unacknowledged segment, deflate the window by the amount acknowledged
+    /// and add back one MSS if at least one was. ns-2 (`partialnewack`,
+    /// `partial_window_deflation_ 1`) takes the deflation from `dupwnd_`
+    /// first, then from `cwnd_`, leaving `dupwnd_` at one segment.
+    fn partial_ack(&mut self, acked: u64, now: Time, out: &mut Vec<Segment>) {
+        let mss = self.mss as f64;
+        let first = self.outstanding[0];
+        self.emit(Segment { seq: first.seq, len: first.len, retransmission: true }, now, out);
+        let add_back = if acked >= self.mss { mss } else { 0.0 };
+        let deflate = acked as f64;
+        if self.inflation > deflate {
+            self.inflation -= deflate - add_back;
+        } else {
+            self.cwnd = (self.cwnd - (deflate - self.inflation)).max(mss);
+            self.inflation = add_back;
+        }
+    }
+
+    /// Leaves fast recovery on a full ACK (Reno: any ACK of new data):
+    /// - RFC 5681 §3.2 step 6 (Reno): `cwnd = ssthresh`.
+    /// - RFC 6582 §3.2 step 3 (NewReno), option (1): `cwnd = min(ssthresh,
+    ///   max(FlightSize, SMSS) + SMSS)`, FlightSize being what is
+    ///   outstanding now, so that a sender whose partial ACKs left little in
+    ///   flight does not burst a whole `ssthresh` of segments.
+    /// - ns-2 (`RenoTcpAgent::recv`, `NewRenoTcpAgent::recv` with
+    ///   `exit_recovery_fix_ 0`): `dupwnd_ = 0`, `cwnd_` stays as fast
+    ///   retransmit halved it and partial ACKs deflated it, then opens as
+    ///   for any new ACK (`recv_newack_helper` calls `opencwnd`).
+    fn leave_recovery(&mut self, acked: u64) {
+        let mss = self.mss as f64;
+        self.in_recovery = false;
+        self.inflation = 0.0;
+        match (self.cfg.rules, self.cfg.variant) {
+            (Rules::Rfc, Variant::NewReno) => {
+                self.cwnd = self.ssthresh.min((self.flight_size() as f64).max(mss) + mss);
+            }
+            (Rules::Rfc, _) => self.cwnd = self.ssthresh,
+            (Rules::Ns2, _) => self.open_window(acked),
+        }
     }
 
     fn on_duplicate_ack(&mut self, now: Time, out: &mut Vec<Segment>) {
@@ -413,7 +561,8 @@ impl Sender {
         if self.in_recovery {
             match self.cfg.variant {
                 Variant::Reno | Variant::NewReno => {
-                    self.cwnd += self.mss as f64;
+                    // RFC 5681 §3.2 step 4; ns-2's `++dupwnd_`.
+                    self.inflation += self.mss as f64;
                     self.transmit(now, out);
                 }
                 Variant::Sack => self.transmit_sack(now, out),
@@ -421,7 +570,7 @@ impl Sender {
             return;
         }
         let sack_loss = self.cfg.variant == Variant::Sack && self.is_lost(0);
-        if (self.dupacks >= self.cfg.dupthresh || sack_loss) && !self.after_timeout {
+        if (self.dupacks >= self.cfg.dupthresh || sack_loss) && self.may_fast_retransmit() {
             self.enter_recovery(now, out);
         }
     }
@@ -434,12 +583,15 @@ impl Sender {
         }
         self.stats.timeouts += 1;
         self.rtt.on_timeout();
-        self.ssthresh = (self.flight_size() as f64 / 2.0).max(2.0 * self.mss as f64);
+        // ns-2's `RenoTcpAgent::timeout` zeroes `dupwnd_` before `slowdown`.
+        self.inflation = 0.0;
+        self.ssthresh = self.reduced_ssthresh(true);
+        self.timed_out_at = Some(self.snd_una);
         self.cwnd = self.mss as f64;
         self.in_recovery = false;
         self.dupacks = 0;
-        self.recover = self.snd_max;
-        self.after_timeout = true;
+        // RFC 6582 §3.2 step 4; RFC 6675 §5.1.
+        self.recover = Some(self.snd_max);
         self.high_sacked = 0;
         for s in self.outstanding.iter_mut() {
             s.sacked = false;

@@ -102,6 +102,7 @@ impl Context<'_> {
             granularity: self.time_or(&key("granularity"), &t.granularity, base.granularity)?,
             delayed_ack: t.delayed_ack.unwrap_or(base.delayed_ack),
             delack_timeout: self.time_or(&key("delack_timeout"), &t.delack_timeout, base.delack_timeout)?,
+            ..base
         };
         if config.initial_rto == Time::ZERO {
             return Err(self.err(&key("initial_rto"), "must be positive"));
