@@ -5,11 +5,12 @@
 use std::collections::{BTreeMap, HashSet};
 
 use phb::Time;
-use phb_sim::tcp::{PartialAckTimer, Receiver, Rules, Segment, Sender, TcpConfig, Variant};
+use phb_sim::tcp::{Ack, PartialAckTimer, Receiver, Rules, Segment, Sender, TcpConfig, Variant};
 
 enum Msg {
-    Data(Segment),
-    Ack(phb_sim::tcp::Ack),
+    /// A segment and its send time.
+    Data(Segment, Time),
+    Ack(Ack),
 }
 
 /// A sender and receiver 50 ms apart each way (100 ms RTT), no queueing.
@@ -63,7 +64,7 @@ impl Pipe {
                 continue;
             }
             self.seq += 1;
-            self.in_flight.insert((self.now + ONE_WAY, self.seq), Msg::Data(s));
+            self.in_flight.insert((self.now + ONE_WAY, self.seq), Msg::Data(s, self.now));
         }
     }
 
@@ -85,14 +86,14 @@ impl Pipe {
                 let (key, msg) = self.in_flight.pop_first().unwrap();
                 self.now = key.0;
                 match msg {
-                    Msg::Data(s) => {
-                        if let Some(ack) = self.receiver.on_segment(s.seq, s.len, self.now) {
+                    Msg::Data(s, sent_at) => {
+                        if let Some(ack) = self.receiver.on_segment(s.seq, s.len, sent_at, self.now) {
                             self.seq += 1;
                             self.in_flight.insert((self.now + ONE_WAY, self.seq), Msg::Ack(ack));
                         }
                     }
                     Msg::Ack(a) => {
-                        self.sender.on_ack(a.ack, a.blocks(), self.now, &mut out);
+                        self.sender.on_ack(&a, self.now, &mut out);
                         self.send(std::mem::take(&mut out));
                     }
                 }
@@ -173,7 +174,7 @@ fn the_rto_doubles_on_repeated_timeouts_and_resets_on_new_data() {
     assert_eq!(sender.rto(), Time::from_secs(16));
     assert_eq!(sender.stats.timeouts, 4);
     // The ACK of the retransmission gives no RTT sample (Karn) but ends the back-off.
-    sender.on_ack(960, &[], Time::from_secs(16), &mut out);
+    sender.on_ack(&Ack { ack: 960, ..Ack::default() }, Time::from_secs(16), &mut out);
     assert_eq!(sender.rto(), Time::from_secs(1));
     assert_eq!(sender.rto_deadline(), None, "nothing outstanding, no timer");
 }
@@ -213,14 +214,14 @@ fn bulk_sender(variant: Variant, rules: Rules, window: u32) -> (Sender, Vec<Segm
 fn dupacks(sender: &mut Sender, ack: u64, n: u32, now: Time) -> Vec<Segment> {
     let mut out = Vec::new();
     for _ in 0..n {
-        sender.on_ack(ack, &[], now, &mut out);
+        sender.on_ack(&Ack { ack, ..Ack::default() }, now, &mut out);
     }
     out
 }
 
 fn ack(sender: &mut Sender, ack: u64, now: Time) -> Vec<Segment> {
     let mut out = Vec::new();
-    sender.on_ack(ack, &[], now, &mut out);
+    sender.on_ack(&Ack { ack, ..Ack::default() }, now, &mut out);
     out
 }
 
@@ -349,5 +350,80 @@ fn a_repeated_timeout_holds_ssthresh_per_rfc_5681_and_halves_again_in_ns2() {
         assert_eq!(s.ssthresh_bytes(), 5_000.0, "{rules:?}: first timeout");
         s.on_timeout(s.rto_deadline().unwrap(), &mut out);
         assert_eq!(s.ssthresh_bytes(), second, "{rules:?}: the same segment times out again");
+    }
+}
+
+/// ns-3's defaults (`TcpConfig::ns3`) with `window` segments out at time 0.
+fn ns3_sender(window: u32, limited_transmit: bool) -> (Sender, Vec<Segment>) {
+    let cfg = TcpConfig { initial_window: window, limited_transmit, ..TcpConfig::ns3() };
+    let mut sender = Sender::new(cfg);
+    let mut out = Vec::new();
+    sender.push(u64::MAX, Time::ZERO, &mut out);
+    assert_eq!(out.len(), window as usize);
+    (sender, out)
+}
+
+#[test]
+fn ns3_halves_the_bytes_in_flight_less_the_segments_the_duplicate_acks_reported() {
+    let mss = TcpConfig::ns3().mss as u64;
+    // Limited Transmit (on in ns-3): the first two duplicate ACKs each let a
+    // new segment go, so 22 segments are out at the third, which reports
+    // the third segment gone; `EnterRecovery` counts the lost head back in:
+    // BytesInFlight = 22 − 3 segments, ssthresh = 19·536/2 bytes.
+    let (mut s, _) = ns3_sender(20, true);
+    let first = dupacks(&mut s, 0, 1, Time::from_millis(100));
+    let second = dupacks(&mut s, 0, 1, Time::from_millis(101));
+    assert_eq!(first, vec![Segment { seq: 20 * mss, len: 536, retransmission: false }]);
+    assert_eq!(second, vec![Segment { seq: 21 * mss, len: 536, retransmission: false }]);
+    let third = dupacks(&mut s, 0, 1, Time::from_millis(102));
+    assert_eq!(third, vec![Segment { seq: 0, len: 536, retransmission: true }]);
+    assert_eq!(s.ssthresh_bytes(), (19 * mss / 2) as f64);
+    // The RFCs halve FlightSize: 22 segments, 11.
+    let (mut rfc, _) = bulk_sender(Variant::NewReno, Rules::Rfc, 20);
+    dupacks(&mut rfc, 0, 3, Time::from_millis(100));
+    assert_eq!(rfc.ssthresh_bytes(), 10.0 * MSS as f64);
+    // Without Limited Transmit only the third duplicate ACK is counted out:
+    // 20 − 1 segments.
+    let (mut s, _) = ns3_sender(20, false);
+    assert!(dupacks(&mut s, 0, 2, Time::from_millis(100)).is_empty());
+    dupacks(&mut s, 0, 1, Time::from_millis(102));
+    assert_eq!(s.ssthresh_bytes(), (19 * mss / 2) as f64);
+}
+
+#[test]
+fn ns3_leaves_recovery_with_cwnd_ssthresh_and_opens_it_for_the_exiting_ack() {
+    // As in the RFC 6582 exit test: 0 and 9 lost, three duplicate ACKs,
+    // nothing in flight after the full ACK. ns-3 (`TcpClassicRecovery`)
+    // sets cwnd = ssthresh (RFC 6582 option 2) and `IncreaseWindow` adds
+    // 536²/cwnd: 19·536/2 + 536²/5092 = 5148 bytes, nine whole segments
+    // at once where the RFCs' option (1) lets two go.
+    let mss = TcpConfig::ns3().mss as u64;
+    let (mut s, _) = ns3_sender(20, false);
+    dupacks(&mut s, 0, 3, Time::from_millis(100));
+    assert_eq!(s.ssthresh_bytes(), (19 * mss / 2) as f64);
+    let partial = ack(&mut s, 9 * mss, Time::from_millis(200));
+    assert_eq!(partial, vec![Segment { seq: 9 * mss, len: 536, retransmission: true }]);
+    let full = ack(&mut s, 20 * mss, Time::from_millis(300));
+    let cwnd = (19 * mss / 2) as f64;
+    assert_eq!(s.cwnd_bytes(), cwnd + (mss * mss) as f64 / cwnd);
+    assert_eq!(full.len(), 9);
+}
+
+#[test]
+fn with_timestamps_every_ack_of_new_data_is_an_rtt_sample_retransmissions_included() {
+    // A timed-out segment, resent at 1 s and acknowledged at 1.3 s: Karn's
+    // rule takes no sample; ns-3's timestamps echo the retransmission's.
+    for timestamps in [false, true] {
+        let cfg = TcpConfig { initial_window: 1, timestamps, ..TcpConfig::ns3() };
+        let mut s = Sender::new(cfg);
+        let mut out = Vec::new();
+        s.push(536, Time::ZERO, &mut out);
+        let rto = s.rto_deadline().unwrap();
+        assert_eq!(rto, Time::from_secs(1));
+        s.on_timeout(rto, &mut out);
+        let echo = Ack { ack: 536, ts_echo: rto, ..Ack::default() };
+        s.on_ack(&echo, rto + Time::from_millis(300), &mut out);
+        let expected = if timestamps { Some(Time::from_millis(300)) } else { None };
+        assert_eq!(s.srtt(), expected, "timestamps {timestamps}");
     }
 }

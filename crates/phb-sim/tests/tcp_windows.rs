@@ -15,21 +15,24 @@
 use std::collections::BTreeMap;
 
 use phb::{Rng, Time};
-use phb_sim::tcp::{PartialAckTimer, Receiver, Rules, Segment, Sender, TcpConfig, Variant};
+use phb_sim::tcp::{Ack, PartialAckTimer, Receiver, Rules, Segment, Sender, TcpConfig, Variant};
 use proptest::prelude::*;
 
 const MSS: u64 = 1000;
 const ONE_WAY: Time = Time::from_millis(50);
 
 enum Msg {
-    Data(Segment),
-    Ack(phb_sim::tcp::Ack),
+    /// A segment and its send time.
+    Data(Segment, Time),
+    Ack(Ack),
 }
 
 struct Case {
     variant: Variant,
     rules: Rules,
     partial_ack_timer: PartialAckTimer,
+    limited_transmit: bool,
+    timestamps: bool,
     window: u32,
     initial_window: u32,
     delayed_ack: bool,
@@ -47,6 +50,8 @@ fn check(case: &Case, segments: u64) -> Result<(), String> {
         variant: case.variant,
         rules: case.rules,
         partial_ack_timer: case.partial_ack_timer,
+        limited_transmit: case.limited_transmit,
+        timestamps: case.timestamps,
         mss: MSS as u32,
         window: case.window,
         initial_window: case.initial_window,
@@ -110,7 +115,7 @@ fn check(case: &Case, segments: u64) -> Result<(), String> {
             }
             serial += 1;
             let delay = ONE_WAY + Time::from_micros((rng.uniform() * case.jitter_ms as f64 * 1000.0) as u64);
-            wire.insert((now + delay, serial), Msg::Data(s));
+            wire.insert((now + delay, serial), Msg::Data(s, now));
         }
         if sender.snd_una() >= bytes || now > Time::from_secs(300) {
             return Ok(());
@@ -125,8 +130,8 @@ fn check(case: &Case, segments: u64) -> Result<(), String> {
         if next_msg == Some(first) {
             let (_, msg) = wire.pop_first().expect("a message");
             match msg {
-                Msg::Data(s) => {
-                    if let Some(ack) = receiver.on_segment(s.seq, s.len, now) {
+                Msg::Data(s, sent_at) => {
+                    if let Some(ack) = receiver.on_segment(s.seq, s.len, sent_at, now) {
                         if rng.uniform() >= case.ack_loss {
                             serial += 1;
                             wire.insert((now + ONE_WAY, serial), Msg::Ack(ack));
@@ -137,7 +142,7 @@ fn check(case: &Case, segments: u64) -> Result<(), String> {
                 Msg::Ack(a) => {
                     let before = sender.snd_una();
                     let duplicate = a.ack == before && before < sender.snd_max();
-                    sender.on_ack(a.ack, a.blocks(), now, &mut out);
+                    sender.on_ack(&a, now, &mut out);
                     if duplicate {
                         dupacks_in_episode += 1;
                     } else if a.ack > before && !sender.in_recovery() {
@@ -165,7 +170,7 @@ fn variant() -> impl Strategy<Value = Variant> {
 }
 
 fn rules() -> impl Strategy<Value = Rules> {
-    prop_oneof![Just(Rules::Rfc), Just(Rules::Ns2)]
+    prop_oneof![Just(Rules::Rfc), Just(Rules::Ns2), Just(Rules::Ns3)]
 }
 
 fn timer() -> impl Strategy<Value = PartialAckTimer> {
@@ -180,6 +185,8 @@ proptest! {
         variant in variant(),
         rules in rules(),
         partial_ack_timer in timer(),
+        limited_transmit in any::<bool>(),
+        timestamps in any::<bool>(),
         window in 2u32..400,
         initial_window in 1u32..12,
         delayed_ack in any::<bool>(),
@@ -189,7 +196,8 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let case = Case {
-            variant, rules, partial_ack_timer, window, initial_window, delayed_ack, loss, ack_loss, jitter_ms, seed,
+            variant, rules, partial_ack_timer, limited_transmit, timestamps, window, initial_window, delayed_ack,
+            loss, ack_loss, jitter_ms, seed,
         };
         prop_assert_eq!(check(&case, 400), Ok(()));
     }
@@ -200,11 +208,13 @@ proptest! {
 #[test]
 fn a_burst_of_losses_in_a_large_window_keeps_the_windows_in_bounds() {
     for variant in [Variant::Reno, Variant::NewReno, Variant::Sack] {
-        for rules in [Rules::Rfc, Rules::Ns2] {
+        for rules in [Rules::Rfc, Rules::Ns2, Rules::Ns3] {
             let case = Case {
                 variant,
                 rules,
                 partial_ack_timer: PartialAckTimer::Impatient,
+                limited_transmit: rules == Rules::Ns3,
+                timestamps: rules == Rules::Ns3,
                 window: 10_000,
                 initial_window: 1,
                 delayed_ack: false,

@@ -35,6 +35,15 @@ pub enum Rules {
     /// (`send_much(0, 0, 2)`); fast retransmit restarts the timer
     /// (`reset_rtx_timer(1, 0)`).
     Ns2,
+    /// ns-3's `TcpSocketBase` with `TcpNewReno` and `TcpClassicRecovery`
+    /// (`tcp-socket-base.cc`, `tcp-congestion-ops.cc`,
+    /// `tcp-recovery-ops.cc`): `ssthresh = max(2·SMSS, BytesInFlight/2)`
+    /// with the bytes in flight counted as ns-3 counts them (segments the
+    /// duplicate ACKs reported have left the network), held on a timeout
+    /// while the head is already retransmitted; recovery left with `cwnd =
+    /// ssthresh` (RFC 6582 option 2) and the window opened by the exiting
+    /// ACK; a recovery point that an ACK reaching it clears.
+    Ns3,
 }
 
 /// When a partial ACK restarts the retransmission timer during NewReno
@@ -48,6 +57,10 @@ pub enum PartialAckTimer {
     Impatient,
     SlowButSteady,
 }
+
+/// ns-3's socket buffers, `ns3::TcpSocket::SndBufSize` and `RcvBufSize`
+/// (`tcp-socket.cc`): 131072 bytes each.
+pub const NS3_BUFFER_BYTES: u32 = 131_072;
 
 /// Everything that shapes one connection's behaviour.
 #[derive(Clone, Debug, PartialEq)]
@@ -79,6 +92,14 @@ pub struct TcpConfig {
     pub rules: Rules,
     /// NewReno: which partial ACKs restart the retransmission timer.
     pub partial_ack_timer: PartialAckTimer,
+    /// Limited Transmit (RFC 3042): the first `dupthresh − 1` duplicate
+    /// ACKs each let one new segment go.
+    pub limited_transmit: bool,
+    /// Timestamps (RFC 7323): every ACK that acknowledges new data gives an
+    /// RTT sample, from the send time of the segment whose timestamp it
+    /// echoes (retransmissions included); without them one segment is
+    /// timed at a time, never a retransmitted one (Karn).
+    pub timestamps: bool,
 }
 
 impl TcpConfig {
@@ -109,6 +130,8 @@ impl TcpConfig {
             delack_timeout: Time::from_millis(100),
             rules: Rules::Ns2,
             partial_ack_timer: PartialAckTimer::Impatient,
+            limited_transmit: false,
+            timestamps: false,
         }
     }
 
@@ -148,16 +171,56 @@ impl TcpConfig {
             delack_timeout: Time::from_millis(40),
             rules: Rules::Rfc,
             partial_ack_timer: PartialAckTimer::Impatient,
+            limited_transmit: false,
+            timestamps: false,
         }
     }
 
-    /// A profile by name: `ns2`, `ns2_2004`, `linux` or `ns3` (same as
-    /// `linux`).
+    /// ns-3's defaults (ns-3.44) for a `TcpSocketBase` running `TcpNewReno`
+    /// with `TcpClassicRecovery` and SACK off: `SegmentSize` 536 bytes,
+    /// `InitialCwnd` 10, `InitialSlowStartThreshold` unlimited,
+    /// `SndBufSize` and `RcvBufSize` 131072 bytes (a window of
+    /// [`TcpConfig::ns3_window`] segments), `DelAckCount` 2 and
+    /// `DelAckTimeout` 200 ms (`tcp-socket.cc`); `MinRto` 1 s,
+    /// `ClockGranularity` 1 ms, `ReTxThreshold` 3, `LimitedTransmit` on,
+    /// `Timestamp` on (12 option bytes: 52-byte headers), the backed-off RTO
+    /// capped at 60 s (`tcp-socket-base.cc`); RTT gains 1/8 and 1/4 from a
+    /// 1 s initial estimate (`RttMeanDeviation`, `rtt-estimator.cc`).
+    pub fn ns3() -> TcpConfig {
+        TcpConfig {
+            variant: Variant::NewReno,
+            mss: 536,
+            header: 52,
+            initial_window: 10,
+            initial_ssthresh: None,
+            window: TcpConfig::ns3_window(536),
+            dupthresh: 3,
+            min_rto: Time::from_secs(1),
+            max_rto: Time::from_secs(60),
+            initial_rto: Time::from_secs(1),
+            granularity: Time::from_millis(1),
+            delayed_ack: true,
+            delack_timeout: Time::from_millis(200),
+            rules: Rules::Ns3,
+            partial_ack_timer: PartialAckTimer::Impatient,
+            limited_transmit: true,
+            timestamps: true,
+        }
+    }
+
+    /// The window, in whole segments of `mss` bytes, that ns-3's 128 KiB
+    /// send and receive buffers allow.
+    pub fn ns3_window(mss: u32) -> u32 {
+        (NS3_BUFFER_BYTES / mss.max(1)).max(1)
+    }
+
+    /// A profile by name: `ns2`, `ns2_2004`, `linux` or `ns3`.
     pub fn profile(name: &str) -> Option<TcpConfig> {
         match name {
             "ns2" => Some(TcpConfig::ns2()),
             "ns2_2004" => Some(TcpConfig::ns2_2004()),
-            "linux" | "ns3" => Some(TcpConfig::linux()),
+            "linux" => Some(TcpConfig::linux()),
+            "ns3" => Some(TcpConfig::ns3()),
             _ => None,
         }
     }

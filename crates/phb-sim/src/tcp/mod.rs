@@ -1,6 +1,7 @@
 //! TCP: the transport the papers' results are about.
 //!
-//! - [`config`] — parameters and the `ns2` / `linux` profiles.
+//! - [`config`] — parameters, the `ns2`, `ns2_2004`, `linux` and `ns3`
+//!   profiles, and whose rules ([`Rules`]) a sender follows.
 //! - [`rtt`] — RTT estimation and the retransmission timeout (RFC 6298).
 //! - [`sender`] — congestion control and Reno / NewReno / SACK recovery.
 //! - [`receiver`] — reassembly, cumulative and selective ACKs, delayed ACKs.

@@ -30,13 +30,17 @@
 //!   segment, SACK information discarded, `recover = HighData` (RFC 6582
 //!   §3.2 step 4) so that duplicate ACKs of data sent before the timeout
 //!   start no fast retransmit.
-//! - One segment timed at a time, never a retransmitted one (Karn).
+//! - Limited Transmit (RFC 3042) when configured: each of the first
+//!   `dupthresh − 1` duplicate ACKs lets one new segment go.
+//! - RTT: one segment timed at a time, never a retransmitted one (Karn), or
+//!   with timestamps (RFC 7323) a sample from every ACK of new data.
 
 use std::collections::VecDeque;
 
 use phb::Time;
 
 use super::config::{PartialAckTimer, Rules, TcpConfig, Variant};
+use super::receiver::Ack;
 use super::rtt::RttEstimator;
 
 /// A segment to transmit.
@@ -98,9 +102,13 @@ pub struct Sender {
     recover: Option<u64>,
     /// A partial ACK has restarted the timer in this recovery (RFC 6582).
     partial_ack_seen: bool,
-    /// `snd_una` when the last timeout fired: if it has not moved when the
-    /// next fires, the segment was already retransmitted by the timer.
-    timed_out_at: Option<u64>,
+    /// Recovering from a timeout: until `snd_una` reaches `recover` (ns-3's
+    /// `CA_LOSS`).
+    in_loss: bool,
+    /// The end of the highest segment resent since the last timeout: the
+    /// first unacknowledged segment was resent by the timer's go-back-N if
+    /// it lies below.
+    loss_resent: u64,
     outstanding: VecDeque<Sent>,
     /// Highest SACKed byte (RFC 6675's HighACK-side `HighRxt` helper).
     high_sacked: u64,
@@ -128,7 +136,8 @@ impl Sender {
             in_recovery: false,
             recover: None,
             partial_ack_seen: false,
-            timed_out_at: None,
+            in_loss: false,
+            loss_resent: 0,
             outstanding: VecDeque::new(),
             high_sacked: 0,
             rtt,
@@ -215,27 +224,51 @@ impl Sender {
         self.cwnd = (self.cwnd + increase).min(cap);
     }
 
+    /// Bytes in flight as ns-3 counts them (`TcpTxBuffer::BytesInFlight`
+    /// without SACK): FlightSize less the segments duplicate ACKs reported
+    /// (`AddRenoSack`: one each during recovery, and before it with Limited
+    /// Transmit), which the window's inflation counts here; with SACK,
+    /// RFC 6675's `pipe`.
+    fn ns3_bytes_in_flight(&self) -> u64 {
+        if self.cfg.variant == Variant::Sack {
+            return self.pipe();
+        }
+        self.flight_size().saturating_sub(self.inflation as u64)
+    }
+
     /// The `ssthresh` of a loss the sender detects, fast retransmit or
     /// timeout (`timeout`), as [`Rules`] say:
     /// - RFC 5681 §3.1 eq. (4), RFC 6582, RFC 6675 (4.2): `max(FlightSize/2,
-    ///   2·SMSS)`; after a timeout that retransmits a segment the timer
-    ///   already retransmitted, `ssthresh` is held (RFC 5681 §3.1).
+    ///   2·SMSS)`; after a timeout, if the segment timing out again was
+    ///   already resent by the timer, `ssthresh` is held (RFC 5681 §3.1).
     /// - ns-2 (`TcpAgent::slowdown` with `CLOSE_SSTHRESH_HALF`): half the
     ///   window `min(cwnd_, wnd_)` in whole segments, at least 2; `cwnd_`
     ///   is never inflated (`dupwnd_` is apart).
+    /// - ns-3 (`TcpNewReno::GetSsThresh`): `max(2·SMSS, BytesInFlight/2)`.
+    ///   At fast retransmit (`TcpSocketBase::EnterRecovery`, SACK off) the
+    ///   head is marked lost but counted back in "for compatibility with old
+    ///   ns-3 versions", and the duplicate ACKs have each removed a segment
+    ///   (`AddRenoSack`: all `dupthresh` of them with Limited Transmit, else
+    ///   the last): `FlightSize − dupthresh·SMSS`. On a timeout
+    ///   (`ReTxTimeout`) the bytes in flight before it, and `ssthresh` held
+    ///   in `CA_LOSS` while the head is already retransmitted.
     fn reduced_ssthresh(&self, timeout: bool) -> f64 {
         let mss = self.mss as f64;
+        let resent_by_timer = self.in_loss && self.loss_resent > self.snd_una;
         match self.cfg.rules {
-            Rules::Rfc => {
-                if timeout && self.timed_out_at == Some(self.snd_una) {
-                    self.ssthresh
-                } else {
-                    (self.flight_size() as f64 / 2.0).max(2.0 * mss)
-                }
-            }
+            Rules::Rfc if timeout && resent_by_timer => self.ssthresh,
+            Rules::Rfc => (self.flight_size() as f64 / 2.0).max(2.0 * mss),
             Rules::Ns2 => {
                 let window = self.cwnd.min(self.rwnd_bytes() as f64) / mss;
                 ((window / 2.0).floor().max(2.0)) * mss
+            }
+            Rules::Ns3 if timeout && resent_by_timer => self.ssthresh,
+            Rules::Ns3 if timeout || self.cfg.variant == Variant::Sack => {
+                ((self.ns3_bytes_in_flight() / 2) as f64).max(2.0 * mss)
+            }
+            Rules::Ns3 => {
+                let reported = if self.cfg.limited_transmit { self.dupacks as u64 } else { 1 };
+                ((self.flight_size().saturating_sub(reported * self.mss) / 2) as f64).max(2.0 * mss)
             }
         }
     }
@@ -243,13 +276,16 @@ impl Sender {
     /// RFC 6582 §3.2 step 2: fast retransmit only if the ACK covers more
     /// than `recover`, the highest byte sent when the last fast retransmit
     /// or timeout happened (ns-2's `dupack_action`, `bug_fix_` on, applies
-    /// it to Reno too). SACK waits until HighACK reaches the RecoveryPoint
-    /// a timeout set (RFC 6675 §5.1).
+    /// it to Reno too). SACK waits only until HighACK reaches the
+    /// RecoveryPoint (RFC 6675 §5.1), as ns-3 does (`DupAck`: `m_highRxAckMark
+    /// >= m_recover`).
     fn may_fast_retransmit(&self) -> bool {
-        match (self.cfg.variant, self.recover) {
-            (_, None) => true,
-            (Variant::Sack, Some(_)) => false,
-            (_, Some(recover)) => self.snd_una > recover,
+        match self.recover {
+            None => true,
+            Some(recover) if self.cfg.variant == Variant::Sack || self.cfg.rules == Rules::Ns3 => {
+                self.snd_una >= recover
+            }
+            Some(recover) => self.snd_una > recover,
         }
     }
 
@@ -258,10 +294,13 @@ impl Sender {
         self.stats.segments_sent += 1;
         if seg.retransmission {
             self.stats.retransmissions += 1;
+            if self.in_loss {
+                self.loss_resent = self.loss_resent.max(seg.seq + seg.len as u64);
+            }
             if self.timed.is_some_and(|(end, _)| end > seg.seq) {
                 self.timed = None;
             }
-        } else if self.timed.is_none() {
+        } else if self.timed.is_none() && !self.cfg.timestamps {
             self.timed = Some((seg.seq + seg.len as u64, now));
         }
         if self.rto_deadline.is_none() {
@@ -433,10 +472,17 @@ impl Sender {
                 // RFC 5681 step 3: cwnd = ssthresh + 3·SMSS. ns-2 halves
                 // cwnd_ itself (`CLOSE_CWND_HALF`) and sets dupwnd_ = 3.
                 self.cwnd = match self.cfg.rules {
-                    Rules::Rfc => self.ssthresh,
+                    Rules::Rfc | Rules::Ns3 => self.ssthresh,
                     Rules::Ns2 => (window / 2.0).max(mss),
                 };
-                self.inflation = self.cfg.dupthresh as f64 * mss;
+                // ns-3: the segments the duplicate ACKs reported, out of the
+                // network (`AddRenoSack`), which is what inflating cwnd by
+                // them does.
+                let reported = match self.cfg.rules {
+                    Rules::Ns3 if !self.cfg.limited_transmit => 1,
+                    _ => self.cfg.dupthresh,
+                };
+                self.inflation = reported as f64 * mss;
                 self.emit(Segment { seq: first.seq, len: first.len, retransmission: true }, now, out);
                 if self.cfg.rules == Rules::Ns2 {
                     // `reset_rtx_timer(1, 0)` in `dupack_action`.
@@ -454,22 +500,25 @@ impl Sender {
         }
     }
 
-    /// An ACK arrives acknowledging everything below `ack`, with SACK
-    /// blocks `sack` (empty without SACK).
-    pub fn on_ack(&mut self, ack: u64, sack: &[(u64, u64)], now: Time, out: &mut Vec<Segment>) {
+    /// An ACK arrives: everything below `ack.ack` acknowledged, its SACK
+    /// blocks (none without SACK) and echoed timestamp.
+    pub fn on_ack(&mut self, ack: &Ack, now: Time, out: &mut Vec<Segment>) {
         if self.cfg.variant == Variant::Sack {
-            self.apply_sack(sack);
+            self.apply_sack(ack.blocks());
         }
-        if ack > self.snd_una {
-            self.on_new_ack(ack, now, out);
-        } else if ack == self.snd_una && self.snd_una < self.snd_max {
+        if ack.ack > self.snd_una {
+            self.on_new_ack(ack.ack, ack.ts_echo, now, out);
+        } else if ack.ack == self.snd_una && self.snd_una < self.snd_max {
             self.on_duplicate_ack(now, out);
         }
     }
 
-    fn on_new_ack(&mut self, ack: u64, now: Time, out: &mut Vec<Segment>) {
+    fn on_new_ack(&mut self, ack: u64, ts_echo: Time, now: Time, out: &mut Vec<Segment>) {
         let acked = ack - self.snd_una;
-        if let Some((end, sent_at)) = self.timed {
+        if self.cfg.timestamps {
+            // RFC 7323 §4.1; ns-3's `EstimateRtt` with `Timestamp` on.
+            self.rtt.sample(now.saturating_sub(ts_echo));
+        } else if let Some((end, sent_at)) = self.timed {
             if ack >= end {
                 self.rtt.sample(now - sent_at);
                 self.timed = None;
@@ -505,8 +554,8 @@ impl Sender {
             self.inflation = 0.0;
             self.open_window(acked);
         }
-        if self.cfg.variant == Variant::Sack && !self.in_recovery && self.recover.is_some_and(|r| ack >= r) {
-            self.recover = None;
+        if self.in_loss && self.recover.is_some_and(|recover| ack >= recover) {
+            self.in_loss = false;
         }
         if restart_timer {
             self.arm_timer(now);
@@ -525,7 +574,11 @@ impl Sender {
         self.emit(Segment { seq: first.seq, len: first.len, retransmission: true }, now, out);
         let add_back = if acked >= self.mss { mss } else { 0.0 };
         let deflate = acked as f64;
-        if self.inflation > deflate {
+        if self.cfg.rules == Rules::Ns3 {
+            // ns-3 keeps cwnd = ssthresh; the acknowledged segments the
+            // duplicate ACKs had reported leave the count (`DiscardUpTo`).
+            self.inflation = (self.inflation - (deflate - add_back)).max(0.0);
+        } else if self.inflation > deflate {
             self.inflation -= deflate - add_back;
         } else {
             self.cwnd = (self.cwnd - (deflate - self.inflation)).max(mss);
@@ -543,6 +596,9 @@ impl Sender {
     ///   `exit_recovery_fix_ 0`): `dupwnd_ = 0`, `cwnd_` stays as fast
     ///   retransmit halved it and partial ACKs deflated it, then opens as
     ///   for any new ACK (`recv_newack_helper` calls `opencwnd`).
+    /// - ns-3 (`TcpSocketBase::ProcessAck` leaving `CA_RECOVERY`,
+    ///   `TcpClassicRecovery::ExitRecovery`): `cwnd = ssthresh` (RFC 6582
+    ///   option 2, no burst limit), then `IncreaseWindow` for the ACK.
     fn leave_recovery(&mut self, acked: u64) {
         let mss = self.mss as f64;
         self.in_recovery = false;
@@ -553,6 +609,10 @@ impl Sender {
             }
             (Rules::Rfc, _) => self.cwnd = self.ssthresh,
             (Rules::Ns2, _) => self.open_window(acked),
+            (Rules::Ns3, _) => {
+                self.cwnd = self.ssthresh;
+                self.open_window(acked);
+            }
         }
     }
 
@@ -561,8 +621,14 @@ impl Sender {
         if self.in_recovery {
             match self.cfg.variant {
                 Variant::Reno | Variant::NewReno => {
-                    // RFC 5681 §3.2 step 4; ns-2's `++dupwnd_`.
+                    // RFC 5681 §3.2 step 4; ns-2's `++dupwnd_`; ns-3's
+                    // `AddRenoSack`, which cannot report more segments than
+                    // are outstanding behind the first.
                     self.inflation += self.mss as f64;
+                    if self.cfg.rules == Rules::Ns3 {
+                        let behind_first = self.flight_size() - self.outstanding[0].len as u64;
+                        self.inflation = self.inflation.min(behind_first as f64);
+                    }
                     self.transmit(now, out);
                 }
                 Variant::Sack => self.transmit_sack(now, out),
@@ -572,6 +638,12 @@ impl Sender {
         let sack_loss = self.cfg.variant == Variant::Sack && self.is_lost(0);
         if (self.dupacks >= self.cfg.dupthresh || sack_loss) && self.may_fast_retransmit() {
             self.enter_recovery(now, out);
+        } else if self.cfg.limited_transmit && self.dupacks < self.cfg.dupthresh && !self.in_loss {
+            // RFC 3042: one new segment per duplicate ACK, cwnd unchanged
+            // (ns-3: `AddRenoSack` in `CA_DISORDER`); no duplicate ACK
+            // counts during recovery from a timeout (`CA_LOSS`).
+            self.inflation = (self.dupacks as u64 * self.mss) as f64;
+            self.transmit(now, out);
         }
     }
 
@@ -583,10 +655,12 @@ impl Sender {
         }
         self.stats.timeouts += 1;
         self.rtt.on_timeout();
-        // ns-2's `RenoTcpAgent::timeout` zeroes `dupwnd_` before `slowdown`.
-        self.inflation = 0.0;
         self.ssthresh = self.reduced_ssthresh(true);
-        self.timed_out_at = Some(self.snd_una);
+        // ns-2's `RenoTcpAgent::timeout` zeroes `dupwnd_` before `slowdown`
+        // (`cwnd_` is never inflated); ns-3's `ResetRenoSack`.
+        self.inflation = 0.0;
+        self.in_loss = true;
+        self.loss_resent = 0;
         self.cwnd = self.mss as f64;
         self.in_recovery = false;
         self.dupacks = 0;
