@@ -366,8 +366,14 @@ impl<'s> Sim<'s> {
 
     fn send_ack(&mut self, f: usize, ack: Ack) {
         let FlowTransport::Tcp(tcp) = &self.flows[f].transport else { unreachable!() };
-        let mut meta =
-            Meta { route: tcp.ack_route, kind: Kind::Ack, ack: ack.ack, sack_len: ack.sack_len, ..Meta::default() };
+        let mut meta = Meta {
+            route: tcp.ack_route,
+            kind: Kind::Ack,
+            ack: ack.ack,
+            seq: ack.ts_echo.as_nanos(),
+            sack_len: ack.sack_len,
+            ..Meta::default()
+        };
         for (slot, &(start, end)) in meta.sack.iter_mut().zip(ack.blocks()) {
             *slot = ((start - ack.ack) as u32, (end - ack.ack) as u32);
         }
@@ -395,7 +401,7 @@ impl<'s> Sim<'s> {
         let f = pkt.flow as usize;
         let now = self.now;
         let FlowTransport::Tcp(tcp) = &mut self.flows[f].transport else { unreachable!() };
-        let ack = tcp.receiver.on_segment(pkt.meta.seq, pkt.meta.len, now);
+        let ack = tcp.receiver.on_segment(pkt.meta.seq, pkt.meta.len, pkt.created, now);
         let delivered = tcp.receiver.delivered;
         if let Some(deadline) = tcp.receiver.delack_deadline() {
             if tcp.delack_event.is_none_or(|pending| deadline < pending) {
@@ -418,9 +424,9 @@ impl<'s> Sim<'s> {
         if tcp.stopped {
             return;
         }
-        let mut blocks = [(0, 0); 3];
-        let n = pkt.meta.sack_blocks(&mut blocks);
-        tcp.sender.on_ack(pkt.meta.ack, &blocks[..n], now, &mut tcp.out);
+        let mut ack = Ack { ack: pkt.meta.ack, ts_echo: Time::from_nanos(pkt.meta.seq), ..Ack::default() };
+        ack.sack_len = pkt.meta.sack_blocks(&mut ack.sack) as u8;
+        tcp.sender.on_ack(&ack, now, &mut tcp.out);
         let action = tcp.app.on_acked(tcp.sender.snd_una(), now);
         self.tcp_apply(f, action);
     }

@@ -5,16 +5,18 @@
 use std::collections::{BTreeMap, HashSet};
 
 use phb::Time;
-use phb_sim::tcp::{Receiver, Segment, Sender, TcpConfig, Variant};
+use phb_sim::tcp::{Ack, PartialAckTimer, Receiver, Rules, Segment, Sender, TcpConfig, Variant};
 
 enum Msg {
-    Data(Segment),
-    Ack(phb_sim::tcp::Ack),
+    /// A segment and its send time.
+    Data(Segment, Time),
+    Ack(Ack),
 }
 
 /// A sender and receiver 50 ms apart each way (100 ms RTT), no queueing.
 struct Pipe {
     now: Time,
+    config: TcpConfig,
     sender: Sender,
     receiver: Receiver,
     in_flight: BTreeMap<(Time, u64), Msg>,
@@ -45,7 +47,8 @@ impl Pipe {
         Pipe {
             now: Time::ZERO,
             receiver: Receiver::new(cfg.mss, variant == Variant::Sack, false, Time::from_millis(100)),
-            sender: Sender::new(cfg),
+            sender: Sender::new(cfg.clone()),
+            config: cfg,
             in_flight: BTreeMap::new(),
             seq: 0,
             drop_first: drops.iter().map(|s| s * MSS).collect(),
@@ -61,7 +64,7 @@ impl Pipe {
                 continue;
             }
             self.seq += 1;
-            self.in_flight.insert((self.now + ONE_WAY, self.seq), Msg::Data(s));
+            self.in_flight.insert((self.now + ONE_WAY, self.seq), Msg::Data(s, self.now));
         }
     }
 
@@ -83,14 +86,14 @@ impl Pipe {
                 let (key, msg) = self.in_flight.pop_first().unwrap();
                 self.now = key.0;
                 match msg {
-                    Msg::Data(s) => {
-                        if let Some(ack) = self.receiver.on_segment(s.seq, s.len, self.now) {
+                    Msg::Data(s, sent_at) => {
+                        if let Some(ack) = self.receiver.on_segment(s.seq, s.len, sent_at, self.now) {
                             self.seq += 1;
                             self.in_flight.insert((self.now + ONE_WAY, self.seq), Msg::Ack(ack));
                         }
                     }
                     Msg::Ack(a) => {
-                        self.sender.on_ack(a.ack, a.blocks(), self.now, &mut out);
+                        self.sender.on_ack(&a, self.now, &mut out);
                         self.send(std::mem::take(&mut out));
                     }
                 }
@@ -171,7 +174,7 @@ fn the_rto_doubles_on_repeated_timeouts_and_resets_on_new_data() {
     assert_eq!(sender.rto(), Time::from_secs(16));
     assert_eq!(sender.stats.timeouts, 4);
     // The ACK of the retransmission gives no RTT sample (Karn) but ends the back-off.
-    sender.on_ack(960, &[], Time::from_secs(16), &mut out);
+    sender.on_ack(&Ack { ack: 960, ..Ack::default() }, Time::from_secs(16), &mut out);
     assert_eq!(sender.rto(), Time::from_secs(1));
     assert_eq!(sender.rto_deadline(), None, "nothing outstanding, no timer");
 }
@@ -183,4 +186,244 @@ fn one_flow_fills_an_idle_pipe_up_to_its_window() {
     p.run(2000 * MSS, Time::from_secs(60));
     let rate = (2000 * MSS) as f64 / p.now.as_secs_f64();
     assert!((rate - 200_000.0).abs() < 0.01 * 200_000.0, "rate {rate}");
+}
+
+/// A sender of `window` segments (initial window and ssthresh too) under
+/// `rules`, with bulk data and its first window sent at time 0.
+fn bulk_sender(variant: Variant, rules: Rules, window: u32) -> (Sender, Vec<Segment>) {
+    let cfg = TcpConfig {
+        variant,
+        rules,
+        mss: MSS as u32,
+        initial_window: window,
+        initial_ssthresh: Some(window),
+        window,
+        granularity: Time::from_millis(1),
+        min_rto: Time::from_millis(200),
+        initial_rto: Time::from_secs(1),
+        ..TcpConfig::ns2()
+    };
+    let mut sender = Sender::new(cfg);
+    let mut out = Vec::new();
+    sender.push(u64::MAX, Time::ZERO, &mut out);
+    assert_eq!(out.len(), window as usize);
+    (sender, out)
+}
+
+/// Feeds `n` duplicate ACKs of `ack` at `now`; returns what was sent.
+fn dupacks(sender: &mut Sender, ack: u64, n: u32, now: Time) -> Vec<Segment> {
+    let mut out = Vec::new();
+    for _ in 0..n {
+        sender.on_ack(&Ack { ack, ..Ack::default() }, now, &mut out);
+    }
+    out
+}
+
+fn ack(sender: &mut Sender, ack: u64, now: Time) -> Vec<Segment> {
+    let mut out = Vec::new();
+    sender.on_ack(&Ack { ack, ..Ack::default() }, now, &mut out);
+    out
+}
+
+#[test]
+fn newreno_leaves_recovery_with_flightsize_plus_one_mss_not_a_burst_of_ssthresh() {
+    // 20 segments out, 0 and 9 lost, only three duplicate ACKs arrive (the
+    // others are lost): the partial ACK of segment 9 leaves little in
+    // flight, and the full ACK none at all.
+    for (rules, after_full_ack) in [(Rules::Rfc, 2), (Rules::Ns2, 5)] {
+        let (mut s, _) = bulk_sender(Variant::NewReno, rules, 20);
+        let fr = dupacks(&mut s, 0, 3, Time::from_millis(100));
+        assert_eq!(fr, vec![Segment { seq: 0, len: 1000, retransmission: true }], "{rules:?}");
+        assert_eq!(s.ssthresh_bytes(), 10_000.0, "{rules:?}: half of 20 segments");
+        let partial = ack(&mut s, 9 * MSS, Time::from_millis(200));
+        assert_eq!(partial, vec![Segment { seq: 9 * MSS, len: 1000, retransmission: true }], "{rules:?}");
+        let full = ack(&mut s, 20 * MSS, Time::from_millis(300));
+        assert!(!s.in_recovery());
+        // RFC 6582 option (1): cwnd = min(ssthresh, max(FlightSize, SMSS) +
+        // SMSS) = 2 segments. ns-2 keeps cwnd_ as the partial ACK deflated
+        // it (10 − (9 − 3) = 4) and opens it by one (slow start): 5.
+        assert_eq!(full.len(), after_full_ack, "{rules:?}: segments sent on the full ACK");
+        assert!(full.iter().all(|seg| !seg.retransmission));
+    }
+}
+
+#[test]
+fn only_the_first_partial_ack_restarts_the_timer_unless_slow_but_steady() {
+    for timer in [PartialAckTimer::Impatient, PartialAckTimer::SlowButSteady] {
+        let cfg = TcpConfig {
+            variant: Variant::NewReno,
+            rules: Rules::Rfc,
+            partial_ack_timer: timer,
+            mss: MSS as u32,
+            initial_window: 20,
+            window: 20,
+            initial_rto: Time::from_secs(1),
+            ..TcpConfig::ns2()
+        };
+        let mut s = Sender::new(cfg);
+        let mut out = Vec::new();
+        s.push(u64::MAX, Time::ZERO, &mut out);
+        // Segments 0, 5, 10 and 15 lost.
+        dupacks(&mut s, 0, 3, Time::from_millis(100));
+        let first = Time::from_millis(200);
+        ack(&mut s, 5 * MSS, first);
+        let rto = s.rto();
+        assert_eq!(s.rto_deadline(), Some(first + rto), "{timer:?}: the first partial ACK restarts the timer");
+        let second = Time::from_millis(300);
+        ack(&mut s, 10 * MSS, second);
+        let expected = match timer {
+            PartialAckTimer::Impatient => first + rto,
+            PartialAckTimer::SlowButSteady => second + rto,
+        };
+        assert_eq!(s.rto_deadline(), Some(expected), "{timer:?}: the second partial ACK");
+    }
+}
+
+#[test]
+fn impatient_newreno_times_out_on_a_window_with_many_losses_slow_but_steady_crawls() {
+    // Ten losses in a 40-segment window: one hole per RTT would take a
+    // second; the Impatient timer (RTO 300 ms here) gives up before.
+    let losses: Vec<u64> = (0..10).map(|i| 2 + 3 * i).collect();
+    let run = |timer| {
+        let mut p = Pipe::new(Variant::NewReno, 40, &losses);
+        p.sender = Sender::new(TcpConfig { partial_ack_timer: timer, rules: Rules::Rfc, ..p.config.clone() });
+        p.run(200 * MSS, Time::from_secs(60));
+        assert_eq!(p.sender.snd_una(), 200 * MSS, "{timer:?} finishes");
+        p
+    };
+    let impatient = run(PartialAckTimer::Impatient);
+    assert!(impatient.sender.stats.timeouts >= 1, "Impatient: the timer expires");
+    let steady = run(PartialAckTimer::SlowButSteady);
+    assert_eq!(steady.sender.stats.timeouts, 0, "Slow-but-Steady: no timeout");
+    let times: Vec<Time> = steady.log.iter().filter(|l| l.2).map(|l| l.0).collect();
+    assert_eq!(times[9] - times[0], Time::from_millis(900), "one hole per RTT: {times:?}");
+}
+
+#[test]
+fn no_fast_retransmit_unless_the_ack_covers_more_than_recover() {
+    // RFC 6582 §3.2 step 2 (ns-2's `bug_fix_`): after a recovery whose
+    // full ACK acknowledges exactly `recover`, duplicate ACKs of that very
+    // point start no new fast retransmit.
+    for rules in [Rules::Rfc, Rules::Ns2] {
+        let (mut s, _) = bulk_sender(Variant::NewReno, rules, 10);
+        dupacks(&mut s, 0, 3, Time::from_millis(100));
+        ack(&mut s, 10 * MSS, Time::from_millis(200));
+        assert!(!s.in_recovery());
+        assert_eq!(s.stats.fast_retransmits, 1);
+        dupacks(&mut s, 10 * MSS, 3, Time::from_millis(300));
+        assert_eq!(s.stats.fast_retransmits, 1, "{rules:?}: ACK == recover");
+        // New data acknowledged beyond recover re-arms fast retransmit.
+        ack(&mut s, 11 * MSS, Time::from_millis(400));
+        dupacks(&mut s, 11 * MSS, 3, Time::from_millis(500));
+        assert_eq!(s.stats.fast_retransmits, 2, "{rules:?}: ACK > recover");
+    }
+}
+
+#[test]
+fn ssthresh_halves_flightsize_per_the_rfcs_and_the_window_in_ns2() {
+    // 20 segments of window, only 6 outstanding (the application had no
+    // more): RFC 5681 halves FlightSize, ns-2's `slowdown` the window.
+    for (rules, ssthresh) in [(Rules::Rfc, 3_000.0), (Rules::Ns2, 10_000.0)] {
+        let cfg = TcpConfig {
+            variant: Variant::NewReno,
+            rules,
+            mss: MSS as u32,
+            initial_window: 20,
+            window: 20,
+            ..TcpConfig::ns2()
+        };
+        let mut s = Sender::new(cfg);
+        let mut out = Vec::new();
+        s.push(6 * MSS, Time::ZERO, &mut out);
+        assert_eq!(out.len(), 6);
+        dupacks(&mut s, 0, 3, Time::from_millis(100));
+        assert_eq!(s.ssthresh_bytes(), ssthresh, "{rules:?}");
+    }
+}
+
+#[test]
+fn a_repeated_timeout_holds_ssthresh_per_rfc_5681_and_halves_again_in_ns2() {
+    for (rules, second) in [(Rules::Rfc, 5_000.0), (Rules::Ns2, 2_000.0)] {
+        let (mut s, _) = bulk_sender(Variant::NewReno, rules, 10);
+        let mut out = Vec::new();
+        s.on_timeout(s.rto_deadline().unwrap(), &mut out);
+        assert_eq!(s.ssthresh_bytes(), 5_000.0, "{rules:?}: first timeout");
+        s.on_timeout(s.rto_deadline().unwrap(), &mut out);
+        assert_eq!(s.ssthresh_bytes(), second, "{rules:?}: the same segment times out again");
+    }
+}
+
+/// ns-3's defaults (`TcpConfig::ns3`) with `window` segments out at time 0.
+fn ns3_sender(window: u32, limited_transmit: bool) -> (Sender, Vec<Segment>) {
+    let cfg = TcpConfig { initial_window: window, limited_transmit, ..TcpConfig::ns3() };
+    let mut sender = Sender::new(cfg);
+    let mut out = Vec::new();
+    sender.push(u64::MAX, Time::ZERO, &mut out);
+    assert_eq!(out.len(), window as usize);
+    (sender, out)
+}
+
+#[test]
+fn ns3_halves_the_bytes_in_flight_less_the_segments_the_duplicate_acks_reported() {
+    let mss = TcpConfig::ns3().mss as u64;
+    // Limited Transmit (on in ns-3): the first two duplicate ACKs each let a
+    // new segment go, so 22 segments are out at the third, which reports
+    // the third segment gone; `EnterRecovery` counts the lost head back in:
+    // BytesInFlight = 22 − 3 segments, ssthresh = 19·536/2 bytes.
+    let (mut s, _) = ns3_sender(20, true);
+    let first = dupacks(&mut s, 0, 1, Time::from_millis(100));
+    let second = dupacks(&mut s, 0, 1, Time::from_millis(101));
+    assert_eq!(first, vec![Segment { seq: 20 * mss, len: 536, retransmission: false }]);
+    assert_eq!(second, vec![Segment { seq: 21 * mss, len: 536, retransmission: false }]);
+    let third = dupacks(&mut s, 0, 1, Time::from_millis(102));
+    assert_eq!(third, vec![Segment { seq: 0, len: 536, retransmission: true }]);
+    assert_eq!(s.ssthresh_bytes(), (19 * mss / 2) as f64);
+    // The RFCs halve FlightSize: 22 segments, 11.
+    let (mut rfc, _) = bulk_sender(Variant::NewReno, Rules::Rfc, 20);
+    dupacks(&mut rfc, 0, 3, Time::from_millis(100));
+    assert_eq!(rfc.ssthresh_bytes(), 10.0 * MSS as f64);
+    // Without Limited Transmit only the third duplicate ACK is counted out:
+    // 20 − 1 segments.
+    let (mut s, _) = ns3_sender(20, false);
+    assert!(dupacks(&mut s, 0, 2, Time::from_millis(100)).is_empty());
+    dupacks(&mut s, 0, 1, Time::from_millis(102));
+    assert_eq!(s.ssthresh_bytes(), (19 * mss / 2) as f64);
+}
+
+#[test]
+fn ns3_leaves_recovery_with_cwnd_ssthresh_and_opens_it_for_the_exiting_ack() {
+    // As in the RFC 6582 exit test: 0 and 9 lost, three duplicate ACKs,
+    // nothing in flight after the full ACK. ns-3 (`TcpClassicRecovery`)
+    // sets cwnd = ssthresh (RFC 6582 option 2) and `IncreaseWindow` adds
+    // 536²/cwnd: 19·536/2 + 536²/5092 = 5148 bytes, nine whole segments
+    // at once where the RFCs' option (1) lets two go.
+    let mss = TcpConfig::ns3().mss as u64;
+    let (mut s, _) = ns3_sender(20, false);
+    dupacks(&mut s, 0, 3, Time::from_millis(100));
+    assert_eq!(s.ssthresh_bytes(), (19 * mss / 2) as f64);
+    let partial = ack(&mut s, 9 * mss, Time::from_millis(200));
+    assert_eq!(partial, vec![Segment { seq: 9 * mss, len: 536, retransmission: true }]);
+    let full = ack(&mut s, 20 * mss, Time::from_millis(300));
+    let cwnd = (19 * mss / 2) as f64;
+    assert_eq!(s.cwnd_bytes(), cwnd + (mss * mss) as f64 / cwnd);
+    assert_eq!(full.len(), 9);
+}
+
+#[test]
+fn with_timestamps_every_ack_of_new_data_is_an_rtt_sample_retransmissions_included() {
+    // A timed-out segment, resent at 1 s and acknowledged at 1.3 s: Karn's
+    // rule takes no sample; ns-3's timestamps echo the retransmission's.
+    for timestamps in [false, true] {
+        let cfg = TcpConfig { initial_window: 1, timestamps, ..TcpConfig::ns3() };
+        let mut s = Sender::new(cfg);
+        let mut out = Vec::new();
+        s.push(536, Time::ZERO, &mut out);
+        let rto = s.rto_deadline().unwrap();
+        assert_eq!(rto, Time::from_secs(1));
+        s.on_timeout(rto, &mut out);
+        let echo = Ack { ack: 536, ts_echo: rto, ..Ack::default() };
+        s.on_ack(&echo, rto + Time::from_millis(300), &mut out);
+        let expected = if timestamps { Some(Time::from_millis(300)) } else { None };
+        assert_eq!(s.srtt(), expected, "timestamps {timestamps}");
+    }
 }

@@ -36,7 +36,8 @@ pub struct Meta {
     pub sack_len: u8,
     /// Payload bytes (TCP data).
     pub len: u32,
-    /// UDP: per-flow packet number; TCP data: first byte.
+    /// UDP: per-flow packet number; TCP data: first byte; TCP ACK: the
+    /// echoed timestamp (RFC 7323 `TSecr`) in nanoseconds.
     pub seq: u64,
     /// TCP ACK: next byte expected.
     pub ack: u64,

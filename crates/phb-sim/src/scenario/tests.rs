@@ -723,6 +723,46 @@ fn the_ns2_2004_profile_has_that_era_s_timers() {
     assert_eq!(crate::tcp::TcpConfig::profile("ns2_2004"), Some(crate::tcp::TcpConfig { mss: 1000, ..expected }));
 }
 
+/// `ns3` is ns-3's `TcpSocketBase` with `TcpNewReno` and its default
+/// attributes (not an alias of `linux`); its window is the 128 KiB socket
+/// buffers in segments of whatever `mss` the group sets, unless `window`
+/// is set too.
+#[test]
+fn the_ns3_profile_is_ns3_s_defaults_with_a_window_of_128_kib() {
+    use crate::tcp::{PartialAckTimer, Rules, TcpConfig, Variant};
+    let ns3 = TcpConfig::ns3();
+    let expected = TcpConfig {
+        variant: Variant::NewReno,
+        mss: 536,
+        header: 52,
+        initial_window: 10,
+        initial_ssthresh: None,
+        window: 244,
+        dupthresh: 3,
+        min_rto: Time::from_secs(1),
+        max_rto: Time::from_secs(60),
+        initial_rto: Time::from_secs(1),
+        granularity: Time::from_millis(1),
+        delayed_ack: true,
+        delack_timeout: Time::from_millis(200),
+        rules: Rules::Ns3,
+        partial_ack_timer: PartialAckTimer::Impatient,
+        limited_transmit: true,
+        timestamps: true,
+    };
+    assert_eq!(ns3, expected);
+    assert_eq!(TcpConfig::profile("ns3"), Some(expected.clone()));
+    assert_ne!(TcpConfig::profile("ns3"), TcpConfig::profile("linux"));
+    let config = |extra: &str| {
+        let scenario = load(&with_traffic(&format!("kind = \"tcp\"\nprofile = \"ns3\"\n{extra}")), "f", &[]).unwrap();
+        let Transport::Tcp(tcp) = &scenario.groups.last().unwrap().transport else { panic!("not TCP") };
+        tcp.config.clone()
+    };
+    assert_eq!(config(""), expected);
+    assert_eq!(config("mss = \"1448B\"").window, 131_072 / 1448);
+    assert_eq!(config("mss = \"1448B\"\nwindow = 500").window, 500);
+}
+
 #[test]
 fn tcp_phases_parse_in_order() {
     let text = with_traffic(

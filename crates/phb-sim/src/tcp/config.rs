@@ -16,6 +16,52 @@ pub enum Variant {
     Sack,
 }
 
+/// Whose rules the sender follows where the RFCs leave a choice, or where
+/// the simulator a profile stands for departs from them (`docs/tcp.md`
+/// lists each rule with its source).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rules {
+    /// RFC 5681, RFC 6582 and RFC 6675 as written: `ssthresh =
+    /// max(FlightSize/2, 2·SMSS)`, held on a repeated timeout (RFC 5681
+    /// §3.1); NewReno leaves recovery with `cwnd = min(ssthresh,
+    /// max(FlightSize, SMSS) + SMSS)` (RFC 6582 §3.2 step 3, option 1).
+    Rfc,
+    /// ns-2.35's `Agent/TCP/Reno` and `Agent/TCP/Newreno` (`tcp.cc`,
+    /// `tcp-reno.cc`, `tcp-newreno.cc`): `ssthresh` and `cwnd` halve the
+    /// window `min(cwnd_, wnd_)` (`slowdown`), the inflation is kept apart
+    /// (`dupwnd_`) and dropped on leaving recovery, so the window left is
+    /// `cwnd_` as partial ACKs deflated it (`exit_recovery_fix_ 0`); NewReno
+    /// sends at most two new segments per ACK while recovering
+    /// (`send_much(0, 0, 2)`); fast retransmit restarts the timer
+    /// (`reset_rtx_timer(1, 0)`).
+    Ns2,
+    /// ns-3's `TcpSocketBase` with `TcpNewReno` and `TcpClassicRecovery`
+    /// (`tcp-socket-base.cc`, `tcp-congestion-ops.cc`,
+    /// `tcp-recovery-ops.cc`): `ssthresh = max(2·SMSS, BytesInFlight/2)`
+    /// with the bytes in flight counted as ns-3 counts them (segments the
+    /// duplicate ACKs reported have left the network), held on a timeout
+    /// while the head is already retransmitted; recovery left with `cwnd =
+    /// ssthresh` (RFC 6582 option 2) and the window opened by the exiting
+    /// ACK; a recovery point that an ACK reaching it clears.
+    Ns3,
+}
+
+/// When a partial ACK restarts the retransmission timer during NewReno
+/// recovery. RFC 6582 §3.2 step 3 resets it "for the first partial ACK
+/// that arrives during fast recovery" only: the "Impatient" variant of RFC
+/// 2582 / RFC 3782 §4, which lets the timer expire when a window lost many
+/// segments rather than repair one per round trip; resetting it on every
+/// partial ACK is the "Slow-but-Steady" variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PartialAckTimer {
+    Impatient,
+    SlowButSteady,
+}
+
+/// ns-3's socket buffers, `ns3::TcpSocket::SndBufSize` and `RcvBufSize`
+/// (`tcp-socket.cc`): 131072 bytes each.
+pub const NS3_BUFFER_BYTES: u32 = 131_072;
+
 /// Everything that shapes one connection's behaviour.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpConfig {
@@ -41,6 +87,19 @@ pub struct TcpConfig {
     /// Acknowledge every second full segment, or after `delack_timeout`.
     pub delayed_ack: bool,
     pub delack_timeout: Time,
+    /// Whose rules decide `ssthresh`, the window on leaving recovery, and
+    /// the other points where implementations differ.
+    pub rules: Rules,
+    /// NewReno: which partial ACKs restart the retransmission timer.
+    pub partial_ack_timer: PartialAckTimer,
+    /// Limited Transmit (RFC 3042): the first `dupthresh − 1` duplicate
+    /// ACKs each let one new segment go.
+    pub limited_transmit: bool,
+    /// Timestamps (RFC 7323): every ACK that acknowledges new data gives an
+    /// RTT sample, from the send time of the segment whose timestamp it
+    /// echoes (retransmissions included); without them one segment is
+    /// timed at a time, never a retransmitted one (Karn).
+    pub timestamps: bool,
 }
 
 impl TcpConfig {
@@ -50,7 +109,10 @@ impl TcpConfig {
     /// the 40-byte TCP/IP header (`useHeaders_`, on since 2001/11/28), so
     /// 1040-byte packets and 40-byte ACKs; an initial window of 1, `window_`
     /// 20, minimum RTO 200 ms, initial RTO 3 s, a 10 ms clock, no delayed
-    /// ACKs (100 ms when turned on).
+    /// ACKs (100 ms when turned on); ns-2's recovery rules ([`Rules::Ns2`])
+    /// with `newreno_changes1_ 1` (the timer reset by the first partial ACK
+    /// only: [`PartialAckTimer::Impatient`]) and `partial_window_deflation_
+    /// 1`, both defaults since 2003/05/05.
     pub fn ns2() -> TcpConfig {
         TcpConfig {
             variant: Variant::NewReno,
@@ -66,6 +128,10 @@ impl TcpConfig {
             granularity: Time::from_millis(10),
             delayed_ack: false,
             delack_timeout: Time::from_millis(100),
+            rules: Rules::Ns2,
+            partial_ack_timer: PartialAckTimer::Impatient,
+            limited_transmit: false,
+            timestamps: false,
         }
     }
 
@@ -84,10 +150,10 @@ impl TcpConfig {
         }
     }
 
-    /// A Linux-like profile (also close to ns-3's `TcpSocket` defaults
-    /// with SACK): 1448-byte segments, initial window 10, a large window,
-    /// SACK recovery, minimum RTO 200 ms, initial RTO 1 s, a 1 ms clock,
-    /// delayed ACKs with a 40 ms timeout.
+    /// A Linux-like profile: 1448-byte segments, initial window 10, a large
+    /// window, SACK recovery, minimum RTO 200 ms, initial RTO 1 s, a 1 ms
+    /// clock, delayed ACKs with a 40 ms timeout; the RFCs' rules where
+    /// Linux's own (PRR, RACK, undo) are not modelled.
     pub fn linux() -> TcpConfig {
         TcpConfig {
             variant: Variant::Sack,
@@ -103,16 +169,58 @@ impl TcpConfig {
             granularity: Time::from_millis(1),
             delayed_ack: true,
             delack_timeout: Time::from_millis(40),
+            rules: Rules::Rfc,
+            partial_ack_timer: PartialAckTimer::Impatient,
+            limited_transmit: false,
+            timestamps: false,
         }
     }
 
-    /// A profile by name: `ns2`, `ns2_2004`, `linux` or `ns3` (same as
-    /// `linux`).
+    /// ns-3's defaults (ns-3.44) for a `TcpSocketBase` running `TcpNewReno`
+    /// with `TcpClassicRecovery` and SACK off: `SegmentSize` 536 bytes,
+    /// `InitialCwnd` 10, `InitialSlowStartThreshold` unlimited,
+    /// `SndBufSize` and `RcvBufSize` 131072 bytes (a window of
+    /// [`TcpConfig::ns3_window`] segments), `DelAckCount` 2 and
+    /// `DelAckTimeout` 200 ms (`tcp-socket.cc`); `MinRto` 1 s,
+    /// `ClockGranularity` 1 ms, `ReTxThreshold` 3, `LimitedTransmit` on,
+    /// `Timestamp` on (12 option bytes: 52-byte headers), the backed-off RTO
+    /// capped at 60 s (`tcp-socket-base.cc`); RTT gains 1/8 and 1/4 from a
+    /// 1 s initial estimate (`RttMeanDeviation`, `rtt-estimator.cc`).
+    pub fn ns3() -> TcpConfig {
+        TcpConfig {
+            variant: Variant::NewReno,
+            mss: 536,
+            header: 52,
+            initial_window: 10,
+            initial_ssthresh: None,
+            window: TcpConfig::ns3_window(536),
+            dupthresh: 3,
+            min_rto: Time::from_secs(1),
+            max_rto: Time::from_secs(60),
+            initial_rto: Time::from_secs(1),
+            granularity: Time::from_millis(1),
+            delayed_ack: true,
+            delack_timeout: Time::from_millis(200),
+            rules: Rules::Ns3,
+            partial_ack_timer: PartialAckTimer::Impatient,
+            limited_transmit: true,
+            timestamps: true,
+        }
+    }
+
+    /// The window, in whole segments of `mss` bytes, that ns-3's 128 KiB
+    /// send and receive buffers allow.
+    pub fn ns3_window(mss: u32) -> u32 {
+        (NS3_BUFFER_BYTES / mss.max(1)).max(1)
+    }
+
+    /// A profile by name: `ns2`, `ns2_2004`, `linux` or `ns3`.
     pub fn profile(name: &str) -> Option<TcpConfig> {
         match name {
             "ns2" => Some(TcpConfig::ns2()),
             "ns2_2004" => Some(TcpConfig::ns2_2004()),
-            "linux" | "ns3" => Some(TcpConfig::linux()),
+            "linux" => Some(TcpConfig::linux()),
+            "ns3" => Some(TcpConfig::ns3()),
             _ => None,
         }
     }

@@ -1,6 +1,7 @@
 //! TCP: the transport the papers' results are about.
 //!
-//! - [`config`] — parameters and the `ns2` / `linux` profiles.
+//! - [`config`] — parameters, the `ns2`, `ns2_2004`, `linux` and `ns3`
+//!   profiles, and whose rules ([`Rules`]) a sender follows.
 //! - [`rtt`] — RTT estimation and the retransmission timeout (RFC 6298).
 //! - [`sender`] — congestion control and Reno / NewReno / SACK recovery.
 //! - [`receiver`] — reassembly, cumulative and selective ACKs, delayed ACKs.
@@ -13,6 +14,6 @@ pub mod receiver;
 pub mod rtt;
 pub mod sender;
 
-pub use config::{TcpConfig, Variant};
+pub use config::{PartialAckTimer, Rules, TcpConfig, Variant};
 pub use receiver::{Ack, Receiver};
 pub use sender::{Segment, Sender, SenderStats};

@@ -9,6 +9,13 @@
 //!   is acknowledged when a second full segment arrives or when the
 //!   delayed-ACK timer expires; an out-of-order segment, or one that fills a
 //!   hole, is acknowledged at once.
+//! - Timestamps (RFC 7323 §4.3): every ACK echoes the send time of a
+//!   segment, `TS.Recent`, taken from a segment that arrives at the left
+//!   edge of the window (`SEG.SEQ = RCV.NXT`) and not beyond the last ACK
+//!   sent (`SEG.SEQ ≤ Last.ACK.sent`), its timestamp no older than any seen
+//!   (ns-3's `TcpSocketBase::ProcessOptionTimestamp`): a delayed ACK echoes
+//!   the first of its segments, a duplicate ACK the last in-order one, the
+//!   ACK of a filled hole the retransmission.
 
 use phb::Time;
 
@@ -20,6 +27,9 @@ pub struct Ack {
     /// SACK blocks `[start, end)`, the first `sack_len` valid.
     pub sack: [(u64, u64); 3],
     pub sack_len: u8,
+    /// The timestamp echoed (RFC 7323 `TSecr`): the send time of the
+    /// segment `TS.Recent` came from.
+    pub ts_echo: Time,
 }
 
 impl Ack {
@@ -47,6 +57,11 @@ pub struct Receiver {
     unacked: u32,
     delack_deadline: Option<Time>,
     arrivals: u64,
+    /// RFC 7323's `TS.Recent`, the newest timestamp seen, and the ACK
+    /// number last sent (`Last.ACK.sent`).
+    ts_recent: Time,
+    ts_newest: Time,
+    last_ack_sent: u64,
     /// Bytes delivered in order to the application.
     pub delivered: u64,
 }
@@ -63,6 +78,9 @@ impl Receiver {
             unacked: 0,
             delack_deadline: None,
             arrivals: 0,
+            ts_recent: Time::ZERO,
+            ts_newest: Time::ZERO,
+            last_ack_sent: 0,
             delivered: 0,
         }
     }
@@ -75,7 +93,8 @@ impl Receiver {
     fn ack(&mut self, latest: Option<(u64, u64)>) -> Ack {
         self.unacked = 0;
         self.delack_deadline = None;
-        let mut ack = Ack { ack: self.rcv_nxt, ..Ack::default() };
+        self.last_ack_sent = self.rcv_nxt;
+        let mut ack = Ack { ack: self.rcv_nxt, ts_echo: self.ts_recent, ..Ack::default() };
         if !self.sack || self.out_of_order.is_empty() {
             return ack;
         }
@@ -111,9 +130,15 @@ impl Receiver {
         self.out_of_order.insert(at, merged);
     }
 
-    /// A data segment `[seq, seq + len)` arrives at `now`. Returns the ACK
-    /// to send now, if any.
-    pub fn on_segment(&mut self, seq: u64, len: u32, now: Time) -> Option<Ack> {
+    /// A data segment `[seq, seq + len)`, sent at `sent_at` (its
+    /// timestamp), arrives at `now`. Returns the ACK to send now, if any.
+    pub fn on_segment(&mut self, seq: u64, len: u32, sent_at: Time, now: Time) -> Option<Ack> {
+        if sent_at >= self.ts_newest {
+            self.ts_newest = sent_at;
+            if seq == self.rcv_nxt && seq <= self.last_ack_sent {
+                self.ts_recent = sent_at;
+            }
+        }
         let end = seq + len as u64;
         if end <= self.rcv_nxt {
             // A duplicate: acknowledge at once so the sender learns.
@@ -166,41 +191,41 @@ mod tests {
     #[test]
     fn in_order_data_is_acknowledged_cumulatively() {
         let mut r = receiver(false, false);
-        assert_eq!(r.on_segment(0, 1000, Time::ZERO).unwrap().ack, 1000);
-        assert_eq!(r.on_segment(1000, 1000, Time::ZERO).unwrap().ack, 2000);
+        assert_eq!(r.on_segment(0, 1000, Time::ZERO, Time::ZERO).unwrap().ack, 1000);
+        assert_eq!(r.on_segment(1000, 1000, Time::ZERO, Time::ZERO).unwrap().ack, 2000);
         assert_eq!(r.delivered, 2000);
     }
 
     #[test]
     fn a_hole_gives_duplicate_acks_with_sack_blocks_latest_first() {
         let mut r = receiver(true, false);
-        r.on_segment(0, 1000, Time::ZERO);
-        let a = r.on_segment(2000, 1000, Time::ZERO).unwrap();
+        r.on_segment(0, 1000, Time::ZERO, Time::ZERO);
+        let a = r.on_segment(2000, 1000, Time::ZERO, Time::ZERO).unwrap();
         assert_eq!((a.ack, a.blocks()), (1000, &[(2000, 3000)][..]));
-        let b = r.on_segment(5000, 1000, Time::ZERO).unwrap();
+        let b = r.on_segment(5000, 1000, Time::ZERO, Time::ZERO).unwrap();
         assert_eq!((b.ack, b.blocks()), (1000, &[(5000, 6000), (2000, 3000)][..]));
-        let c = r.on_segment(3000, 1000, Time::ZERO).unwrap();
+        let c = r.on_segment(3000, 1000, Time::ZERO, Time::ZERO).unwrap();
         assert_eq!(c.blocks(), &[(2000, 4000), (5000, 6000)][..]);
         // Filling the first hole acknowledges up to the next one.
-        let d = r.on_segment(1000, 1000, Time::ZERO).unwrap();
+        let d = r.on_segment(1000, 1000, Time::ZERO, Time::ZERO).unwrap();
         assert_eq!((d.ack, d.blocks()), (4000, &[(5000, 6000)][..]));
     }
 
     #[test]
     fn without_sack_no_blocks_are_sent() {
         let mut r = receiver(false, false);
-        r.on_segment(0, 1000, Time::ZERO);
-        assert_eq!(r.on_segment(2000, 1000, Time::ZERO).unwrap().sack_len, 0);
+        r.on_segment(0, 1000, Time::ZERO, Time::ZERO);
+        assert_eq!(r.on_segment(2000, 1000, Time::ZERO, Time::ZERO).unwrap().sack_len, 0);
     }
 
     #[test]
     fn delayed_acks_cover_two_segments_or_wait_for_the_timer() {
         let mut r = receiver(false, true);
-        assert_eq!(r.on_segment(0, 1000, Time::ZERO), None);
+        assert_eq!(r.on_segment(0, 1000, Time::ZERO, Time::ZERO), None);
         assert_eq!(r.delack_deadline(), Some(Time::from_millis(100)));
-        assert_eq!(r.on_segment(1000, 1000, Time::from_millis(1)).unwrap().ack, 2000);
+        assert_eq!(r.on_segment(1000, 1000, Time::ZERO, Time::from_millis(1)).unwrap().ack, 2000);
         assert_eq!(r.delack_deadline(), None);
-        assert_eq!(r.on_segment(2000, 1000, Time::from_millis(2)), None);
+        assert_eq!(r.on_segment(2000, 1000, Time::ZERO, Time::from_millis(2)), None);
         assert_eq!(r.on_delack_timeout().unwrap().ack, 3000);
         assert_eq!(r.on_delack_timeout(), None);
     }
@@ -208,7 +233,24 @@ mod tests {
     #[test]
     fn out_of_order_segments_are_acknowledged_at_once_even_with_delayed_acks() {
         let mut r = receiver(false, true);
-        assert_eq!(r.on_segment(1000, 1000, Time::ZERO).unwrap().ack, 0);
-        assert_eq!(r.on_segment(0, 1000, Time::ZERO).unwrap().ack, 2000);
+        assert_eq!(r.on_segment(1000, 1000, Time::ZERO, Time::ZERO).unwrap().ack, 0);
+        assert_eq!(r.on_segment(0, 1000, Time::ZERO, Time::ZERO).unwrap().ack, 2000);
+    }
+
+    #[test]
+    fn acks_echo_the_timestamp_rfc_7323_and_ns3_choose() {
+        let ms = Time::from_millis;
+        // Delayed ACKs echo the first of the two segments they cover.
+        let mut r = receiver(false, true);
+        assert_eq!(r.on_segment(0, 1000, ms(1), ms(11)), None);
+        assert_eq!(r.on_segment(1000, 1000, ms(2), ms(12)).unwrap().ts_echo, ms(1));
+        // Out of order: duplicate ACKs echo the last segment that arrived in
+        // order, the ACK of the filled hole echoes the retransmission.
+        let mut r = receiver(false, false);
+        assert_eq!(r.on_segment(0, 1000, ms(1), ms(11)).unwrap().ts_echo, ms(1));
+        assert_eq!(r.on_segment(2000, 1000, ms(3), ms(13)).unwrap().ts_echo, ms(1));
+        assert_eq!(r.on_segment(3000, 1000, ms(4), ms(14)).unwrap().ts_echo, ms(1));
+        let filled = r.on_segment(1000, 1000, ms(20), ms(30)).unwrap();
+        assert_eq!((filled.ack, filled.ts_echo), (4000, ms(20)));
     }
 }

@@ -8,26 +8,39 @@
 //! ([`Sender::on_timeout`]) and new application data ([`Sender::push`]) —
 //! and answers each with segments to transmit.
 //!
+//! - Sending, RFC 5681 §3.1: nothing beyond `SND.UNA + min(cwnd, rwnd)`;
+//!   only whole segments fit, so the window counts `⌊cwnd/SMSS⌋` segments
+//!   (as ns-2's `send_much` and ns-3's `SendPendingData` do).
 //! - Slow start and congestion avoidance, RFC 5681 §3.1: `cwnd += min(acked,
 //!   MSS)` below `ssthresh`, `cwnd += MSS·MSS/cwnd` per ACK above (ns-2's
-//!   `1/cwnd` per ACK).
-//! - Fast retransmit on `dupthresh` duplicate ACKs, `ssthresh =
-//!   max(FlightSize/2, 2·MSS)`; then Reno / NewReno fast recovery (RFC 5681
-//!   §3.2, RFC 6582 §3.2 with the full-ACK rule `cwnd = ssthresh` and
-//!   partial-ACK window deflation) or SACK recovery (RFC 6675 §5: `pipe`,
-//!   `IsLost`, `NextSeg` rules 1–3).
-//! - Retransmission timeout (RFC 6298 / RFC 5681 §3.1): `ssthresh =
-//!   max(FlightSize/2, 2·MSS)`, `cwnd = 1 MSS`, go back to the first
-//!   unacknowledged segment, SACK information discarded, and (NewReno,
-//!   RFC 6582 §3.2 step 2) no fast retransmit for duplicate ACKs of data
-//!   sent before the timeout.
-//! - One segment timed at a time, never a retransmitted one (Karn).
+//!   `1/cwnd` per ACK); `cwnd` does not grow past the receiver's window,
+//!   which it could not use (Linux's `tcp_is_cwnd_limited`, RFC 7661).
+//! - Fast retransmit on `dupthresh` duplicate ACKs, unless the ACK does not
+//!   cover more than `recover` (RFC 6582 §3.2 step 2, for Reno as ns-2
+//!   applies it too); `ssthresh` as [`Rules`] say. Then Reno / NewReno fast
+//!   recovery (RFC 5681 §3.2, RFC 6582 §3.2 step 3) with the window
+//!   inflated by one MSS per duplicate ACK and deflated by partial ACKs, or
+//!   SACK recovery (RFC 6675 §5: `pipe`, `IsLost`, `NextSeg` rules 1–3).
+//! - NewReno leaves recovery on the ACK of everything outstanding when it
+//!   began: `cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS)` (RFC 6582
+//!   option 1), or ns-2's un-inflated `cwnd_`. Partial ACKs restart the
+//!   timer as [`PartialAckTimer`] says (RFC 6582: the first one only).
+//! - Retransmission timeout (RFC 6298 / RFC 5681 §3.1): `ssthresh` as
+//!   [`Rules`] say, `cwnd = 1 MSS`, go back to the first unacknowledged
+//!   segment, SACK information discarded, `recover = HighData` (RFC 6582
+//!   §3.2 step 4) so that duplicate ACKs of data sent before the timeout
+//!   start no fast retransmit.
+//! - Limited Transmit (RFC 3042) when configured: each of the first
+//!   `dupthresh − 1` duplicate ACKs lets one new segment go.
+//! - RTT: one segment timed at a time, never a retransmitted one (Karn), or
+//!   with timestamps (RFC 7323) a sample from every ACK of new data.
 
 use std::collections::VecDeque;
 
 use phb::Time;
 
-use super::config::{TcpConfig, Variant};
+use super::config::{PartialAckTimer, Rules, TcpConfig, Variant};
+use super::receiver::Ack;
 use super::rtt::RttEstimator;
 
 /// A segment to transmit.
@@ -73,13 +86,29 @@ pub struct Sender {
     snd_max: u64,
     /// Bytes the application has handed over (`u64::MAX`: unlimited).
     app_limit: u64,
+    /// The congestion window without the inflation of fast recovery
+    /// (ns-2's `cwnd_`).
     cwnd: f64,
+    /// What duplicate ACKs added to the window during fast recovery (ns-2's
+    /// `dupwnd_`): one MSS each (RFC 5681 §3.2 steps 3–4), less what
+    /// partial ACKs deflated (RFC 6582 §3.2 step 3). RFC 5681's `cwnd` is
+    /// `cwnd + inflation`.
+    inflation: f64,
     ssthresh: f64,
     dupacks: u32,
     in_recovery: bool,
-    /// `snd_max` when recovery (or the last timeout) began.
-    recover: u64,
-    after_timeout: bool,
+    /// `recover` of RFC 6582 (RecoveryPoint of RFC 6675): `snd_max` when the
+    /// last fast retransmit or timeout happened; `None` before the first.
+    recover: Option<u64>,
+    /// A partial ACK has restarted the timer in this recovery (RFC 6582).
+    partial_ack_seen: bool,
+    /// Recovering from a timeout: until `snd_una` reaches `recover` (ns-3's
+    /// `CA_LOSS`).
+    in_loss: bool,
+    /// The end of the highest segment resent since the last timeout: the
+    /// first unacknowledged segment was resent by the timer's go-back-N if
+    /// it lies below.
+    loss_resent: u64,
     outstanding: VecDeque<Sent>,
     /// Highest SACKed byte (RFC 6675's HighACK-side `HighRxt` helper).
     high_sacked: u64,
@@ -101,11 +130,14 @@ impl Sender {
             snd_max: 0,
             app_limit: 0,
             cwnd: (cfg.initial_window as u64 * mss) as f64,
+            inflation: 0.0,
             ssthresh: cfg.initial_ssthresh.map_or(f64::INFINITY, |s| (s as u64 * mss) as f64),
             dupacks: 0,
             in_recovery: false,
-            recover: 0,
-            after_timeout: false,
+            recover: None,
+            partial_ack_seen: false,
+            in_loss: false,
+            loss_resent: 0,
             outstanding: VecDeque::new(),
             high_sacked: 0,
             rtt,
@@ -119,8 +151,14 @@ impl Sender {
     pub fn mss(&self) -> u32 {
         self.cfg.mss
     }
+    /// The congestion window as RFC 5681 counts it: inflated by the
+    /// duplicate ACKs of fast recovery.
     pub fn cwnd_bytes(&self) -> f64 {
-        self.cwnd
+        self.cwnd + self.inflation
+    }
+    /// The receiver's window in bytes.
+    pub fn rwnd_bytes(&self) -> u64 {
+        self.cfg.window as u64 * self.mss
     }
     pub fn ssthresh_bytes(&self) -> f64 {
         self.ssthresh
@@ -160,16 +198,95 @@ impl Sender {
         self.app_limit = self.app_limit.min(self.snd_max);
     }
 
+    /// FlightSize (RFC 5681 §2): data sent but not yet cumulatively
+    /// acknowledged.
     fn flight_size(&self) -> u64 {
         self.snd_max - self.snd_una
     }
 
+    /// How far beyond `snd_una` data may be sent: `min(cwnd, rwnd)` (RFC
+    /// 5681 §3.1), `cwnd` inflated during fast recovery.
     fn window(&self) -> u64 {
-        (self.cwnd as u64).min(self.cfg.window as u64 * self.mss)
+        ((self.cwnd + self.inflation) as u64).min(self.rwnd_bytes())
     }
 
     fn arm_timer(&mut self, now: Time) {
         self.rto_deadline = if self.snd_una < self.snd_max { Some(now + self.rtt.rto()) } else { None };
+    }
+
+    /// Opens the window for an ACK of `acked` new bytes outside recovery:
+    /// slow start or congestion avoidance (RFC 5681 §3.1), never past the
+    /// receiver's window.
+    fn open_window(&mut self, acked: u64) {
+        let mss = self.mss as f64;
+        let increase = if self.cwnd < self.ssthresh { (acked as f64).min(mss) } else { mss * mss / self.cwnd };
+        let cap = (self.rwnd_bytes() as f64).max(self.cwnd);
+        self.cwnd = (self.cwnd + increase).min(cap);
+    }
+
+    /// Bytes in flight as ns-3 counts them (`TcpTxBuffer::BytesInFlight`
+    /// without SACK): FlightSize less the segments duplicate ACKs reported
+    /// (`AddRenoSack`: one each during recovery, and before it with Limited
+    /// Transmit), which the window's inflation counts here; with SACK,
+    /// RFC 6675's `pipe`.
+    fn ns3_bytes_in_flight(&self) -> u64 {
+        if self.cfg.variant == Variant::Sack {
+            return self.pipe();
+        }
+        self.flight_size().saturating_sub(self.inflation as u64)
+    }
+
+    /// The `ssthresh` of a loss the sender detects, fast retransmit or
+    /// timeout (`timeout`), as [`Rules`] say:
+    /// - RFC 5681 §3.1 eq. (4), RFC 6582, RFC 6675 (4.2): `max(FlightSize/2,
+    ///   2·SMSS)`; after a timeout, if the segment timing out again was
+    ///   already resent by the timer, `ssthresh` is held (RFC 5681 §3.1).
+    /// - ns-2 (`TcpAgent::slowdown` with `CLOSE_SSTHRESH_HALF`): half the
+    ///   window `min(cwnd_, wnd_)` in whole segments, at least 2; `cwnd_`
+    ///   is never inflated (`dupwnd_` is apart).
+    /// - ns-3 (`TcpNewReno::GetSsThresh`): `max(2·SMSS, BytesInFlight/2)`.
+    ///   At fast retransmit (`TcpSocketBase::EnterRecovery`, SACK off) the
+    ///   head is marked lost but counted back in "for compatibility with old
+    ///   ns-3 versions", and the duplicate ACKs have each removed a segment
+    ///   (`AddRenoSack`: all `dupthresh` of them with Limited Transmit, else
+    ///   the last): `FlightSize − dupthresh·SMSS`. On a timeout
+    ///   (`ReTxTimeout`) the bytes in flight before it, and `ssthresh` held
+    ///   in `CA_LOSS` while the head is already retransmitted.
+    fn reduced_ssthresh(&self, timeout: bool) -> f64 {
+        let mss = self.mss as f64;
+        let resent_by_timer = self.in_loss && self.loss_resent > self.snd_una;
+        match self.cfg.rules {
+            Rules::Rfc if timeout && resent_by_timer => self.ssthresh,
+            Rules::Rfc => (self.flight_size() as f64 / 2.0).max(2.0 * mss),
+            Rules::Ns2 => {
+                let window = self.cwnd.min(self.rwnd_bytes() as f64) / mss;
+                ((window / 2.0).floor().max(2.0)) * mss
+            }
+            Rules::Ns3 if timeout && resent_by_timer => self.ssthresh,
+            Rules::Ns3 if timeout || self.cfg.variant == Variant::Sack => {
+                ((self.ns3_bytes_in_flight() / 2) as f64).max(2.0 * mss)
+            }
+            Rules::Ns3 => {
+                let reported = if self.cfg.limited_transmit { self.dupacks as u64 } else { 1 };
+                ((self.flight_size().saturating_sub(reported * self.mss) / 2) as f64).max(2.0 * mss)
+            }
+        }
+    }
+
+    /// RFC 6582 §3.2 step 2: fast retransmit only if the ACK covers more
+    /// than `recover`, the highest byte sent when the last fast retransmit
+    /// or timeout happened (ns-2's `dupack_action`, `bug_fix_` on, applies
+    /// it to Reno too). SACK waits only until HighACK reaches the
+    /// RecoveryPoint (RFC 6675 §5.1), as ns-3 does (`DupAck`: `m_highRxAckMark
+    /// >= m_recover`).
+    fn may_fast_retransmit(&self) -> bool {
+        match self.recover {
+            None => true,
+            Some(recover) if self.cfg.variant == Variant::Sack || self.cfg.rules == Rules::Ns3 => {
+                self.snd_una >= recover
+            }
+            Some(recover) => self.snd_una > recover,
+        }
     }
 
     /// Sends `seg` and records what the timer and RTT estimator need.
@@ -177,10 +294,13 @@ impl Sender {
         self.stats.segments_sent += 1;
         if seg.retransmission {
             self.stats.retransmissions += 1;
+            if self.in_loss {
+                self.loss_resent = self.loss_resent.max(seg.seq + seg.len as u64);
+            }
             if self.timed.is_some_and(|(end, _)| end > seg.seq) {
                 self.timed = None;
             }
-        } else if self.timed.is_none() {
+        } else if self.timed.is_none() && !self.cfg.timestamps {
             self.timed = Some((seg.seq + seg.len as u64, now));
         }
         if self.rto_deadline.is_none() {
@@ -189,18 +309,19 @@ impl Sender {
         out.push(seg);
     }
 
-    /// A new segment of at most one MSS at `snd_max`, if the application
-    /// has data.
-    fn new_segment(&mut self) -> Option<Segment> {
-        let len = (self.app_limit - self.snd_max).min(self.mss);
-        if len == 0 {
-            return None;
-        }
+    /// The length of the next new segment: at most one MSS of what the
+    /// application has handed over.
+    fn next_new_len(&self) -> u64 {
+        (self.app_limit - self.snd_max).min(self.mss)
+    }
+
+    /// A new segment of `len` bytes at `snd_max`.
+    fn new_segment(&mut self, len: u64) -> Segment {
         let seg = Segment { seq: self.snd_max, len: len as u32, retransmission: false };
         self.outstanding.push_back(Sent { seq: seg.seq, len: seg.len, sacked: false, retransmitted: false });
         self.snd_max += len;
         self.snd_nxt = self.snd_max;
-        Some(seg)
+        seg
     }
 
     /// The outstanding segment starting at `seq`.
@@ -214,25 +335,39 @@ impl Sender {
     }
 
     /// Sends what the window allows (window-based: Reno, NewReno, and any
-    /// variant outside SACK recovery).
+    /// variant outside SACK recovery): whole segments up to `snd_una +
+    /// window` (RFC 5681 §3.1). ns-2's NewReno sends at most two per ACK
+    /// while recovering (`send_much(0, 0, 2)` in `NewRenoTcpAgent::recv`).
     fn transmit(&mut self, now: Time, out: &mut Vec<Segment>) {
         if self.in_recovery && self.cfg.variant == Variant::Sack {
             self.transmit_sack(now, out);
             return;
         }
-        while self.snd_nxt < self.snd_una + self.window() {
+        let burst = if self.in_recovery && self.cfg.rules == Rules::Ns2 && self.cfg.variant == Variant::NewReno {
+            2
+        } else {
+            usize::MAX
+        };
+        let edge = self.snd_una + self.window();
+        let mut sent = 0;
+        while sent < burst {
             let seg = if self.snd_nxt < self.snd_max {
                 let i = self.find(self.snd_nxt).expect("snd_nxt is at a segment boundary");
                 let s = self.outstanding[i];
+                if s.end() > edge {
+                    break;
+                }
                 self.snd_nxt = s.end();
                 Segment { seq: s.seq, len: s.len, retransmission: true }
             } else {
-                match self.new_segment() {
-                    Some(seg) => seg,
-                    None => break,
+                let len = self.next_new_len();
+                if len == 0 || self.snd_max + len > edge {
+                    break;
                 }
+                self.new_segment(len)
             };
             self.emit(seg, now, out);
+            sent += 1;
         }
     }
 
@@ -252,8 +387,9 @@ impl Sender {
         false
     }
 
-    /// RFC 6675 `SetPipe`: bytes believed in the network.
-    fn pipe(&self) -> u64 {
+    /// RFC 6675 `SetPipe`: bytes believed in the network (a walk over the
+    /// outstanding segments).
+    pub fn pipe(&self) -> u64 {
         let mut pipe = 0;
         let mut sacked_above = (0u32, 0u64);
         for s in self.outstanding.iter().rev() {
@@ -286,10 +422,9 @@ impl Sender {
             let s = self.outstanding[i];
             return Some(Segment { seq: s.seq, len: s.len, retransmission: true });
         }
-        if self.snd_max < self.snd_una + self.cfg.window as u64 * self.mss {
-            if let Some(seg) = self.new_segment() {
-                return Some(seg);
-            }
+        let len = self.next_new_len();
+        if len > 0 && self.snd_max + len <= self.snd_una + self.rwnd_bytes() {
+            return Some(self.new_segment(len));
         }
         let unsacked = (0..self.outstanding.len()).find(|&i| {
             let s = self.outstanding[i];
@@ -321,20 +456,43 @@ impl Sender {
         }
     }
 
+    /// Fast retransmit (RFC 5681 §3.2 steps 2–3, RFC 6675 (4)): `ssthresh`
+    /// reduced, `recover` set, the first unacknowledged segment resent.
     fn enter_recovery(&mut self, now: Time, out: &mut Vec<Segment>) {
         self.stats.fast_retransmits += 1;
-        self.ssthresh = (self.flight_size() as f64 / 2.0).max(2.0 * self.mss as f64);
-        self.recover = self.snd_max;
+        let mss = self.mss as f64;
+        let window = self.cwnd.min(self.rwnd_bytes() as f64);
+        self.ssthresh = self.reduced_ssthresh(false);
+        self.recover = Some(self.snd_max);
         self.in_recovery = true;
+        self.partial_ack_seen = false;
         let first = self.outstanding[0];
         match self.cfg.variant {
             Variant::Reno | Variant::NewReno => {
-                self.cwnd = self.ssthresh + 3.0 * self.mss as f64;
+                // RFC 5681 step 3: cwnd = ssthresh + 3·SMSS. ns-2 halves
+                // cwnd_ itself (`CLOSE_CWND_HALF`) and sets dupwnd_ = 3.
+                self.cwnd = match self.cfg.rules {
+                    Rules::Rfc | Rules::Ns3 => self.ssthresh,
+                    Rules::Ns2 => (window / 2.0).max(mss),
+                };
+                // ns-3: the segments the duplicate ACKs reported, out of the
+                // network (`AddRenoSack`), which is what inflating cwnd by
+                // them does.
+                let reported = match self.cfg.rules {
+                    Rules::Ns3 if !self.cfg.limited_transmit => 1,
+                    _ => self.cfg.dupthresh,
+                };
+                self.inflation = reported as f64 * mss;
                 self.emit(Segment { seq: first.seq, len: first.len, retransmission: true }, now, out);
+                if self.cfg.rules == Rules::Ns2 {
+                    // `reset_rtx_timer(1, 0)` in `dupack_action`.
+                    self.rto_deadline = Some(now + self.rtt.rto());
+                }
                 self.transmit(now, out);
             }
             Variant::Sack => {
                 self.cwnd = self.ssthresh;
+                self.inflation = 0.0;
                 self.outstanding[0].retransmitted = true;
                 self.emit(Segment { seq: first.seq, len: first.len, retransmission: true }, now, out);
                 self.transmit_sack(now, out);
@@ -342,22 +500,25 @@ impl Sender {
         }
     }
 
-    /// An ACK arrives acknowledging everything below `ack`, with SACK
-    /// blocks `sack` (empty without SACK).
-    pub fn on_ack(&mut self, ack: u64, sack: &[(u64, u64)], now: Time, out: &mut Vec<Segment>) {
+    /// An ACK arrives: everything below `ack.ack` acknowledged, its SACK
+    /// blocks (none without SACK) and echoed timestamp.
+    pub fn on_ack(&mut self, ack: &Ack, now: Time, out: &mut Vec<Segment>) {
         if self.cfg.variant == Variant::Sack {
-            self.apply_sack(sack);
+            self.apply_sack(ack.blocks());
         }
-        if ack > self.snd_una {
-            self.on_new_ack(ack, now, out);
-        } else if ack == self.snd_una && self.snd_una < self.snd_max {
+        if ack.ack > self.snd_una {
+            self.on_new_ack(ack.ack, ack.ts_echo, now, out);
+        } else if ack.ack == self.snd_una && self.snd_una < self.snd_max {
             self.on_duplicate_ack(now, out);
         }
     }
 
-    fn on_new_ack(&mut self, ack: u64, now: Time, out: &mut Vec<Segment>) {
+    fn on_new_ack(&mut self, ack: u64, ts_echo: Time, now: Time, out: &mut Vec<Segment>) {
         let acked = ack - self.snd_una;
-        if let Some((end, sent_at)) = self.timed {
+        if self.cfg.timestamps {
+            // RFC 7323 §4.1; ns-3's `EstimateRtt` with `Timestamp` on.
+            self.rtt.sample(now.saturating_sub(ts_echo));
+        } else if let Some((end, sent_at)) = self.timed {
             if ack >= end {
                 self.rtt.sample(now - sent_at);
                 self.timed = None;
@@ -370,42 +531,89 @@ impl Sender {
             self.outstanding.pop_front();
         }
         self.dupacks = 0;
-        let mss = self.mss as f64;
+        let mut restart_timer = true;
         if self.in_recovery {
-            let full = ack >= self.recover;
+            let full = self.recover.is_some_and(|recover| ack >= recover);
             match self.cfg.variant {
-                Variant::Reno => {
-                    self.cwnd = self.ssthresh;
-                    self.in_recovery = false;
-                }
-                Variant::NewReno if full => {
-                    self.cwnd = self.ssthresh;
-                    self.in_recovery = false;
-                }
+                Variant::Reno => self.leave_recovery(acked),
+                Variant::NewReno if full => self.leave_recovery(acked),
                 Variant::NewReno => {
-                    // Partial ACK: retransmit the next hole, deflate by the
-                    // amount acknowledged, add back one MSS (RFC 6582 §3.2 step 5).
-                    let first = self.outstanding[0];
-                    self.emit(Segment { seq: first.seq, len: first.len, retransmission: true }, now, out);
-                    self.cwnd = (self.cwnd - acked as f64 + if acked >= self.mss { mss } else { 0.0 }).max(mss);
-                    self.rto_deadline = Some(now + self.rtt.rto());
+                    self.partial_ack(acked, now, out);
+                    restart_timer = match self.cfg.partial_ack_timer {
+                        PartialAckTimer::Impatient => !std::mem::replace(&mut self.partial_ack_seen, true),
+                        PartialAckTimer::SlowButSteady => true,
+                    };
                 }
                 Variant::Sack if full => {
-                    self.cwnd = self.ssthresh;
+                    // RFC 6675 (A): recovery ends; cwnd stays ssthresh.
                     self.in_recovery = false;
                 }
                 Variant::Sack => {}
             }
-        } else if self.cwnd < self.ssthresh {
-            self.cwnd += (acked as f64).min(mss);
         } else {
-            self.cwnd += mss * mss / self.cwnd;
+            self.inflation = 0.0;
+            self.open_window(acked);
         }
-        if ack >= self.recover {
-            self.after_timeout = false;
+        if self.in_loss && self.recover.is_some_and(|recover| ack >= recover) {
+            self.in_loss = false;
         }
-        self.arm_timer(now);
+        if restart_timer {
+            self.arm_timer(now);
+        }
         self.transmit(now, out);
+    }
+
+    /// RFC 6582 §3.2 step 3, partial acknowledgments: resend the first
+    /// unacknowledged segment, deflate the window by the amount acknowledged
+    /// and add back one MSS if at least one was. ns-2 (`partialnewack`,
+    /// `partial_window_deflation_ 1`) takes the deflation from `dupwnd_`
+    /// first, then from `cwnd_`, leaving `dupwnd_` at one segment.
+    fn partial_ack(&mut self, acked: u64, now: Time, out: &mut Vec<Segment>) {
+        let mss = self.mss as f64;
+        let first = self.outstanding[0];
+        self.emit(Segment { seq: first.seq, len: first.len, retransmission: true }, now, out);
+        let add_back = if acked >= self.mss { mss } else { 0.0 };
+        let deflate = acked as f64;
+        if self.cfg.rules == Rules::Ns3 {
+            // ns-3 keeps cwnd = ssthresh; the acknowledged segments the
+            // duplicate ACKs had reported leave the count (`DiscardUpTo`).
+            self.inflation = (self.inflation - (deflate - add_back)).max(0.0);
+        } else if self.inflation > deflate {
+            self.inflation -= deflate - add_back;
+        } else {
+            self.cwnd = (self.cwnd - (deflate - self.inflation)).max(mss);
+            self.inflation = add_back;
+        }
+    }
+
+    /// Leaves fast recovery on a full ACK (Reno: any ACK of new data):
+    /// - RFC 5681 §3.2 step 6 (Reno): `cwnd = ssthresh`.
+    /// - RFC 6582 §3.2 step 3 (NewReno), option (1): `cwnd = min(ssthresh,
+    ///   max(FlightSize, SMSS) + SMSS)`, FlightSize being what is
+    ///   outstanding now, so that a sender whose partial ACKs left little in
+    ///   flight does not burst a whole `ssthresh` of segments.
+    /// - ns-2 (`RenoTcpAgent::recv`, `NewRenoTcpAgent::recv` with
+    ///   `exit_recovery_fix_ 0`): `dupwnd_ = 0`, `cwnd_` stays as fast
+    ///   retransmit halved it and partial ACKs deflated it, then opens as
+    ///   for any new ACK (`recv_newack_helper` calls `opencwnd`).
+    /// - ns-3 (`TcpSocketBase::ProcessAck` leaving `CA_RECOVERY`,
+    ///   `TcpClassicRecovery::ExitRecovery`): `cwnd = ssthresh` (RFC 6582
+    ///   option 2, no burst limit), then `IncreaseWindow` for the ACK.
+    fn leave_recovery(&mut self, acked: u64) {
+        let mss = self.mss as f64;
+        self.in_recovery = false;
+        self.inflation = 0.0;
+        match (self.cfg.rules, self.cfg.variant) {
+            (Rules::Rfc, Variant::NewReno) => {
+                self.cwnd = self.ssthresh.min((self.flight_size() as f64).max(mss) + mss);
+            }
+            (Rules::Rfc, _) => self.cwnd = self.ssthresh,
+            (Rules::Ns2, _) => self.open_window(acked),
+            (Rules::Ns3, _) => {
+                self.cwnd = self.ssthresh;
+                self.open_window(acked);
+            }
+        }
     }
 
     fn on_duplicate_ack(&mut self, now: Time, out: &mut Vec<Segment>) {
@@ -413,7 +621,14 @@ impl Sender {
         if self.in_recovery {
             match self.cfg.variant {
                 Variant::Reno | Variant::NewReno => {
-                    self.cwnd += self.mss as f64;
+                    // RFC 5681 §3.2 step 4; ns-2's `++dupwnd_`; ns-3's
+                    // `AddRenoSack`, which cannot report more segments than
+                    // are outstanding behind the first.
+                    self.inflation += self.mss as f64;
+                    if self.cfg.rules == Rules::Ns3 {
+                        let behind_first = self.flight_size() - self.outstanding[0].len as u64;
+                        self.inflation = self.inflation.min(behind_first as f64);
+                    }
                     self.transmit(now, out);
                 }
                 Variant::Sack => self.transmit_sack(now, out),
@@ -421,8 +636,14 @@ impl Sender {
             return;
         }
         let sack_loss = self.cfg.variant == Variant::Sack && self.is_lost(0);
-        if (self.dupacks >= self.cfg.dupthresh || sack_loss) && !self.after_timeout {
+        if (self.dupacks >= self.cfg.dupthresh || sack_loss) && self.may_fast_retransmit() {
             self.enter_recovery(now, out);
+        } else if self.cfg.limited_transmit && self.dupacks < self.cfg.dupthresh && !self.in_loss {
+            // RFC 3042: one new segment per duplicate ACK, cwnd unchanged
+            // (ns-3: `AddRenoSack` in `CA_DISORDER`); no duplicate ACK
+            // counts during recovery from a timeout (`CA_LOSS`).
+            self.inflation = (self.dupacks as u64 * self.mss) as f64;
+            self.transmit(now, out);
         }
     }
 
@@ -434,12 +655,17 @@ impl Sender {
         }
         self.stats.timeouts += 1;
         self.rtt.on_timeout();
-        self.ssthresh = (self.flight_size() as f64 / 2.0).max(2.0 * self.mss as f64);
+        self.ssthresh = self.reduced_ssthresh(true);
+        // ns-2's `RenoTcpAgent::timeout` zeroes `dupwnd_` before `slowdown`
+        // (`cwnd_` is never inflated); ns-3's `ResetRenoSack`.
+        self.inflation = 0.0;
+        self.in_loss = true;
+        self.loss_resent = 0;
         self.cwnd = self.mss as f64;
         self.in_recovery = false;
         self.dupacks = 0;
-        self.recover = self.snd_max;
-        self.after_timeout = true;
+        // RFC 6582 §3.2 step 4; RFC 6675 §5.1.
+        self.recover = Some(self.snd_max);
         self.high_sacked = 0;
         for s in self.outstanding.iter_mut() {
             s.sacked = false;

@@ -75,11 +75,16 @@ impl Context<'_> {
             let hint = if *k == "packet_size" { "; TCP packets are mss + header bytes" } else { "" };
             return Err(self.err(&key(k), format!("`{k}` applies only to UDP sources{hint}")));
         }
-        let base = match t.profile.unwrap_or(TcpProfile::Ns2) {
+        let profile = t.profile.unwrap_or(TcpProfile::Ns2);
+        let base = match profile {
             TcpProfile::Ns2 => TcpConfig::ns2(),
             TcpProfile::Ns2Of2004 => TcpConfig::ns2_2004(),
-            TcpProfile::Ns3 | TcpProfile::Linux => TcpConfig::linux(),
+            TcpProfile::Ns3 => TcpConfig::ns3(),
+            TcpProfile::Linux => TcpConfig::linux(),
         };
+        let mss = self.bytes_u32(&key("mss"), &t.mss, base.mss, 1)?;
+        // ns-3's window is its 128 KiB buffers, whatever the segment size.
+        let window = if profile == TcpProfile::Ns3 { TcpConfig::ns3_window(mss) } else { base.window };
         let config = TcpConfig {
             variant: match t.variant {
                 Some(TcpVariant::Reno) => Variant::Reno,
@@ -87,14 +92,14 @@ impl Context<'_> {
                 Some(TcpVariant::Sack) => Variant::Sack,
                 None => base.variant,
             },
-            mss: self.bytes_u32(&key("mss"), &t.mss, base.mss, 1)?,
+            mss,
             header: self.bytes_u32(&key("header"), &t.header, base.header, 0)?,
             initial_window: self.segments(&key("initial_window"), t.initial_window, base.initial_window)?,
             initial_ssthresh: match t.initial_ssthresh {
                 Some(n) => Some(self.segments(&key("initial_ssthresh"), Some(n), n)?),
                 None => base.initial_ssthresh,
             },
-            window: self.segments(&key("window"), t.window, base.window)?,
+            window: self.segments(&key("window"), t.window, window)?,
             dupthresh: self.segments(&key("dupthresh"), t.dupthresh, base.dupthresh)?,
             min_rto: self.time_or(&key("min_rto"), &t.min_rto, base.min_rto)?,
             max_rto: self.time_or(&key("max_rto"), &t.max_rto, base.max_rto)?,
@@ -102,6 +107,7 @@ impl Context<'_> {
             granularity: self.time_or(&key("granularity"), &t.granularity, base.granularity)?,
             delayed_ack: t.delayed_ack.unwrap_or(base.delayed_ack),
             delack_timeout: self.time_or(&key("delack_timeout"), &t.delack_timeout, base.delack_timeout)?,
+            ..base
         };
         if config.initial_rto == Time::ZERO {
             return Err(self.err(&key("initial_rto"), "must be positive"));
