@@ -210,7 +210,9 @@ impl SchedulerKind {
             SchedulerKind::Wirr { weights } => Wirr::new(queues, weights.clone()).map(Into::into),
             SchedulerKind::Drr { quanta } => Drr::new(queues, quanta.clone()).map(Into::into),
             SchedulerKind::Wfq { weights } => Wfq::new(queues, weights.clone(), link_rate_bps).map(Into::into),
-            SchedulerKind::Wf2qPlus { weights } => Wf2qPlus::new(queues, weights.clone()).map(Into::into),
+            SchedulerKind::Wf2qPlus { weights } => {
+                Wf2qPlus::new(queues, weights.clone(), link_rate_bps).map(Into::into)
+            }
             SchedulerKind::Scfq { weights } => Scfq::new(queues, weights.clone()).map(Into::into),
             SchedulerKind::VirtualClock { rates } => VirtualClock::new(queues, rates.clone()).map(Into::into),
             SchedulerKind::Bpr { s } => Bpr::new(queues, s.clone(), link_rate_bps).map(Into::into),
