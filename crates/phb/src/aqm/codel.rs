@@ -39,7 +39,7 @@
 //! so a time of 0 is not special. The buffer's own limit (tail drop) is not
 //! CoDel's; [`CoDel::on_arrival`] only applies `limit`.
 
-use crate::aqm::{Backlog, Limit};
+use crate::aqm::{Backlog, Limit, LimitRule};
 use crate::packet::DropReason;
 use crate::time::Time;
 
@@ -130,6 +130,10 @@ pub struct CoDel {
 }
 
 impl CoDel {
+    /// The hard limit admits only an arrival that fits ([`LimitRule::Fits`]):
+    /// RFC 8289 leaves the buffer's size to the implementation.
+    pub const LIMIT_RULE: LimitRule = LimitRule::Fits;
+
     pub fn new(params: CoDelParams) -> CoDel {
         CoDel {
             params,
@@ -194,7 +198,7 @@ impl CoDel {
 
     /// An arrival: only the buffer's hard limit applies.
     pub fn on_arrival(&mut self, backlog: &Backlog, size: u32, _now: Time) -> Option<DropReason> {
-        (!self.params.limit.admits(backlog.pkts, backlog.bytes, size)).then_some(DropReason::Overflow)
+        (!self.params.limit.admits(Self::LIMIT_RULE, backlog.pkts, backlog.bytes, size)).then_some(DropReason::Overflow)
     }
 
     /// The head packet leaves at `now` after `sojourn` in the queue, leaving
