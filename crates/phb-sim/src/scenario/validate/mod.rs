@@ -5,7 +5,7 @@
 //! links, traffic). The first problem found is returned as
 //! [`ScenarioError::Invalid`] naming the key and its position in the text.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use phb::aqm::Limit;
 use phb::queue::{BufferConfig, BufferPolicy, QdiscConfig, QueueConfig};
@@ -53,7 +53,7 @@ pub(super) fn validate(file: &raw::File, doc: &Document<&str>, source_name: &str
     let links = cx.links(&file.links, &nodes, &qdiscs, &conditioners)?;
     let groups = cx.traffic(&file.traffic, &run, &classes, &nodes, &links)?;
     cx.sample_scopes(&run, &nodes, &links)?;
-    Ok(Scenario { name, run, classes, nodes, links, groups })
+    Ok(Scenario { name, run, classes, nodes: nodes.defs, links: links.defs, groups })
 }
 
 /// The file stem of `source_name`: `dir/dumbbell.toml` gives `dumbbell`.
@@ -67,13 +67,49 @@ fn default_name(source_name: &str) -> String {
     }
 }
 
-/// `a, b, c`, or `none` for an empty list.
+/// How many names [`list`] shows before it only counts the rest.
+const LISTED: usize = 20;
+
+/// `a, b, c`, or `none` for an empty list; past [`LISTED`] names, `…, and N
+/// more` (a scenario may have 100 000 nodes).
 fn list<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
-    let names: Vec<&str> = names.into_iter().collect();
-    if names.is_empty() {
-        "none".to_owned()
-    } else {
-        names.join(", ")
+    let mut names = names.into_iter();
+    let shown: Vec<&str> = names.by_ref().take(LISTED).collect();
+    let more = names.count();
+    match (shown.is_empty(), more) {
+        (true, _) => "none".to_owned(),
+        (false, 0) => shown.join(", "),
+        (false, more) => format!("{}, and {more} more", shown.join(", ")),
+    }
+}
+
+/// The validated nodes, with an index of their names so that looking one up
+/// takes constant time whatever the number of nodes.
+struct Nodes {
+    defs: Vec<NodeDef>,
+    by_name: HashMap<String, usize>,
+}
+
+impl Nodes {
+    /// The index of node `name`, or a message listing the nodes.
+    fn index(&self, name: &str) -> std::result::Result<usize, String> {
+        self.by_name.get(name).copied().ok_or_else(|| {
+            format!("{name} is not a node; nodes are {}", list(self.defs.iter().map(|n| n.name.as_str())))
+        })
+    }
+}
+
+/// The validated links, with an index of the node pairs they join (each
+/// pair smaller index first) to the link's index.
+struct Links {
+    defs: Vec<LinkDef>,
+    by_ends: HashMap<(usize, usize), usize>,
+}
+
+impl Links {
+    /// The link joining `a` and `b`, either way round.
+    fn between(&self, a: usize, b: usize) -> Option<usize> {
+        self.by_ends.get(&(a.min(b), a.max(b))).copied()
     }
 }
 
@@ -211,8 +247,8 @@ impl Context<'_> {
         Ok(out)
     }
 
-    fn nodes(&self, nodes: &raw::Nodes) -> Result<Vec<NodeDef>> {
-        let mut out: Vec<NodeDef> = Vec::new();
+    fn nodes(&self, nodes: &raw::Nodes) -> Result<Nodes> {
+        let mut out = Nodes { defs: Vec::new(), by_name: HashMap::new() };
         let lists = [("hosts", &nodes.hosts, NodeKind::Host), ("routers", &nodes.routers, NodeKind::Router)];
         for (list_name, names, kind) in lists {
             for (i, name) in names.iter().enumerate() {
@@ -220,37 +256,39 @@ impl Context<'_> {
                 if name.trim().is_empty() {
                     return Err(self.err(&key, "a node name must not be empty"));
                 }
-                if out.iter().any(|n| n.name == *name) {
+                if out.by_name.insert(name.clone(), out.defs.len()).is_some() {
                     return Err(self.err(
                         &key,
                         format!("{name} is already a node; node names must be unique across hosts and routers"),
                     ));
                 }
-                out.push(NodeDef { name: name.clone(), kind });
+                out.defs.push(NodeDef { name: name.clone(), kind });
             }
         }
-        if out.len() < 2 {
-            return Err(self.err("nodes", format!("a scenario needs at least 2 nodes, found {}", out.len())));
+        if out.defs.len() < 2 {
+            return Err(self.err("nodes", format!("a scenario needs at least 2 nodes, found {}", out.defs.len())));
         }
         Ok(out)
     }
 
     /// Each of `run.sample_scopes` names the end-to-end scope or a link direction.
-    fn sample_scopes(&self, run: &RunConfig, nodes: &[NodeDef], links: &[LinkDef]) -> Result<()> {
+    fn sample_scopes(&self, run: &RunConfig, nodes: &Nodes, links: &Links) -> Result<()> {
         let Some(scopes) = &run.sample_scopes else { return Ok(()) };
-        let directions: Vec<String> = links
+        let directions: HashSet<String> = links
+            .defs
             .iter()
             .flat_map(|l| [(l.a, l.b), (l.b, l.a)])
-            .map(|(from, to)| format!("{}->{}", nodes[from].name, nodes[to].name))
+            .map(|(from, to)| format!("{}->{}", nodes.defs[from].name, nodes.defs[to].name))
             .collect();
         for (i, scope) in scopes.iter().enumerate() {
             if scope != crate::report::END_TO_END && !directions.contains(scope) {
+                let example = links
+                    .defs
+                    .first()
+                    .map_or("A->B".to_owned(), |l| format!("{}->{}", nodes.defs[l.a].name, nodes.defs[l.b].name));
                 return Err(self.err(
                     &format!("run.sample_scopes[{i}]"),
-                    format!(
-                        "{scope:?} is neither \"end-to-end\" nor a link direction such as {:?}",
-                        directions.first().map_or("A->B", String::as_str)
-                    ),
+                    format!("{scope:?} is neither \"end-to-end\" nor a link direction such as {example:?}"),
                 ));
             }
         }
@@ -389,11 +427,11 @@ impl Context<'_> {
     fn links(
         &self,
         links: &[raw::Link],
-        nodes: &[NodeDef],
+        nodes: &Nodes,
         qdiscs: &BTreeMap<&str, QdiscConfig>,
         conditioners: &BTreeMap<String, phb::classify::ConditionerConfig>,
-    ) -> Result<Vec<LinkDef>> {
-        let mut out: Vec<LinkDef> = Vec::with_capacity(links.len());
+    ) -> Result<Links> {
+        let mut out = Links { defs: Vec::with_capacity(links.len()), by_ends: HashMap::with_capacity(links.len()) };
         for (i, link) in links.iter().enumerate() {
             let path = format!("links[{i}]");
             let between = format!("{path}.between");
@@ -406,20 +444,21 @@ impl Context<'_> {
                     ),
                 ));
             };
-            let a = node_index(nodes, a).map_err(|m| self.err(&format!("{between}[0]"), m))?;
-            let b = node_index(nodes, b).map_err(|m| self.err(&format!("{between}[1]"), m))?;
+            let a = nodes.index(a).map_err(|m| self.err(&format!("{between}[0]"), m))?;
+            let b = nodes.index(b).map_err(|m| self.err(&format!("{between}[1]"), m))?;
             if a == b {
                 return Err(self.err(
                     &format!("{between}[1]"),
-                    format!("a link joins two different nodes; both ends are {}", nodes[a].name),
+                    format!("a link joins two different nodes; both ends are {}", nodes.defs[a].name),
                 ));
             }
-            if let Some(j) = out.iter().position(|l| (l.a, l.b) == (a, b) || (l.a, l.b) == (b, a)) {
+            if let Some(j) = out.between(a, b) {
                 return Err(self.err(
                     &between,
-                    format!("{} and {} are already joined by links[{j}]", nodes[a].name, nodes[b].name),
+                    format!("{} and {} are already joined by links[{j}]", nodes.defs[a].name, nodes.defs[b].name),
                 ));
             }
+            out.by_ends.insert((a.min(b), a.max(b)), i);
             let rate_bps = self.rate(&format!("{path}.rate"), &link.rate)?;
             let mut delay = self.time(&format!("{path}.delay"), &link.delay)?;
             if let Some(extra) = &link.extra_delay {
@@ -466,7 +505,7 @@ impl Context<'_> {
             let both = lookup("qdisc", &link.qdisc)?.unwrap_or_else(|| QdiscConfig::fifo(DEFAULT_QDISC_LIMIT));
             let qdisc_ab = lookup("qdisc_forward", &link.qdisc_forward)?.unwrap_or_else(|| both.clone());
             let qdisc_ba = lookup("qdisc_reverse", &link.qdisc_reverse)?.unwrap_or(both);
-            out.push(LinkDef {
+            out.defs.push(LinkDef {
                 a,
                 b,
                 rate_bps,
@@ -487,22 +526,23 @@ impl Context<'_> {
         traffic: &[raw::Traffic],
         run: &RunConfig,
         classes: &[ClassDef],
-        nodes: &[NodeDef],
-        links: &[LinkDef],
+        nodes: &Nodes,
+        links: &Links,
     ) -> Result<Vec<TrafficGroup>> {
-        let mut neighbours = vec![Vec::new(); nodes.len()];
-        for link in links {
+        let mut neighbours = vec![Vec::new(); nodes.defs.len()];
+        for link in &links.defs {
             neighbours[link.a].push(link.b);
             neighbours[link.b].push(link.a);
         }
         let mut out = Vec::with_capacity(traffic.len());
+        let mut group_index: HashMap<&str, usize> = HashMap::with_capacity(traffic.len());
         for (i, t) in traffic.iter().enumerate() {
             let path = format!("traffic[{i}]");
             let key = |k: &str| format!("{path}.{k}");
             if t.name.trim().is_empty() {
                 return Err(self.err(&key("name"), "a traffic group needs a non-empty name"));
             }
-            if let Some(j) = traffic[..i].iter().position(|other| other.name == t.name) {
+            if let Some(j) = group_index.insert(&t.name, i) {
                 return Err(self.err(
                     &key("name"),
                     format!("{} is already the name of traffic[{j}]; names must be unique", t.name),
@@ -576,15 +616,15 @@ impl Context<'_> {
         Ok(out)
     }
 
-    fn host(&self, nodes: &[NodeDef], key: &str, name: &str) -> Result<usize> {
-        let index = node_index(nodes, name).map_err(|m| self.err(key, m))?;
-        match nodes[index].kind {
+    fn host(&self, nodes: &Nodes, key: &str, name: &str) -> Result<usize> {
+        let index = nodes.index(name).map_err(|m| self.err(key, m))?;
+        match nodes.defs[index].kind {
             NodeKind::Host => Ok(index),
             NodeKind::Router => Err(self.err(
                 key,
                 format!(
                     "{name} is a router; traffic runs between hosts, which are {}",
-                    list(nodes.iter().filter(|n| n.kind == NodeKind::Host).map(|n| n.name.as_str()))
+                    list(nodes.defs.iter().filter(|n| n.kind == NodeKind::Host).map(|n| n.name.as_str()))
                 ),
             )),
         }
@@ -676,24 +716,27 @@ impl Context<'_> {
         &self,
         key: &str,
         names: &[String],
-        nodes: &[NodeDef],
-        links: &[LinkDef],
+        nodes: &Nodes,
+        links: &Links,
         src: usize,
         dst: usize,
     ) -> Result<Vec<usize>> {
         let mut hops: Vec<usize> = Vec::with_capacity(names.len());
+        let mut visited = HashSet::with_capacity(names.len());
         for (k, name) in names.iter().enumerate() {
             let at = format!("{key}[{k}]");
-            let node = node_index(nodes, name).map_err(|m| self.err(&at, m))?;
+            let node = nodes.index(name).map_err(|m| self.err(&at, m))?;
             if k == 0 && node != src {
-                return Err(self.err(&at, format!("the path must start at the source {}, not {name}", nodes[src].name)));
+                return Err(
+                    self.err(&at, format!("the path must start at the source {}, not {name}", nodes.defs[src].name))
+                );
             }
-            if hops.contains(&node) {
+            if !visited.insert(node) {
                 return Err(self.err(&at, format!("{name} appears twice; a path visits each node once")));
             }
             if let Some(&prev) = hops.last() {
-                if !links.iter().any(|l| (l.a, l.b) == (prev, node) || (l.a, l.b) == (node, prev)) {
-                    return Err(self.err(&at, format!("{} and {name} are not joined by a link", nodes[prev].name)));
+                if links.between(prev, node).is_none() {
+                    return Err(self.err(&at, format!("{} and {name} are not joined by a link", nodes.defs[prev].name)));
                 }
             }
             hops.push(node);
@@ -702,7 +745,7 @@ impl Context<'_> {
             Some(&last) if last == dst => Ok(hops),
             Some(&last) => Err(self.err(
                 &format!("{key}[{}]", hops.len() - 1),
-                format!("the path must end at the destination {}, not {}", nodes[dst].name, nodes[last].name),
+                format!("the path must end at the destination {}, not {}", nodes.defs[dst].name, nodes.defs[last].name),
             )),
             None => Err(self.err(key, "a pinned path needs at least the source and the destination")),
         }
@@ -712,13 +755,6 @@ impl Context<'_> {
 enum RateOrInterval {
     Rate(u64),
     Interval(Time),
-}
-
-fn node_index(nodes: &[NodeDef], name: &str) -> std::result::Result<usize, String> {
-    nodes
-        .iter()
-        .position(|n| n.name == name)
-        .ok_or_else(|| format!("{name} is not a node; nodes are {}", list(nodes.iter().map(|n| n.name.as_str()))))
 }
 
 fn class_index(classes: &[ClassDef], name: &str) -> std::result::Result<usize, String> {
