@@ -27,7 +27,7 @@ use crate::net::routing::{pinned_path, shortest_path, Adjacency};
 use crate::net::{Kind, Meta, Port, Routes, SimPacket};
 use crate::output::RunOutput;
 use crate::report;
-use crate::scenario::{Scenario, Transport};
+use crate::scenario::{NodeKind, Scenario, Transport};
 use crate::tcp::Ack;
 
 /// A run that started but could not finish correctly. Always fatal.
@@ -109,12 +109,13 @@ impl<'s> Sim<'s> {
         for (index, class) in scenario.classes.iter().enumerate() {
             class_of_codepoint[class.codepoint as usize] = index as u8;
         }
+        let forwards: Vec<bool> = scenario.nodes.iter().map(|n| n.kind == NodeKind::Router).collect();
         let mut routes = Routes::default();
         let mut flows = Vec::new();
         for (g, group) in scenario.groups.iter().enumerate() {
             let path = match &group.path {
                 Some(nodes) => pinned_path(&adjacency, nodes),
-                None => shortest_path(&adjacency, group.src, group.dst),
+                None => shortest_path(&adjacency, &forwards, group.src, group.dst),
             }
             .expect("validation guarantees a path between a flow's hosts");
             let route = routes.add(&path);
@@ -123,7 +124,7 @@ impl<'s> Sim<'s> {
                 Transport::Tcp(_) => {
                     let back = match &group.path {
                         Some(nodes) => pinned_path(&adjacency, &nodes.iter().rev().copied().collect::<Vec<_>>()),
-                        None => shortest_path(&adjacency, group.dst, group.src),
+                        None => shortest_path(&adjacency, &forwards, group.dst, group.src),
                     }
                     .expect("links are full duplex");
                     routes.add(&back)

@@ -424,6 +424,52 @@ fn a_flow_between_unconnected_hosts_is_reported_at_to() {
     assert_eq!((key.as_str(), message.as_str()), ("traffic[1].to", "d9 is not a node; nodes are s1, s2, d1, r1, r2"));
 }
 
+/// Scopes are named "a->b", so a node name must not contain `->`.
+#[test]
+fn node_names_must_not_contain_an_arrow() {
+    let text = FULL.replacen("routers = [\"r1\", \"r2\"]", "routers = [\"r1\", \"r2\", \"x->y\"]", 1);
+    expect_at(load(&text, "f", &[]).unwrap_err(), "nodes.routers[2]", &text, "\"x->y\"", "must not contain `->`");
+}
+
+/// Hosts do not forward: a host in the middle of a pinned path is refused,
+/// and a host reachable only through another host is unreachable.
+#[test]
+fn hosts_do_not_forward() {
+    let extra_link = "[[links]]\nbetween = [\"s2\", \"s1\"]\nrate = \"1Mbps\"\ndelay = \"1ms\"\n\n[[traffic]]";
+    let text = FULL.replacen("[[traffic]]", extra_link, 1).replacen(
+        "start = \"1s\"",
+        "start = \"1s\"\npath = [\"s2\", \"s1\", \"r1\", \"r2\", \"d1\"]",
+        1,
+    );
+    expect_at(
+        load(&text, "f", &[]).unwrap_err(),
+        "traffic[1].path[1]",
+        &text,
+        "\"s1\", \"r1\", \"r2\", \"d1\"]",
+        "s1 is a host; hosts do not forward",
+    );
+    let beyond_a_host = "[[links]]\nbetween = [\"d1\", \"d9\"]\nrate = \"1Mbps\"\ndelay = \"1ms\"\n\n[[traffic]]";
+    let text = FULL
+        .replacen("hosts = [\"s1\", \"s2\", \"d1\"]", "hosts = [\"s1\", \"s2\", \"d1\", \"d9\"]", 1)
+        .replacen("[[traffic]]", beyond_a_host, 1)
+        .replacen("to = \"d1\"\nclass = \"be\"", "to = \"d9\"\nclass = \"be\"", 1);
+    expect_at(
+        load(&text, "f", &[]).unwrap_err(),
+        "traffic[1].to",
+        &text,
+        "to = \"d9\"",
+        "d9 cannot be reached from s2 through routers (hosts do not forward)",
+    );
+    // A link straight between two hosts needs no forwarding.
+    let text = FULL.replacen("[[traffic]]", beyond_a_host, 1).replacen(
+        "hosts = [\"s1\", \"s2\", \"d1\"]",
+        "hosts = [\"s1\", \"s2\", \"d1\", \"d9\"]",
+        1,
+    );
+    let text = text.replacen("from = \"s2\"\nto = \"d1\"", "from = \"d9\"\nto = \"d1\"", 1);
+    load(&text, "f", &[]).unwrap_or_else(|e| panic!("{e}"));
+}
+
 #[test]
 fn an_unknown_class_is_reported() {
     let text = FULL.replacen("class = \"ef\"", "class = \"af11\"", 1);

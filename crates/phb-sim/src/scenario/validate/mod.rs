@@ -256,6 +256,12 @@ impl Context<'_> {
                 if name.trim().is_empty() {
                     return Err(self.err(&key, "a node name must not be empty"));
                 }
+                if name.contains("->") {
+                    return Err(self.err(
+                        &key,
+                        format!("{name:?}: a node name must not contain `->`, which names link directions (\"a->b\")"),
+                    ));
+                }
                 if out.by_name.insert(name.clone(), out.defs.len()).is_some() {
                     return Err(self.err(
                         &key,
@@ -529,11 +535,7 @@ impl Context<'_> {
         nodes: &Nodes,
         links: &Links,
     ) -> Result<Vec<TrafficGroup>> {
-        let mut neighbours = vec![Vec::new(); nodes.defs.len()];
-        for link in &links.defs {
-            neighbours[link.a].push(link.b);
-            neighbours[link.b].push(link.a);
-        }
+        let reach = Reach::new(nodes, links);
         let mut out = Vec::with_capacity(traffic.len());
         let mut group_index: HashMap<&str, usize> = HashMap::with_capacity(traffic.len());
         for (i, t) in traffic.iter().enumerate() {
@@ -554,10 +556,11 @@ impl Context<'_> {
                 return Err(self
                     .err(&key("to"), format!("traffic goes from one host to another; from and to are both {}", t.to)));
             }
-            if !reachable(&neighbours, src, dst) {
-                return Err(
-                    self.err(&key("to"), format!("{} cannot be reached from {} through the links", t.to, t.from))
-                );
+            if !reach.reachable(src, dst) {
+                return Err(self.err(
+                    &key("to"),
+                    format!("{} cannot be reached from {} through routers (hosts do not forward)", t.to, t.from),
+                ));
             }
             let class = class_index(classes, &t.class).map_err(|m| self.err(&key("class"), m))?;
             let count = t.count.unwrap_or(1);
@@ -734,6 +737,12 @@ impl Context<'_> {
             if !visited.insert(node) {
                 return Err(self.err(&at, format!("{name} appears twice; a path visits each node once")));
             }
+            if k > 0 && k + 1 < names.len() && nodes.defs[node].kind == NodeKind::Host {
+                return Err(self.err(
+                    &at,
+                    format!("{name} is a host; hosts do not forward, so the nodes between a path's ends are routers"),
+                ));
+            }
             if let Some(&prev) = hops.last() {
                 if links.between(prev, node).is_none() {
                     return Err(self.err(&at, format!("{} and {name} are not joined by a link", nodes.defs[prev].name)));
@@ -764,22 +773,58 @@ fn class_index(classes: &[ClassDef], name: &str) -> std::result::Result<usize, S
         .ok_or_else(|| format!("{name} is not a class; classes are {}", list(classes.iter().map(|c| c.name.as_str()))))
 }
 
-/// Breadth-first search over the links.
-fn reachable(neighbours: &[Vec<usize>], src: usize, dst: usize) -> bool {
-    let mut seen = vec![false; neighbours.len()];
-    let mut frontier = VecDeque::from([src]);
-    seen[src] = true;
-    while let Some(node) = frontier.pop_front() {
-        if node == dst {
-            return true;
-        }
-        for &next in &neighbours[node] {
-            if !std::mem::replace(&mut seen[next], true) {
-                frontier.push_back(next);
+/// Which hosts reach which. Only routers forward, so a host reaches another
+/// over a link between them, or through a router next to it that is
+/// connected, over routers alone, to a router next to the other. The
+/// routers' connected components are labelled once (a breadth-first search
+/// over router-to-router links), so each question costs the two hosts'
+/// numbers of links.
+struct Reach<'a> {
+    links: &'a Links,
+    /// Per node, the routers it is linked to.
+    routers_next_to: Vec<Vec<usize>>,
+    /// Per router, its component; `usize::MAX` for hosts.
+    component: Vec<usize>,
+}
+
+impl<'a> Reach<'a> {
+    fn new(nodes: &Nodes, links: &'a Links) -> Reach<'a> {
+        let is_router = |n: usize| nodes.defs[n].kind == NodeKind::Router;
+        let mut routers_next_to = vec![Vec::new(); nodes.defs.len()];
+        for link in &links.defs {
+            if is_router(link.b) {
+                routers_next_to[link.a].push(link.b);
+            }
+            if is_router(link.a) {
+                routers_next_to[link.b].push(link.a);
             }
         }
+        let mut component = vec![usize::MAX; nodes.defs.len()];
+        for start in (0..nodes.defs.len()).filter(|&n| is_router(n)) {
+            if component[start] != usize::MAX {
+                continue;
+            }
+            component[start] = start;
+            let mut frontier = VecDeque::from([start]);
+            while let Some(router) = frontier.pop_front() {
+                for &next in &routers_next_to[router] {
+                    if component[next] == usize::MAX {
+                        component[next] = start;
+                        frontier.push_back(next);
+                    }
+                }
+            }
+        }
+        Reach { links, routers_next_to, component }
     }
-    false
+
+    fn reachable(&self, src: usize, dst: usize) -> bool {
+        if self.links.between(src, dst).is_some() {
+            return true;
+        }
+        let near_src: HashSet<usize> = self.routers_next_to[src].iter().map(|&r| self.component[r]).collect();
+        self.routers_next_to[dst].iter().any(|&r| near_src.contains(&self.component[r]))
+    }
 }
 
 /// A time for messages, in seconds.
