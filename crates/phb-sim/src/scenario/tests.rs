@@ -856,6 +856,50 @@ fn schedulers_take_their_per_queue_parameters() {
     assert!(invalid(err).1.contains("does not apply to the priority scheduler"));
 }
 
+/// A weight or `s` that is not positive and finite is reported at the key
+/// written (`queues[1].weight`), not at the qdisc as "`phi` of queue 1".
+#[test]
+fn per_queue_weights_are_reported_where_written() {
+    let two_queues = |scheduler: &str, q0: &str, q1: &str| {
+        shared_buffer(&format!("scheduler = \"{scheduler}\""), "policy = \"droptail\"\nlimit = \"50pkt\"", q0, q1)
+    };
+    for (scheduler, key, q1) in [
+        ("wfq", "weight", "weight = inf"),
+        ("wf2q_plus", "weight", "weight = nan"),
+        ("scfq", "weight", "weight = 0"),
+        ("bpr", "s", "s = inf"),
+        ("dwfq", "s", "s = -1"),
+    ] {
+        let text = two_queues(scheduler, &format!("{key} = 1"), q1);
+        let ((at, _, _), message) = invalid(load(&text, "f", &[]).unwrap_err());
+        assert_eq!(at, format!("qdiscs.extra.queues[1].{key}"), "{scheduler}: {message}");
+        let value = q1.split(" = ").nth(1).unwrap();
+        assert_eq!(message, format!("{key} must be positive and finite, got {value}"), "{scheduler}");
+    }
+}
+
+/// Values in messages are in the scenario's units, never Rust's debug form
+/// (`Time(10000000000)`, `Window(0)`).
+#[test]
+fn messages_give_values_in_scenario_units() {
+    let text = with_traffic("kind = \"tcp\"\nmin_rto = \"10s\"\nmax_rto = \"1.5s\"");
+    let ((key, _, _), message) = invalid(load(&text, "f", &[]).unwrap_err());
+    assert_eq!((key.as_str(), message.as_str()), ("traffic[3].min_rto", "min_rto (10s) exceeds max_rto (1.5s)"));
+    let err = load(
+        &shared_buffer("", "policy = \"droptail\"\nlimit = \"50pkt\"\nplr = 0", "sigma = 1", "sigma = 1"),
+        "f",
+        &[],
+    )
+    .unwrap_err();
+    let message = invalid(err).1;
+    assert!(message.ends_with("got 0"), "{message}");
+    let err = with_qdisc("kind = \"codel\"\ntarget = \"200ms\"").unwrap_err();
+    assert_eq!(invalid(err).1, "interval (100ms) must be greater than target (200ms)");
+    let text = FULL.replacen("warmup = \"10s\"", "warmup = \"100.5s\"", 1);
+    let message = invalid(load(&text, "f", &[]).unwrap_err()).1;
+    assert_eq!(message, "the warmup (100.5s) must be shorter than the duration (100s)");
+}
+
 #[test]
 fn sample_scopes_name_existing_scopes() {
     let with = |scopes: &str| {

@@ -91,11 +91,7 @@ impl CoDelParams {
             return Err("target must be positive".into());
         }
         if self.interval <= self.target {
-            return Err(format!(
-                "interval ({} ns) must be greater than target ({} ns)",
-                self.interval.as_nanos(),
-                self.target.as_nanos()
-            ));
+            return Err(format!("interval ({}) must be greater than target ({})", self.interval, self.target));
         }
         if self.maxpacket == 0 {
             return Err("maxpacket must be positive".into());
@@ -444,7 +440,7 @@ mod tests {
     fn validate_names_the_bad_parameter() {
         assert_eq!(CoDelParams::default().validate(), Ok(()));
         let p = CoDelParams { interval: Time::from_millis(5), ..Default::default() };
-        assert_eq!(p.validate(), Err("interval (5000000 ns) must be greater than target (5000000 ns)".into()));
+        assert_eq!(p.validate(), Err("interval (5ms) must be greater than target (5ms)".into()));
         let p = CoDelParams { maxpacket: 0, ..Default::default() };
         assert_eq!(p.validate(), Err("maxpacket must be positive".into()));
     }

@@ -67,6 +67,15 @@ fn default_name(source_name: &str) -> String {
     }
 }
 
+/// A number as TOML writes it (`nan`, `inf`, `-inf`, `0.5`), for messages.
+fn number(v: f64) -> String {
+    if v.is_nan() {
+        "nan".to_owned()
+    } else {
+        v.to_string()
+    }
+}
+
 /// How many names [`list`] shows before it only counts the rest.
 const LISTED: usize = 20;
 
@@ -180,10 +189,9 @@ impl Context<'_> {
             None => Time::ZERO,
         };
         if warmup >= duration {
-            return Err(self.err(
-                "run.warmup",
-                format!("the warmup ({}) must be shorter than the duration ({})", fmt_time(warmup), fmt_time(duration)),
-            ));
+            return Err(
+                self.err("run.warmup", format!("the warmup ({warmup}) must be shorter than the duration ({duration})"))
+            );
         }
         let sample_interval = match &run.sample_interval {
             Some(q) => {
@@ -191,11 +199,7 @@ impl Context<'_> {
                 if interval > duration {
                     return Err(self.err(
                         "run.sample_interval",
-                        format!(
-                            "the sample interval ({}) must not exceed the duration ({})",
-                            fmt_time(interval),
-                            fmt_time(duration)
-                        ),
+                        format!("the sample interval ({interval}) must not exceed the duration ({duration})"),
                     ));
                 }
                 Some(interval)
@@ -470,15 +474,16 @@ impl Context<'_> {
             if let Some(extra) = &link.extra_delay {
                 delay += self.time(&format!("{path}.extra_delay"), extra)?;
             }
-            let loss =
-                |key: &str, value: Option<f64>| -> Result<f64> {
-                    match value {
-                        None => Ok(0.0),
-                        Some(p) if (0.0..1.0).contains(&p) => Ok(p),
-                        Some(p) => Err(self
-                            .err(&format!("{path}.{key}"), format!("a loss probability must be in [0, 1), got {p}"))),
-                    }
-                };
+            let loss = |key: &str, value: Option<f64>| -> Result<f64> {
+                match value {
+                    None => Ok(0.0),
+                    Some(p) if (0.0..1.0).contains(&p) => Ok(p),
+                    Some(p) => Err(self.err(
+                        &format!("{path}.{key}"),
+                        format!("a loss probability must be in [0, 1), got {}", number(p)),
+                    )),
+                }
+            };
             let conditioner = |key: &str, name: &Option<String>| -> Result<Option<phb::classify::ConditionerConfig>> {
                 let Some(name) = name else { return Ok(None) };
                 conditioners.get(name).cloned().map(Some).ok_or_else(|| {
@@ -595,9 +600,7 @@ impl Context<'_> {
             };
             if start >= stop {
                 let at = if t.stop.is_some() { "stop" } else { "start" };
-                return Err(
-                    self.err(&key(at), format!("start ({}) must be before stop ({})", fmt_time(start), fmt_time(stop)))
-                );
+                return Err(self.err(&key(at), format!("start ({start}) must be before stop ({stop})")));
             }
             let pinned = match &t.path {
                 Some(names) => Some(self.pinned_path(&key("path"), names, nodes, links, src, dst)?),
@@ -666,7 +669,10 @@ impl Context<'_> {
                 if !(shape > 1.0 && shape.is_finite()) {
                     return Err(self.err(
                         &key("shape"),
-                        format!("shape must be greater than 1 (the Pareto mean is infinite otherwise), got {shape}"),
+                        format!(
+                            "shape must be greater than 1 (the Pareto mean is infinite otherwise), got {}",
+                            number(shape)
+                        ),
                     ));
                 }
                 SourceModel::ParetoOnOff { packet_size, rate_bps, on_mean, off_mean, shape }
@@ -825,9 +831,4 @@ impl<'a> Reach<'a> {
         let near_src: HashSet<usize> = self.routers_next_to[src].iter().map(|&r| self.component[r]).collect();
         self.routers_next_to[dst].iter().any(|&r| near_src.contains(&self.component[r]))
     }
-}
-
-/// A time for messages, in seconds.
-fn fmt_time(t: Time) -> String {
-    format!("{}s", t.as_secs_f64())
 }
