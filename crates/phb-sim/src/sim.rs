@@ -23,7 +23,7 @@ use crate::apps::Action;
 use crate::engine::{EventList, HeapEventList};
 use crate::flow::{Flow, FlowTransport};
 use crate::measure::ClassStats;
-use crate::net::routing::{pinned_path, shortest_path, Adjacency};
+use crate::net::routing::{adjacency, pinned_path, shortest_path};
 use crate::net::{Kind, Meta, Port, Routes, SimPacket};
 use crate::output::RunOutput;
 use crate::report;
@@ -87,14 +87,12 @@ impl<'s> Sim<'s> {
     fn new(scenario: &'s Scenario, seed: u64) -> Sim<'s> {
         let classes = scenario.classes.len();
         let mut ports = Vec::with_capacity(2 * scenario.links.len());
-        let mut adjacency: Adjacency = vec![Vec::new(); scenario.nodes.len()];
         for link in &scenario.links {
             let directions = [
                 (link.a, link.b, &link.qdisc_ab, &link.conditioner_ab, link.loss_ab),
                 (link.b, link.a, &link.qdisc_ba, &link.conditioner_ba, link.loss_ba),
             ];
             for (from, to, qdisc, conditioner, loss) in directions {
-                let index = ports.len();
                 let name = format!("{}->{}", scenario.nodes[from].name, scenario.nodes[to].name);
                 let q = Qdisc::new(qdisc, link.rate_bps, Rng::derive(seed, &format!("port/{name}")));
                 let loss_rng = Rng::derive(seed, &format!("loss/{name}"));
@@ -102,9 +100,9 @@ impl<'s> Sim<'s> {
                 port.conditioner =
                     conditioner.as_ref().map(|c| c.build(Rng::derive(seed, &format!("conditioner/{name}"))));
                 ports.push(port);
-                adjacency[from].push((to, index, link.delay));
             }
         }
+        let adjacency = adjacency(scenario.nodes.len(), &scenario.links);
         let mut class_of_codepoint = [0u8; 64];
         for (index, class) in scenario.classes.iter().enumerate() {
             class_of_codepoint[class.codepoint as usize] = index as u8;

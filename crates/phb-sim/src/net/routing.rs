@@ -11,8 +11,22 @@ use std::collections::BinaryHeap;
 
 use phb::Time;
 
+use crate::scenario::LinkDef;
+
 /// Adjacency: for each node, `(neighbour, port index, delay)`.
 pub type Adjacency = Vec<Vec<(usize, usize, Time)>>;
+
+/// The adjacency of `nodes` nodes joined by `links`, link `i` giving port
+/// `2i` (`a` towards `b`) and port `2i + 1` (`b` towards `a`), the order in
+/// which the simulator builds its ports.
+pub fn adjacency(nodes: usize, links: &[LinkDef]) -> Adjacency {
+    let mut adjacency: Adjacency = vec![Vec::new(); nodes];
+    for (i, link) in links.iter().enumerate() {
+        adjacency[link.a].push((link.b, 2 * i, link.delay));
+        adjacency[link.b].push((link.a, 2 * i + 1, link.delay));
+    }
+    adjacency
+}
 
 /// All routes, flattened.
 #[derive(Debug, Default)]

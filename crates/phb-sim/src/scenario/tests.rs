@@ -900,6 +900,41 @@ fn messages_give_values_in_scenario_units() {
     assert_eq!(message, "the warmup (100.5s) must be shorter than the duration (100s)");
 }
 
+/// Inputs that would exhaust memory are refused at validation, at the key
+/// responsible, with the estimate and the limit (issue 11).
+#[test]
+fn runs_that_would_exhaust_memory_are_refused() {
+    let refused = |text: &str, key: &str, part: &str| {
+        let ((at, _, _), message) = invalid(load(text, "f", &[]).unwrap_err());
+        assert_eq!(at, key, "{message}");
+        assert!(message.contains(part) && message.contains("run.memory_limit (4GiB)"), "{message}");
+    };
+    // A sample every nanosecond for 100 s: 10^11 samples.
+    let text = FULL.replacen("sample_interval = \"100ms\"", "sample_interval = \"1ns\"", 1);
+    refused(&text, "run.sample_interval", "100000000000 samples");
+    // A time series the memory could hold, but 10^8 samples are events too.
+    let text = FULL.replacen("sample_interval = \"100ms\"", "sample_interval = \"100us\"\nsample_scopes = []", 1);
+    load(&text, "f", &[]).unwrap_or_else(|e| panic!("{e}"));
+    let text = FULL.replacen("sample_interval = \"100ms\"", "sample_interval = \"100ns\"\nsample_scopes = []", 1);
+    let ((at, _, _), message) = invalid(load(&text, "f", &[]).unwrap_err());
+    assert_eq!(at, "run.sample_interval");
+    assert!(message.contains("1000000000 samples, more than the 100000000 a run may take"), "{message}");
+    // A TCP window of 2^32 − 1 segments sent at once.
+    let tcp = "kind = \"tcp\"\ninitial_window = 4294967295\nwindow = 4294967295";
+    refused(&with_traffic(tcp), "traffic[3].initial_window", "4294967295 segments");
+    // The same initial window under ns-2's window of 20 segments is harmless.
+    load(&with_traffic("kind = \"tcp\"\ninitial_window = 4294967295"), "f", &[]).unwrap_or_else(|e| panic!("{e}"));
+    // Ten million flows.
+    let udp = "kind = \"cbr\"\npacket_size = \"100B\"\nrate = \"1kbps\"\ncount = 10_000_000";
+    refused(&with_traffic(udp), "traffic[3].count", "10000000 flows");
+    // The limit is the user's to raise.
+    let raised = with_traffic(udp).replacen("seed = 7", "seed = 7\nmemory_limit = \"16GiB\"", 1);
+    load(&raised, "f", &[]).unwrap_or_else(|e| panic!("{e}"));
+    let zero = FULL.replacen("seed = 7", "seed = 7\nmemory_limit = \"0B\"", 1);
+    let ((at, _, _), message) = invalid(load(&zero, "f", &[]).unwrap_err());
+    assert_eq!((at.as_str(), message.as_str()), ("run.memory_limit", "the memory limit must be positive"));
+}
+
 #[test]
 fn sample_scopes_name_existing_scopes() {
     let with = |scopes: &str| {

@@ -2,8 +2,11 @@
 //!
 //! Converts units, resolves names to indices, applies defaults and rejects
 //! impossible values, section by section (run, classes, nodes, qdiscs,
-//! links, traffic). The first problem found is returned as
+//! links, traffic), then checks the run's memory and event budget
+//! (`budget.rs`). The first problem found is returned as
 //! [`ScenarioError::Invalid`] naming the key and its position in the text.
+//! Names are looked up in hash maps, so validation time grows linearly with
+//! the scenario's size.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
@@ -18,6 +21,7 @@ use super::raw::{self, Quantity};
 use super::units;
 use super::ScenarioError;
 
+mod budget;
 mod conditioner;
 mod policy;
 mod sched;
@@ -53,6 +57,7 @@ pub(super) fn validate(file: &raw::File, doc: &Document<&str>, source_name: &str
     let links = cx.links(&file.links, &nodes, &qdiscs, &conditioners)?;
     let groups = cx.traffic(&file.traffic, &run, &classes, &nodes, &links)?;
     cx.sample_scopes(&run, &nodes, &links)?;
+    cx.budget(&file.run, &run, classes.len(), &nodes, &links, &groups)?;
     Ok(Scenario { name, run, classes, nodes: nodes.defs, links: links.defs, groups })
 }
 
