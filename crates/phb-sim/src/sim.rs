@@ -25,11 +25,11 @@ use crate::apps::Action;
 use crate::engine::{EventList, HeapEventList};
 use crate::flow::{Flow, FlowTransport};
 use crate::measure::ClassStats;
-use crate::net::routing::{pinned_path, shortest_path, Adjacency};
+use crate::net::routing::{adjacency, pinned_path, shortest_path};
 use crate::net::{Kind, Meta, Port, Routes, SimPacket};
 use crate::output::RunOutput;
 use crate::report;
-use crate::scenario::{Scenario, Transport};
+use crate::scenario::{NodeKind, Scenario, Transport};
 use crate::tcp::Ack;
 
 /// A run that started but did not finish. Always fatal to the run.
@@ -98,14 +98,12 @@ impl<'s> Sim<'s> {
     fn new(scenario: &'s Scenario, seed: u64) -> Sim<'s> {
         let classes = scenario.classes.len();
         let mut ports = Vec::with_capacity(2 * scenario.links.len());
-        let mut adjacency: Adjacency = vec![Vec::new(); scenario.nodes.len()];
         for link in &scenario.links {
             let directions = [
                 (link.a, link.b, &link.qdisc_ab, &link.conditioner_ab, link.loss_ab),
                 (link.b, link.a, &link.qdisc_ba, &link.conditioner_ba, link.loss_ba),
             ];
             for (from, to, qdisc, conditioner, loss) in directions {
-                let index = ports.len();
                 let name = format!("{}->{}", scenario.nodes[from].name, scenario.nodes[to].name);
                 let q = Qdisc::new(qdisc, link.rate_bps, Rng::derive(seed, &format!("port/{name}")));
                 let loss_rng = Rng::derive(seed, &format!("loss/{name}"));
@@ -113,19 +111,20 @@ impl<'s> Sim<'s> {
                 port.conditioner =
                     conditioner.as_ref().map(|c| c.build(Rng::derive(seed, &format!("conditioner/{name}"))));
                 ports.push(port);
-                adjacency[from].push((to, index, link.delay));
             }
         }
+        let adjacency = adjacency(scenario.nodes.len(), &scenario.links);
         let mut class_of_codepoint = [0u8; 64];
         for (index, class) in scenario.classes.iter().enumerate() {
             class_of_codepoint[class.codepoint as usize] = index as u8;
         }
+        let forwards: Vec<bool> = scenario.nodes.iter().map(|n| n.kind == NodeKind::Router).collect();
         let mut routes = Routes::default();
         let mut flows = Vec::new();
         for (g, group) in scenario.groups.iter().enumerate() {
             let path = match &group.path {
                 Some(nodes) => pinned_path(&adjacency, nodes),
-                None => shortest_path(&adjacency, group.src, group.dst),
+                None => shortest_path(&adjacency, &forwards, group.src, group.dst),
             }
             .expect("validation guarantees a path between a flow's hosts");
             let route = routes.add(&path);
@@ -134,7 +133,7 @@ impl<'s> Sim<'s> {
                 Transport::Tcp(_) => {
                     let back = match &group.path {
                         Some(nodes) => pinned_path(&adjacency, &nodes.iter().rev().copied().collect::<Vec<_>>()),
-                        None => shortest_path(&adjacency, group.dst, group.src),
+                        None => shortest_path(&adjacency, &forwards, group.dst, group.src),
                     }
                     .expect("links are full duplex");
                     routes.add(&back)

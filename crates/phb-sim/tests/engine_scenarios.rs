@@ -351,6 +351,30 @@ fn a_pinned_path_overrides_shortest_path_routing() {
     assert_eq!(scopes("ef"), vec!["s->r1", "r1->r2", "r2->d"]);
 }
 
+/// Hosts send and receive but never forward: a host h joined to both s and
+/// d by fast links (0.2 ms in all against 12 ms through the routers) is not
+/// a route between them.
+#[test]
+fn routes_never_pass_through_a_host() {
+    let mut s = dumbbell(
+        10_000_000,
+        QdiscConfig::fifo(Limit::Packets(50)),
+        vec![group("cbr", 0, 1, cbr(500, 1_000_000))],
+        Time::from_secs(1),
+        Time::ZERO,
+    );
+    s.nodes.push(node("h", NodeKind::Host));
+    let fast = QdiscConfig::fifo(Limit::Packets(50));
+    s.links.push(link(0, 4, 100_000_000, Time::from_micros(100), fast.clone()));
+    s.links.push(link(4, 3, 100_000_000, Time::from_micros(100), fast));
+    let out = go(&s);
+    let t = out.table("classes").unwrap();
+    let (Some(Column::Str(scope)), Some(Column::Str(class))) = (t.column("scope"), t.column("class")) else { panic!() };
+    let hops: Vec<&str> =
+        (0..scope.len()).filter(|&i| class[i] == "be" && scope[i] != "end-to-end").map(|i| scope[i].as_str()).collect();
+    assert_eq!(hops, ["s->r1", "r1->r2", "r2->d"]);
+}
+
 #[test]
 fn time_series_report_queue_and_throughput() {
     let mut s = dumbbell(

@@ -4,6 +4,7 @@
 //! in the papers' ns-2 runs, where both are seconds on one clock. Integer time
 //! keeps runs deterministic and event ordering exact.
 
+use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 
 /// Nanoseconds since the start of the run, or a duration in nanoseconds.
@@ -71,6 +72,29 @@ impl Sub for Time {
     }
 }
 
+/// In the units scenario files use, exactly: the largest of `s`, `ms`, `us`
+/// and `ns` that the value reaches, with the decimals it needs (`10s`,
+/// `1.5s`, `100ms`, `250ns`, `0s`). Messages print times this way, so a user
+/// reads back what they could have written.
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ns = self.0;
+        let (unit, per, digits) = match ns {
+            0 | 1_000_000_000.. => ("s", 1_000_000_000, 9),
+            1_000_000.. => ("ms", 1_000_000, 6),
+            1_000.. => ("us", 1_000, 3),
+            _ => ("ns", 1, 0),
+        };
+        let (whole, fraction) = (ns / per, ns % per);
+        if fraction == 0 {
+            write!(f, "{whole}{unit}")
+        } else {
+            let decimals = format!("{fraction:0digits$}");
+            write!(f, "{whole}.{}{unit}", decimals.trim_end_matches('0'))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,5 +115,20 @@ mod tests {
         assert_eq!(Time::from_secs_f64(0.0125), Time::from_micros(12_500));
         assert_eq!(Time::from_millis(1500).as_secs_f64(), 1.5);
         assert_eq!(Time::from_secs_f64(-1.0), Time::ZERO);
+    }
+
+    #[test]
+    fn display_uses_scenario_units_exactly() {
+        let shown = |ns: u64| Time(ns).to_string();
+        assert_eq!(shown(0), "0s");
+        assert_eq!(shown(10_000_000_000), "10s");
+        assert_eq!(shown(1_500_000_000), "1.5s");
+        assert_eq!(shown(1_234_567_891), "1.234567891s");
+        assert_eq!(shown(100_000_000), "100ms");
+        assert_eq!(shown(1_500_000), "1.5ms");
+        assert_eq!(shown(10_000), "10us");
+        assert_eq!(shown(1_001), "1.001us");
+        assert_eq!(shown(250), "250ns");
+        assert_eq!(shown(u64::MAX), "18446744073.709551615s");
     }
 }

@@ -1,17 +1,32 @@
 //! Routing: the ports each flow's packets cross.
 //!
 //! Static shortest paths, by total propagation delay with the hop count
-//! breaking ties (and then the lower node index, for determinism), or a path
-//! pinned per flow group (as an LSP would pin it). Each distinct path is
-//! stored once as a slice of port indices.
+//! breaking ties (and then the lower node index, for determinism), through
+//! forwarding nodes only (routers: hosts send and receive, never forward),
+//! or a path pinned per flow group (as an LSP would pin it). Each distinct
+//! path is stored once as a slice of port indices.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use phb::Time;
 
+use crate::scenario::LinkDef;
+
 /// Adjacency: for each node, `(neighbour, port index, delay)`.
 pub type Adjacency = Vec<Vec<(usize, usize, Time)>>;
+
+/// The adjacency of `nodes` nodes joined by `links`, link `i` giving port
+/// `2i` (`a` towards `b`) and port `2i + 1` (`b` towards `a`), the order in
+/// which the simulator builds its ports.
+pub fn adjacency(nodes: usize, links: &[LinkDef]) -> Adjacency {
+    let mut adjacency: Adjacency = vec![Vec::new(); nodes];
+    for (i, link) in links.iter().enumerate() {
+        adjacency[link.a].push((link.b, 2 * i, link.delay));
+        adjacency[link.b].push((link.a, 2 * i + 1, link.delay));
+    }
+    adjacency
+}
 
 /// All routes, flattened.
 #[derive(Debug, Default)]
@@ -50,9 +65,10 @@ impl Routes {
     }
 }
 
-/// The shortest path from `src` to `dst` as port indices, or `None` if
-/// `dst` is unreachable.
-pub fn shortest_path(adjacency: &Adjacency, src: usize, dst: usize) -> Option<Vec<usize>> {
+/// The shortest path from `src` to `dst` as port indices, passing only
+/// through nodes that `forwards` (one entry per node); `None` if `dst` is
+/// unreachable so.
+pub fn shortest_path(adjacency: &Adjacency, forwards: &[bool], src: usize, dst: usize) -> Option<Vec<usize>> {
     let n = adjacency.len();
     let mut best: Vec<Option<(Time, u32)>> = vec![None; n];
     let mut via: Vec<Option<(usize, usize)>> = vec![None; n];
@@ -65,6 +81,9 @@ pub fn shortest_path(adjacency: &Adjacency, src: usize, dst: usize) -> Option<Ve
         }
         if node == dst {
             break;
+        }
+        if node != src && !forwards[node] {
+            continue;
         }
         for &(next, port, delay) in &adjacency[node] {
             let candidate = (dist + delay, hops + 1);
@@ -117,12 +136,30 @@ mod tests {
         adj
     }
 
+    const ALL: [bool; 4] = [true; 4];
+
     #[test]
     fn shortest_path_minimises_delay() {
         let adj = diamond();
-        assert_eq!(shortest_path(&adj, 0, 3), Some(vec![0, 2]));
-        assert_eq!(shortest_path(&adj, 3, 0), Some(vec![3, 1]));
-        assert_eq!(shortest_path(&adj, 2, 2), Some(vec![]));
+        assert_eq!(shortest_path(&adj, &ALL, 0, 3), Some(vec![0, 2]));
+        assert_eq!(shortest_path(&adj, &ALL, 3, 0), Some(vec![3, 1]));
+        assert_eq!(shortest_path(&adj, &ALL, 2, 2), Some(vec![]));
+    }
+
+    /// Node 1 does not forward: 0 → 3 takes the direct 3 ms link, not the
+    /// 2 ms path through 1; with 2 not forwarding either, still the direct
+    /// link, and without it 3 is unreachable.
+    #[test]
+    fn shortest_path_passes_only_forwarding_nodes() {
+        let mut adj = diamond();
+        assert_eq!(shortest_path(&adj, &[true, false, true, true], 0, 3), Some(vec![8]));
+        assert_eq!(
+            shortest_path(&adj, &[false, true, true, false], 0, 3),
+            Some(vec![0, 2]),
+            "the ends need not forward"
+        );
+        adj[0].retain(|e| e.1 != 8);
+        assert_eq!(shortest_path(&adj, &[true, false, false, true], 0, 3), None);
     }
 
     #[test]
@@ -136,13 +173,13 @@ mod tests {
                 }
             }
         }
-        assert_eq!(shortest_path(&adj, 0, 3), Some(vec![8]));
+        assert_eq!(shortest_path(&adj, &ALL, 0, 3), Some(vec![8]));
     }
 
     #[test]
     fn unreachable_gives_none() {
         let adj: Adjacency = vec![Vec::new(); 2];
-        assert_eq!(shortest_path(&adj, 0, 1), None);
+        assert_eq!(shortest_path(&adj, &[true; 2], 0, 1), None);
     }
 
     #[test]

@@ -43,6 +43,7 @@ pub struct Run {
     pub seed: Option<u64>,
     pub sample_interval: Option<Quantity>,
     pub sample_scopes: Option<Vec<String>>,
+    pub memory_limit: Option<Quantity>,
 }
 
 /// `[nodes]`.

@@ -454,6 +454,52 @@ fn a_flow_between_unconnected_hosts_is_reported_at_to() {
     assert_eq!((key.as_str(), message.as_str()), ("traffic[1].to", "d9 is not a node; nodes are s1, s2, d1, r1, r2"));
 }
 
+/// Scopes are named "a->b", so a node name must not contain `->`.
+#[test]
+fn node_names_must_not_contain_an_arrow() {
+    let text = FULL.replacen("routers = [\"r1\", \"r2\"]", "routers = [\"r1\", \"r2\", \"x->y\"]", 1);
+    expect_at(load(&text, "f", &[]).unwrap_err(), "nodes.routers[2]", &text, "\"x->y\"", "must not contain `->`");
+}
+
+/// Hosts do not forward: a host in the middle of a pinned path is refused,
+/// and a host reachable only through another host is unreachable.
+#[test]
+fn hosts_do_not_forward() {
+    let extra_link = "[[links]]\nbetween = [\"s2\", \"s1\"]\nrate = \"1Mbps\"\ndelay = \"1ms\"\n\n[[traffic]]";
+    let text = FULL.replacen("[[traffic]]", extra_link, 1).replacen(
+        "start = \"1s\"",
+        "start = \"1s\"\npath = [\"s2\", \"s1\", \"r1\", \"r2\", \"d1\"]",
+        1,
+    );
+    expect_at(
+        load(&text, "f", &[]).unwrap_err(),
+        "traffic[1].path[1]",
+        &text,
+        "\"s1\", \"r1\", \"r2\", \"d1\"]",
+        "s1 is a host; hosts do not forward",
+    );
+    let beyond_a_host = "[[links]]\nbetween = [\"d1\", \"d9\"]\nrate = \"1Mbps\"\ndelay = \"1ms\"\n\n[[traffic]]";
+    let text = FULL
+        .replacen("hosts = [\"s1\", \"s2\", \"d1\"]", "hosts = [\"s1\", \"s2\", \"d1\", \"d9\"]", 1)
+        .replacen("[[traffic]]", beyond_a_host, 1)
+        .replacen("to = \"d1\"\nclass = \"be\"", "to = \"d9\"\nclass = \"be\"", 1);
+    expect_at(
+        load(&text, "f", &[]).unwrap_err(),
+        "traffic[1].to",
+        &text,
+        "to = \"d9\"",
+        "d9 cannot be reached from s2 through routers (hosts do not forward)",
+    );
+    // A link straight between two hosts needs no forwarding.
+    let text = FULL.replacen("[[traffic]]", beyond_a_host, 1).replacen(
+        "hosts = [\"s1\", \"s2\", \"d1\"]",
+        "hosts = [\"s1\", \"s2\", \"d1\", \"d9\"]",
+        1,
+    );
+    let text = text.replacen("from = \"s2\"\nto = \"d1\"", "from = \"d9\"\nto = \"d1\"", 1);
+    load(&text, "f", &[]).unwrap_or_else(|e| panic!("{e}"));
+}
+
 #[test]
 fn an_unknown_class_is_reported() {
     let text = FULL.replacen("class = \"ef\"", "class = \"af11\"", 1);
@@ -878,6 +924,85 @@ fn schedulers_take_their_per_queue_parameters() {
     assert!(invalid(err).1.contains("needs `weight` on every queue"));
     let err = use_it(two_queues("scheduler = \"priority\"", "quantum = \"1B\"", "")).unwrap_err();
     assert!(invalid(err).1.contains("does not apply to the priority scheduler"));
+}
+
+/// A weight or `s` that is not positive and finite is reported at the key
+/// written (`queues[1].weight`), not at the qdisc as "`phi` of queue 1".
+#[test]
+fn per_queue_weights_are_reported_where_written() {
+    let two_queues = |scheduler: &str, q0: &str, q1: &str| {
+        shared_buffer(&format!("scheduler = \"{scheduler}\""), "policy = \"droptail\"\nlimit = \"50pkt\"", q0, q1)
+    };
+    for (scheduler, key, q1) in [
+        ("wfq", "weight", "weight = inf"),
+        ("wf2q_plus", "weight", "weight = nan"),
+        ("scfq", "weight", "weight = 0"),
+        ("bpr", "s", "s = inf"),
+        ("dwfq", "s", "s = -1"),
+    ] {
+        let text = two_queues(scheduler, &format!("{key} = 1"), q1);
+        let ((at, _, _), message) = invalid(load(&text, "f", &[]).unwrap_err());
+        assert_eq!(at, format!("qdiscs.extra.queues[1].{key}"), "{scheduler}: {message}");
+        let value = q1.split(" = ").nth(1).unwrap();
+        assert_eq!(message, format!("{key} must be positive and finite, got {value}"), "{scheduler}");
+    }
+}
+
+/// Values in messages are in the scenario's units, never Rust's debug form
+/// (`Time(10000000000)`, `Window(0)`).
+#[test]
+fn messages_give_values_in_scenario_units() {
+    let text = with_traffic("kind = \"tcp\"\nmin_rto = \"10s\"\nmax_rto = \"1.5s\"");
+    let ((key, _, _), message) = invalid(load(&text, "f", &[]).unwrap_err());
+    assert_eq!((key.as_str(), message.as_str()), ("traffic[3].min_rto", "min_rto (10s) exceeds max_rto (1.5s)"));
+    let err = load(
+        &shared_buffer("", "policy = \"droptail\"\nlimit = \"50pkt\"\nplr = 0", "sigma = 1", "sigma = 1"),
+        "f",
+        &[],
+    )
+    .unwrap_err();
+    let message = invalid(err).1;
+    assert!(message.ends_with("got 0"), "{message}");
+    let err = with_qdisc("kind = \"codel\"\ntarget = \"200ms\"").unwrap_err();
+    assert_eq!(invalid(err).1, "interval (100ms) must be greater than target (200ms)");
+    let text = FULL.replacen("warmup = \"10s\"", "warmup = \"100.5s\"", 1);
+    let message = invalid(load(&text, "f", &[]).unwrap_err()).1;
+    assert_eq!(message, "the warmup (100.5s) must be shorter than the duration (100s)");
+}
+
+/// Inputs that would exhaust memory are refused at validation, at the key
+/// responsible, with the estimate and the limit (issue 11).
+#[test]
+fn runs_that_would_exhaust_memory_are_refused() {
+    let refused = |text: &str, key: &str, part: &str| {
+        let ((at, _, _), message) = invalid(load(text, "f", &[]).unwrap_err());
+        assert_eq!(at, key, "{message}");
+        assert!(message.contains(part) && message.contains("run.memory_limit (4GiB)"), "{message}");
+    };
+    // A sample every nanosecond for 100 s: 10^11 samples.
+    let text = FULL.replacen("sample_interval = \"100ms\"", "sample_interval = \"1ns\"", 1);
+    refused(&text, "run.sample_interval", "100000000000 samples");
+    // A time series the memory could hold, but 10^8 samples are events too.
+    let text = FULL.replacen("sample_interval = \"100ms\"", "sample_interval = \"100us\"\nsample_scopes = []", 1);
+    load(&text, "f", &[]).unwrap_or_else(|e| panic!("{e}"));
+    let text = FULL.replacen("sample_interval = \"100ms\"", "sample_interval = \"100ns\"\nsample_scopes = []", 1);
+    let ((at, _, _), message) = invalid(load(&text, "f", &[]).unwrap_err());
+    assert_eq!(at, "run.sample_interval");
+    assert!(message.contains("1000000000 samples, more than the 100000000 a run may take"), "{message}");
+    // A TCP window of 2^32 − 1 segments sent at once.
+    let tcp = "kind = \"tcp\"\ninitial_window = 4294967295\nwindow = 4294967295";
+    refused(&with_traffic(tcp), "traffic[3].initial_window", "4294967295 segments");
+    // The same initial window under ns-2's window of 20 segments is harmless.
+    load(&with_traffic("kind = \"tcp\"\ninitial_window = 4294967295"), "f", &[]).unwrap_or_else(|e| panic!("{e}"));
+    // Ten million flows.
+    let udp = "kind = \"cbr\"\npacket_size = \"100B\"\nrate = \"1kbps\"\ncount = 10_000_000";
+    refused(&with_traffic(udp), "traffic[3].count", "10000000 flows");
+    // The limit is the user's to raise.
+    let raised = with_traffic(udp).replacen("seed = 7", "seed = 7\nmemory_limit = \"16GiB\"", 1);
+    load(&raised, "f", &[]).unwrap_or_else(|e| panic!("{e}"));
+    let zero = FULL.replacen("seed = 7", "seed = 7\nmemory_limit = \"0B\"", 1);
+    let ((at, _, _), message) = invalid(load(&zero, "f", &[]).unwrap_err());
+    assert_eq!((at.as_str(), message.as_str()), ("run.memory_limit", "the memory limit must be positive"));
 }
 
 #[test]

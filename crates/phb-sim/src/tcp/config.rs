@@ -237,7 +237,7 @@ impl TcpConfig {
             return Err("dupthresh must be at least 1".into());
         }
         if self.min_rto > self.max_rto {
-            return Err(format!("min_rto ({:?}) exceeds max_rto ({:?})", self.min_rto, self.max_rto));
+            return Err(format!("min_rto ({}) exceeds max_rto ({})", self.min_rto, self.max_rto));
         }
         Ok(())
     }

@@ -39,7 +39,7 @@
 //! so a time of 0 is not special. The buffer's own limit (tail drop) is not
 //! CoDel's; [`CoDel::on_arrival`] only applies `limit`.
 
-use crate::aqm::{Backlog, Limit};
+use crate::aqm::{Backlog, Limit, LimitRule};
 use crate::packet::DropReason;
 use crate::time::Time;
 
@@ -91,11 +91,7 @@ impl CoDelParams {
             return Err("target must be positive".into());
         }
         if self.interval <= self.target {
-            return Err(format!(
-                "interval ({} ns) must be greater than target ({} ns)",
-                self.interval.as_nanos(),
-                self.target.as_nanos()
-            ));
+            return Err(format!("interval ({}) must be greater than target ({})", self.interval, self.target));
         }
         if self.maxpacket == 0 {
             return Err("maxpacket must be positive".into());
@@ -130,6 +126,10 @@ pub struct CoDel {
 }
 
 impl CoDel {
+    /// The hard limit admits only an arrival that fits ([`LimitRule::Fits`]):
+    /// RFC 8289 leaves the buffer's size to the implementation.
+    pub const LIMIT_RULE: LimitRule = LimitRule::Fits;
+
     pub fn new(params: CoDelParams) -> CoDel {
         CoDel {
             params,
@@ -194,7 +194,7 @@ impl CoDel {
 
     /// An arrival: only the buffer's hard limit applies.
     pub fn on_arrival(&mut self, backlog: &Backlog, size: u32, _now: Time) -> Option<DropReason> {
-        (!self.params.limit.admits(backlog.pkts, backlog.bytes, size)).then_some(DropReason::Overflow)
+        (!self.params.limit.admits(Self::LIMIT_RULE, backlog.pkts, backlog.bytes, size)).then_some(DropReason::Overflow)
     }
 
     /// The head packet leaves at `now` after `sojourn` in the queue, leaving
@@ -440,7 +440,7 @@ mod tests {
     fn validate_names_the_bad_parameter() {
         assert_eq!(CoDelParams::default().validate(), Ok(()));
         let p = CoDelParams { interval: Time::from_millis(5), ..Default::default() };
-        assert_eq!(p.validate(), Err("interval (5000000 ns) must be greater than target (5000000 ns)".into()));
+        assert_eq!(p.validate(), Err("interval (5ms) must be greater than target (5ms)".into()));
         let p = CoDelParams { maxpacket: 0, ..Default::default() };
         assert_eq!(p.validate(), Err("maxpacket must be positive".into()));
     }

@@ -51,14 +51,40 @@ pub enum Limit {
     Bytes(u64),
 }
 
+/// How a mechanism judges an arrival against its buffer's [`Limit`]. The two
+/// agree for a packet limit (admit while fewer than `n` packets are queued)
+/// and differ for a byte limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LimitRule {
+    /// ns-2's: drop when the buffer already holds the limit, admit below it
+    /// whatever the arrival's size, so a byte limit may be overshot by less
+    /// than one packet. ns-2 `queue/red.cc` (`qlen >= qlim` is a forced drop,
+    /// `qlen` the bytes queued in byte mode) and `diffserv/dsredq.cc`
+    /// (`q_->length() > qlim-1`). The RED family's rule: RED, Adaptive RED,
+    /// WRED, RIO (and so PLC and PLR on their buffers).
+    Ns2,
+    /// The arrival must fit: `bytes + size ≤ n`; the buffer never holds more
+    /// than the limit. Drop-tail's, CoDel's and PIE's rule.
+    Fits,
+}
+
 impl Limit {
-    /// Whether a buffer holding `pkts` packets of `bytes` bytes can take one
-    /// more packet of `size` bytes.
+    /// Whether a buffer holding `pkts` packets of `bytes` bytes admits one
+    /// more packet of `size` bytes under `rule`.
     #[inline]
-    pub fn admits(self, pkts: u64, bytes: u64, size: u32) -> bool {
-        match self {
-            Limit::Packets(n) => pkts < n,
-            Limit::Bytes(n) => bytes + size as u64 <= n,
+    pub fn admits(self, rule: LimitRule, pkts: u64, bytes: u64, size: u32) -> bool {
+        self.excess(rule, pkts, bytes, size) == 0
+    }
+
+    /// What must leave the buffer (packets for a packet limit, bytes for a
+    /// byte limit) before it admits the arrival under `rule`; 0 when it
+    /// admits it now.
+    #[inline]
+    pub fn excess(self, rule: LimitRule, pkts: u64, bytes: u64, size: u32) -> u64 {
+        match (self, rule) {
+            (Limit::Packets(n), _) => (pkts + 1).saturating_sub(n),
+            (Limit::Bytes(n), LimitRule::Ns2) => (bytes + 1).saturating_sub(n),
+            (Limit::Bytes(n), LimitRule::Fits) => (bytes + size as u64).saturating_sub(n),
         }
     }
 
@@ -129,3 +155,34 @@ impl Thresholds {
 /// The colours in index order, with their names for messages.
 pub(crate) const COLOURS: [(Colour, &str); 3] =
     [(Colour::Green, "green"), (Colour::Yellow, "yellow"), (Colour::Red, "red")];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 11: `Limit::Bytes(25_000)`, 24,000 bytes queued, a 1,500-byte
+    /// arrival: ns-2 admits it (the limit is not yet reached), the fitting
+    /// rule does not (25,500 > 25,000). At 25,000 bytes queued both drop.
+    #[test]
+    fn byte_limit_rules() {
+        let limit = Limit::Bytes(25_000);
+        assert!(limit.admits(LimitRule::Ns2, 16, 24_000, 1500));
+        assert!(!limit.admits(LimitRule::Fits, 16, 24_000, 1500));
+        assert_eq!(limit.excess(LimitRule::Fits, 16, 24_000, 1500), 500);
+        assert!(limit.admits(LimitRule::Ns2, 16, 24_999, 1500));
+        assert!(!limit.admits(LimitRule::Ns2, 17, 25_000, 40));
+        assert_eq!(limit.excess(LimitRule::Ns2, 17, 25_000, 40), 1);
+        assert_eq!(limit.excess(LimitRule::Ns2, 17, 25_500, 40), 501);
+        assert!(limit.admits(LimitRule::Fits, 16, 24_960, 40));
+    }
+
+    /// A packet limit is the same under both rules.
+    #[test]
+    fn packet_limit_rules_agree() {
+        for rule in [LimitRule::Ns2, LimitRule::Fits] {
+            assert!(Limit::Packets(10).admits(rule, 9, 1_000_000, 1500));
+            assert!(!Limit::Packets(10).admits(rule, 10, 0, 1));
+            assert_eq!(Limit::Packets(10).excess(rule, 12, 0, 1), 3);
+        }
+    }
+}

@@ -43,7 +43,7 @@
 //! here), ECN (§5.1), the departure-rate estimator (§5.2), packet-size
 //! scaling of the drop probability.
 
-use crate::aqm::{Backlog, Limit};
+use crate::aqm::{Backlog, Limit, LimitRule};
 use crate::packet::DropReason;
 use crate::rng::Rng;
 use crate::time::Time;
@@ -125,6 +125,10 @@ pub struct Pie {
 }
 
 impl Pie {
+    /// The hard limit (`TAIL_DROP`) admits only an arrival that fits
+    /// ([`LimitRule::Fits`]): RFC 8033's `queue_.is_full()` leaves the rule open.
+    pub const LIMIT_RULE: LimitRule = LimitRule::Fits;
+
     pub fn new(params: PieParams, rng: Rng) -> Pie {
         Pie {
             drop_prob: 0.0,
@@ -230,7 +234,7 @@ impl Pie {
     /// Returns why it must be dropped, or `None` to admit it.
     pub fn on_arrival(&mut self, backlog: &Backlog, size: u32, now: Time) -> Option<DropReason> {
         self.catch_up(now);
-        let verdict = if !self.params.limit.admits(backlog.pkts, backlog.bytes, size) {
+        let verdict = if !self.params.limit.admits(Self::LIMIT_RULE, backlog.pkts, backlog.bytes, size) {
             Some(DropReason::Overflow)
         } else if self.burst_allowance == Time::ZERO && self.drop_early(backlog) {
             Some(DropReason::EarlyDrop)

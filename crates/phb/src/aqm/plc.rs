@@ -80,8 +80,8 @@
 //!   packets (eq. 29), which we follow: marked UDP arrivals are dropped and
 //!   leave the credit alone.
 //! - Overflow drops (the hard limit) are in the forced region, as in ns-2
-//!   (`droptype = DTYPE_FORCED`); evicting at least the arrival's bytes
-//!   makes room for it under a byte or a packet limit.
+//!   (`droptype = DTYPE_FORCED` when `qlen >= qlim`); a rescue there evicts
+//!   at least what brings the buffer below the limit (`must_free_bytes`).
 //! - With gentle RED the band `max_th ≤ avg < 2·max_th` gives probabilistic
 //!   drops. The thesis' RED (eq. 34) is not gentle and names its regions by
 //!   the average, so an average at or above `q_max` is its forced-drop
@@ -215,11 +215,12 @@ pub struct PlcArrival {
     pub r_udp: f64,
     /// Bytes queued in the UDP queue, all evictable.
     pub udp_backlog_bytes: u64,
-    /// Bytes the buffer must free for the arrival to fit: 0 when it fits
-    /// (always unless RED's verdict is [`RedVerdict::Overflow`]); with a byte
-    /// limit `bytes + size − limit`; with a packet limit 1 (any evicted
-    /// packet frees a slot). A rescue evicts at least this much even when
-    /// the surplus would cover the arrival.
+    /// Bytes the buffer must free to admit the arrival: 0 when RED's
+    /// verdict is not [`RedVerdict::Overflow`]; at the hard limit (the
+    /// buffer already holds it, ns-2's rule, [`crate::aqm::LimitRule::Ns2`])
+    /// with a byte limit `bytes − limit + 1`, with a packet limit 1 (any
+    /// evicted packet frees a slot). A rescue evicts at least this much even
+    /// when the surplus would cover the arrival.
     pub must_free_bytes: u64,
 }
 

@@ -22,7 +22,9 @@
 //!   given in packets and scaled by `mean_pktsize`, `count` counts bytes in
 //!   units of `mean_pktsize`, and `p_a` is scaled by `size/mean_pktsize`.
 //! - **Hard limit**: an arrival that finds `limit` packets (bytes) queued is
-//!   dropped whatever the average.
+//!   dropped whatever the average (ns-2's `qlen >= qlim`); below the limit
+//!   any arrival is admitted, so a byte limit may be overshot by less than
+//!   one packet ([`LimitRule::Ns2`]).
 //! - As in ns-2, no early drop happens while fewer than two packets are queued,
 //!   and the first arrival after the average crosses `min_th` from below only
 //!   starts the count. Every drop restarts the count (ns-2's default; with
@@ -34,7 +36,7 @@
 //! `Precedence` (one drop count and RED's packet-mode decision), used by
 //! WRED, RIO and, through [`Red`] itself, Adaptive RED.
 
-use crate::aqm::Limit;
+use crate::aqm::{Limit, LimitRule};
 use crate::packet::DropReason;
 use crate::rng::Rng;
 use crate::time::Time;
@@ -315,6 +317,9 @@ pub struct Red {
 }
 
 impl Red {
+    /// ns-2's hard-limit rule (`queue/red.cc`: `qlen >= qlim`), see [`LimitRule::Ns2`].
+    pub const LIMIT_RULE: LimitRule = LimitRule::Ns2;
+
     /// A RED guarding a buffer drained at `link_rate_bps`.
     pub fn new(params: RedParams, link_rate_bps: u64, rng: Rng) -> Red {
         let unit = if params.byte_mode { params.mean_pktsize as f64 } else { 1.0 };
@@ -405,7 +410,7 @@ impl Red {
                 }
             }
         }
-        if !self.params.limit.admits(pkts, bytes, size) {
+        if !self.params.limit.admits(Self::LIMIT_RULE, pkts, bytes, size) {
             verdict = Some(DropReason::Overflow);
         }
         if verdict.is_some() && !self.params.ns1_compat {
@@ -503,6 +508,19 @@ mod tests {
         let mut r = red(thesis_params());
         assert_eq!(r.on_arrival(250, 125_000, 500, Time::ZERO), Some(DropReason::Overflow));
         assert_eq!(r.count, 0);
+    }
+
+    /// ns-2's rule for a byte limit (`queue/red.cc`: `qlen >= qlim` with
+    /// `qlen` the bytes queued): 24,000 bytes queued under a 25,000-byte
+    /// limit admit a 1,500-byte arrival (the buffer then holds 25,500);
+    /// 25,000 bytes queued do not admit even a 40-byte one.
+    #[test]
+    fn byte_limit_drops_only_once_reached_as_in_ns2() {
+        let params = RedParams { limit: Limit::Bytes(25_000), ..thesis_params() };
+        let mut r = red(params.clone());
+        assert_eq!(r.on_arrival(16, 24_000, 1500, Time::ZERO), None);
+        let mut r = red(params);
+        assert_eq!(r.on_arrival(17, 25_000, 40, Time::ZERO), Some(DropReason::Overflow));
     }
 
     #[test]

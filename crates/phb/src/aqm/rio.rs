@@ -41,7 +41,7 @@
 //! to off, as dsRED has neither. Packet mode only.
 
 use crate::aqm::red::{Average, Curve, Precedence};
-use crate::aqm::{Backlog, Limit, Thresholds, COLOURS};
+use crate::aqm::{Backlog, Limit, LimitRule, Thresholds, COLOURS};
 use crate::packet::{Colour, DropReason};
 use crate::rng::Rng;
 use crate::time::Time;
@@ -122,6 +122,10 @@ pub struct Rio {
 }
 
 impl Rio {
+    /// dsRED's hard-limit rule (`q_->length() > qlim-1`), extended to a
+    /// byte limit as ns-2's RED does, see [`LimitRule::Ns2`].
+    pub const LIMIT_RULE: LimitRule = LimitRule::Ns2;
+
     /// A RIO guarding a buffer drained at `link_rate_bps`.
     pub fn new(params: RioParams, link_rate_bps: u64, rng: Rng) -> Rio {
         let curve = |t: Thresholds| Curve {
@@ -198,7 +202,7 @@ impl Rio {
             self.averages[i].update(q, self.params.w_q[i], self.packets_per_sec, now);
         }
         let avg = self.averages[c].value();
-        let admits = self.params.limit.admits(backlog.pkts, backlog.bytes, size);
+        let admits = self.params.limit.admits(Self::LIMIT_RULE, backlog.pkts, backlog.bytes, size);
         let verdict = self.precedence[c].judge(&self.curves[c], avg, backlog.pkts, admits, &mut self.rng);
         if verdict.is_some() {
             for i in self.updated_by(c) {

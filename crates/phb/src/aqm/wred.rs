@@ -27,7 +27,7 @@
 //! Packet mode only.
 
 use crate::aqm::red::{Average, Curve, Precedence};
-use crate::aqm::{Backlog, Limit, Thresholds, COLOURS};
+use crate::aqm::{Backlog, Limit, LimitRule, Thresholds, COLOURS};
 use crate::packet::{Colour, DropReason};
 use crate::rng::Rng;
 use crate::time::Time;
@@ -97,6 +97,10 @@ pub struct Wred {
 }
 
 impl Wred {
+    /// dsRED's hard-limit rule (`q_->length() > qlim-1`), extended to a
+    /// byte limit as ns-2's RED does, see [`LimitRule::Ns2`].
+    pub const LIMIT_RULE: LimitRule = LimitRule::Ns2;
+
     /// A WRED guarding a buffer drained at `link_rate_bps`.
     pub fn new(params: WredParams, link_rate_bps: u64, rng: Rng) -> Wred {
         let curve = |t: Thresholds| Curve {
@@ -140,7 +144,7 @@ impl Wred {
     /// `backlog`. Returns why it must be dropped, or `None` to admit it.
     pub fn on_arrival(&mut self, backlog: &Backlog, size: u32, colour: Colour, now: Time) -> Option<DropReason> {
         let avg = self.average.update(backlog.pkts as f64, self.params.w_q, self.packets_per_sec, now);
-        let admits = self.params.limit.admits(backlog.pkts, backlog.bytes, size);
+        let admits = self.params.limit.admits(Self::LIMIT_RULE, backlog.pkts, backlog.bytes, size);
         let c = colour as usize;
         self.precedence[c].judge(&self.curves[c], avg, backlog.pkts, admits, &mut self.rng)
     }

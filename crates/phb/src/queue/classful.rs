@@ -39,7 +39,7 @@ use crate::aqm::plr::{Plr, PlrMemory};
 use crate::aqm::red::{Red, RedParams};
 use crate::aqm::rio::{Rio, RioParams};
 use crate::aqm::wred::{Wred, WredParams};
-use crate::aqm::{Backlog, Limit};
+use crate::aqm::{Backlog, Limit, LimitRule};
 use crate::packet::{DropReason, Packet};
 use crate::queue::Dropped;
 use crate::rng::Rng;
@@ -82,6 +82,20 @@ impl BufferPolicy {
         }
     }
 
+    /// How the policy judges an arrival against the hard limit: ns-2's rule
+    /// for the RED family, "the arrival must fit" for drop-tail, CoDel and
+    /// PIE (see [`LimitRule`]). PLR and PLC make room by the same rule.
+    pub fn limit_rule(&self) -> LimitRule {
+        match self {
+            BufferPolicy::DropTail { .. } => LimitRule::Fits,
+            BufferPolicy::Red(_) | BufferPolicy::AdaptiveRed(_) => Red::LIMIT_RULE,
+            BufferPolicy::Wred(_) => Wred::LIMIT_RULE,
+            BufferPolicy::Rio(_) => Rio::LIMIT_RULE,
+            BufferPolicy::CoDel(_) => CoDel::LIMIT_RULE,
+            BufferPolicy::Pie(_) => Pie::LIMIT_RULE,
+        }
+    }
+
     fn validate(&self) -> Result<(), String> {
         match self {
             BufferPolicy::DropTail { limit } => limit.validate(),
@@ -106,8 +120,9 @@ pub enum Victim {
     /// head. `sigma` has one entry per queue of the buffer, in queue order.
     /// When one head does not make room (a byte limit), further heads are
     /// pushed out, PLR choosing among the other queues each time, until the
-    /// arrival fits; an arrival that would not fit even with every other
-    /// queue emptied pays itself. Not with CoDel, whose drops at dequeue
+    /// buffer admits the arrival by its policy's [`LimitRule`]; an arrival
+    /// that would not be admitted even with every other queue emptied pays
+    /// itself. Not with CoDel, whose drops at dequeue
     /// PLR would not see.
     Plr { sigma: Vec<f64>, memory: PlrMemory },
     /// The Packet Loss Controller ([`crate::aqm::plc`]) on a RED buffer
@@ -210,7 +225,9 @@ impl SchedulerKind {
             SchedulerKind::Wirr { weights } => Wirr::new(queues, weights.clone()).map(Into::into),
             SchedulerKind::Drr { quanta } => Drr::new(queues, quanta.clone()).map(Into::into),
             SchedulerKind::Wfq { weights } => Wfq::new(queues, weights.clone(), link_rate_bps).map(Into::into),
-            SchedulerKind::Wf2qPlus { weights } => Wf2qPlus::new(queues, weights.clone()).map(Into::into),
+            SchedulerKind::Wf2qPlus { weights } => {
+                Wf2qPlus::new(queues, weights.clone(), link_rate_bps).map(Into::into)
+            }
             SchedulerKind::Scfq { weights } => Scfq::new(queues, weights.clone()).map(Into::into),
             SchedulerKind::VirtualClock { rates } => VirtualClock::new(queues, rates.clone()).map(Into::into),
             SchedulerKind::Bpr { s } => Bpr::new(queues, s.clone(), link_rate_bps).map(Into::into),
@@ -376,6 +393,8 @@ struct Buffer {
     admission: Admission,
     backlog: Backlog,
     limit: Limit,
+    /// The policy's rule for `limit`.
+    rule: LimitRule,
     victim: VictimState,
 }
 
@@ -444,7 +463,13 @@ impl<M> Classful<M> {
                     BufferPolicy::Pie(p) => Admission::Pie(Box::new(Pie::new(p.clone(), stream()))),
                 };
                 let victim = config.victim_state(b).expect("validated victim rule");
-                Buffer { admission, backlog: Backlog::default(), limit: policy.limit(), victim }
+                Buffer {
+                    admission,
+                    backlog: Backlog::default(),
+                    limit: policy.limit(),
+                    rule: policy.limit_rule(),
+                    victim,
+                }
             })
             .collect();
         let queues =
@@ -475,7 +500,7 @@ impl<M> Classful<M> {
         let (size, colour) = (pkt.size, pkt.colour);
         let verdict = match &mut buffer.admission {
             Admission::DropTail(limit) => {
-                (!limit.admits(backlog.pkts, backlog.bytes, size)).then_some(DropReason::Overflow)
+                (!limit.admits(LimitRule::Fits, backlog.pkts, backlog.bytes, size)).then_some(DropReason::Overflow)
             }
             Admission::Red(red) => red.on_arrival(backlog.pkts, backlog.bytes, size, now),
             Admission::Wred(wred) => wred.on_arrival(backlog, size, colour, now),
@@ -536,7 +561,7 @@ impl<M> Classful<M> {
         let slot = queues.iter().position(|&x| x == q).expect("the queue belongs to its buffer");
         plr.on_arrival(slot);
         let reason = verdict?;
-        if !buffer.limit.admits(own.0, own.1, size) {
+        if !buffer.limit.admits(buffer.rule, own.0, own.1, size) {
             plr.on_drop(slot);
             return Some(reason);
         }
@@ -554,7 +579,7 @@ impl<M> Classful<M> {
             }
             self.evict_head(victim_queue, now, dropped);
             let buffer = &self.buffers[b];
-            if buffer.limit.admits(buffer.backlog.pkts, buffer.backlog.bytes, size) {
+            if buffer.limit.admits(buffer.rule, buffer.backlog.pkts, buffer.backlog.bytes, size) {
                 return None;
             }
             first = false;
@@ -581,16 +606,18 @@ impl<M> Classful<M> {
         if !self.scheduler.service_rates_bps(rates) {
             unreachable!("PLC's scheduler assigns rates");
         }
-        // RED judges an early drop before the hard limit: an arrival that
-        // does not fit is an overflow whatever RED said (ns-2's PROBE sets
-        // DTYPE_FORCED when qlen >= qlim, after drop_early).
+        // RED judges an early drop before the hard limit: an arrival at
+        // the limit is an overflow whatever RED said (ns-2's PROBE sets
+        // DTYPE_FORCED when qlen >= qlim, after drop_early). A rescue must
+        // bring the buffer below the limit: one packet, or the bytes over it.
         let backlog = &buffer.backlog;
-        let (red_verdict, must_free_bytes) =
-            match (buffer.limit.admits(backlog.pkts, backlog.bytes, size), buffer.limit) {
-                (true, _) => (red_verdict, 0),
-                (false, Limit::Packets(_)) => (RedVerdict::Overflow, 1),
-                (false, Limit::Bytes(limit)) => (RedVerdict::Overflow, backlog.bytes + size as u64 - limit),
-            };
+        let (red_verdict, must_free_bytes) = match buffer.limit.excess(buffer.rule, backlog.pkts, backlog.bytes, size) {
+            0 => (red_verdict, 0),
+            excess => match buffer.limit {
+                Limit::Packets(_) => (RedVerdict::Overflow, 1),
+                Limit::Bytes(_) => (RedVerdict::Overflow, excess),
+            },
+        };
         let decision = plc.decide(PlcArrival {
             class: if q == tcp { PlcClass::Tcp } else { PlcClass::Udp },
             size,
@@ -858,6 +885,35 @@ mod tests {
         assert_eq!((contents(&q, 1), q.len_bytes()), (vec![21], 9500));
     }
 
+    /// PLR on a RED buffer of 10,000 bytes (thresholds far above: only the
+    /// hard limit drops), σ = (1, 1). Queue 0 holds ten 1000-byte packets:
+    /// the limit is reached, so a 2500-byte arrival to queue 1 overflows
+    /// and PLR makes queue 0 pay. RED's limit is ns-2's (drop once reached):
+    /// one head pushed out brings the buffer below it (9000 bytes), and the
+    /// arrival is admitted (11,500 bytes). Drop-tail's rule (the arrival
+    /// must fit) pushes out three.
+    #[test]
+    fn plr_makes_room_by_the_policys_limit_rule() {
+        let red = RedParams { min_th: 100.0, max_th: 200.0, limit: Limit::Bytes(10_000), ..RedParams::default() };
+        for (policy, evicted, bytes) in
+            [(BufferPolicy::Red(red), 1, 11_500), (BufferPolicy::DropTail { limit: Limit::Bytes(10_000) }, 3, 9500)]
+        {
+            let mut cfg = two_class_shared(policy);
+            cfg.classify = vec![(0, 0), (46, 1)];
+            cfg.buffers[0].victim = Victim::Plr { sigma: vec![1.0, 1.0], memory: PlrMemory::Infinite };
+            let mut q: Classful<()> = Classful::new(&cfg, 1_000_000, Rng::derive(0, "q"));
+            let mut dropped = Vec::new();
+            for flow in 1..=10 {
+                q.enqueue(pkt(0, 1000, flow), Time::ZERO, &mut dropped);
+            }
+            assert!(dropped.is_empty());
+            q.enqueue(pkt(46, 2500, 21), Time::ZERO, &mut dropped);
+            let expected: Vec<_> = (1..=evicted).map(|f| (f, DropReason::Eviction)).collect();
+            assert_eq!(flows(&dropped), expected);
+            assert_eq!((contents(&q, 1), q.len_bytes()), (vec![21], bytes));
+        }
+    }
+
     /// BPR (δ = 8) and PLC (x = 2) on a RED buffer whose average is the
     /// instantaneous backlog (w_q = 1), min_th 3.5, max_th 4: arrivals that
     /// find 4 packets are forced drops. TCP t1, t2 and UDP u1, u2 arrive;
@@ -997,7 +1053,7 @@ mod properties {
         /// lengths agree with the contents; each class leaves in FIFO order;
         /// under strict priority the higher-priority queue is never passed
         /// over; only PLR and PLC push queued packets out; no buffer ever
-        /// holds more than its limit.
+        /// holds more than its limit allows (see [`LimitRule`]).
         #[test]
         fn packets_are_conserved_and_ordered(ops in proptest::collection::vec(op(), 0..400), shared: bool, red: bool, byte_limit: bool, victim in 0u8..3) {
             let cfg = config(shared, red, byte_limit, victim);
@@ -1036,9 +1092,12 @@ mod properties {
                     prop_assert_eq!(c.bytes, c.packets.iter().map(|p| p.size as u64).sum::<u64>());
                 }
                 for (buffer, config) in q.buffers.iter().zip(&cfg.buffers) {
-                    let within = match config.policy.limit() {
-                        Limit::Packets(n) => buffer.backlog.pkts <= n,
-                        Limit::Bytes(n) => buffer.backlog.bytes <= n,
+                    // ns-2's rule admits below a byte limit whatever the
+                    // size: over it by less than one packet (< 1500 B here).
+                    let within = match (config.policy.limit(), config.policy.limit_rule()) {
+                        (Limit::Packets(n), _) => buffer.backlog.pkts <= n,
+                        (Limit::Bytes(n), LimitRule::Fits) => buffer.backlog.bytes <= n,
+                        (Limit::Bytes(n), LimitRule::Ns2) => buffer.backlog.bytes < n + 1500,
                     };
                     prop_assert!(within, "buffer over its limit: {:?}", buffer.backlog);
                 }

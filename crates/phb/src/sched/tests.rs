@@ -225,7 +225,7 @@ fn wfq_long_run_shares_match_weights() {
 
 #[test]
 fn wf2q_plus_long_run_shares_match_weights() {
-    let worst = assert_shares(&mut Wf2qPlus::new(4, W.to_vec()).unwrap(), &mixed_sizes(), &W);
+    let worst = assert_shares(&mut Wf2qPlus::new(4, W.to_vec(), GBPS).unwrap(), &mixed_sizes(), &W);
     eprintln!("WF2Q+ worst relative share error {worst:.2e}");
 }
 
@@ -349,7 +349,7 @@ fn lag_and_lead(log: &[Departure], weights: &[f64], rate_bps: u64, horizon: Time
 fn wf2q_plus_stays_within_one_packet_of_gps() {
     let sizes = mixed_sizes();
     let load = Load { greedy: &sizes, backlog: 50, arrivals: &[] };
-    let log = simulate(&mut Wf2qPlus::new(4, W.to_vec()).unwrap(), GBPS, &load, PACKETS, Time::MAX);
+    let log = simulate(&mut Wf2qPlus::new(4, W.to_vec(), GBPS).unwrap(), GBPS, &load, PACKETS, Time::MAX);
     let (lag, lead) = lag_and_lead(&log, &W, GBPS, Time::MAX);
     eprintln!("WF2Q+ vs GPS: max lag {lag} B, max lead {lead} B (L_max 1500)");
     assert!(lag <= 1500.0 && lead <= 1500.0);
@@ -376,10 +376,111 @@ fn wf2q_plus_does_not_run_ahead_where_wfq_does() {
     let horizon = Time::transmission(2000, GBPS);
     let log = simulate(&mut Wfq::new(11, phi.clone(), GBPS).unwrap(), GBPS, &load, 21, Time::MAX);
     let (_, wfq_lead) = lag_and_lead(&log, &phi, GBPS, horizon);
-    let log = simulate(&mut Wf2qPlus::new(11, phi.clone()).unwrap(), GBPS, &load, 21, Time::MAX);
+    let log = simulate(&mut Wf2qPlus::new(11, phi.clone(), GBPS).unwrap(), GBPS, &load, 21, Time::MAX);
     let (wf2q_lag, wf2q_lead) = lag_and_lead(&log, &phi, GBPS, horizon);
     assert_eq!(wfq_lead, 500.0);
     assert!(wf2q_lead <= 100.0 && wf2q_lag <= 100.0, "lead {wf2q_lead}, lag {wf2q_lag}");
+}
+
+// ---------------------------------------------------------------------------
+// Per-packet delay bound of WFQ and WF²Q+ under arbitrary arrivals.
+
+/// Each packet's finish time under its queue's rate guarantee alone: the
+/// queue served by a dedicated server of rate `r_i = φ_i/Σφ·C`,
+/// `GRC_j = max(a_j, GRC_{j−1}) + L_j/r_i` (Goyal, Lam & Vin, "Determining
+/// End-to-End Delay Bounds in Heterogeneous Networks", Multimedia Systems
+/// 5(3), 1997: the guaranteed-rate clock). In nanoseconds, `arrivals`' order.
+fn rate_guarantee_finish(arrivals: &[(Time, usize, u32)], weights: &[f64], rate_bps: u64) -> Vec<f64> {
+    let sum: f64 = weights.iter().sum();
+    let mut clock = vec![0.0f64; weights.len()];
+    arrivals
+        .iter()
+        .map(|&(a, q, size)| {
+            let r_i = weights[q] / sum * rate_bps as f64;
+            clock[q] = clock[q].max(a.as_nanos() as f64) + size as f64 * 8e9 / r_i;
+            clock[q]
+        })
+        .collect()
+}
+
+/// The largest `end − (GRC + L_max/C)` over all packets of `log` (each
+/// queue FIFO: its k-th departure is its k-th arrival), in nanoseconds.
+fn worst_excess_over_bound(arrivals: &[(Time, usize, u32)], log: &[Departure], weights: &[f64], rate_bps: u64) -> f64 {
+    let grc = rate_guarantee_finish(arrivals, weights, rate_bps);
+    let l_max = arrivals.iter().map(|a| a.2).max().unwrap_or(0);
+    let slack = l_max as f64 * 8e9 / rate_bps as f64;
+    let mut per_queue: Vec<VecDeque<f64>> = vec![VecDeque::new(); weights.len()];
+    for (&(_, q, _), &g) in arrivals.iter().zip(&grc) {
+        per_queue[q].push_back(g);
+    }
+    log.iter()
+        .map(|d| {
+            d.end.as_nanos() as f64 - (per_queue[d.queue].pop_front().expect("more departures than arrivals") + slack)
+        })
+        .fold(f64::NEG_INFINITY, f64::max)
+}
+
+/// Random arrivals for [`delay_bound`]: 2–5 queues with weights 1–16, up to
+/// 300 packets of 40–1500 B; gaps of zero (bursts) or up to one 1500 B
+/// transmission time at 10 Mb/s (1.2 ms; the load is about 1, so queues
+/// empty and refill while others are backlogged).
+fn bound_case() -> impl Strategy<Value = (Vec<f64>, Vec<(Time, usize, u32)>)> {
+    (2..=5usize).prop_flat_map(|n| {
+        let weights = prop::collection::vec((1..=16u32).prop_map(f64::from), n);
+        let gap = prop_oneof![1 => Just(0u64), 3 => 0..1_200_000u64];
+        let packets = prop::collection::vec((gap, 0..n, 40..=1500u32), 1..300);
+        (weights, packets).prop_map(|(weights, packets)| {
+            let mut t = 0;
+            let arrivals = packets
+                .into_iter()
+                .map(|(gap, q, size)| {
+                    t += gap;
+                    (Time::from_nanos(t), q, size)
+                })
+                .collect();
+            (weights, arrivals)
+        })
+    })
+}
+
+/// Runs `s` over `arrivals` at 10 Mb/s (800 ns per byte: transmission times
+/// exact) and returns the worst excess over the delay bound, in ns.
+fn delay_bound<S: Scheduler>(s: &mut S, weights: &[f64], arrivals: &[(Time, usize, u32)]) -> f64 {
+    let rate = 10_000_000;
+    let greedy = vec![Vec::new(); weights.len()];
+    let load = Load { greedy: &greedy, backlog: 0, arrivals };
+    let log = simulate(s, rate, &load, arrivals.len(), Time::MAX);
+    assert_eq!(log.len(), arrivals.len(), "not every packet left");
+    worst_excess_over_bound(arrivals, &log, weights, rate)
+}
+
+/// Rounding allowed on the per-packet bound, ns: tags and the reference
+/// are `f64`, transmission times exact.
+const BOUND_TOLERANCE_NS: f64 = 1.0;
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// WFQ (PGPS): a packet leaves no later than under GPS plus `L_max/C`
+    /// (Parekh & Gallager 1993, Theorem 1), and GPS serves a backlogged
+    /// queue at `φ_i/Σφ·C` or faster, so no later than its rate-guarantee
+    /// finish plus `L_max/C`: the same bound as WF²Q+ (Goyal, Lam & Vin
+    /// 1997 list both as guaranteed-rate servers with `β = L_max/C`).
+    #[test]
+    fn wfq_meets_the_per_packet_delay_bound((weights, arrivals) in bound_case()) {
+        let mut s = Wfq::new(weights.len(), weights.clone(), 10_000_000).unwrap();
+        let excess = delay_bound(&mut s, &weights, &arrivals);
+        prop_assert!(excess <= BOUND_TOLERANCE_NS, "a packet left {excess} ns after its bound");
+    }
+
+    /// WF²Q+: finish ≤ rate-guarantee finish + `L_max/C` (Bennett & Zhang
+    /// 1997: the delay bound of WFQ and WF²Q).
+    #[test]
+    fn wf2q_plus_meets_the_per_packet_delay_bound((weights, arrivals) in bound_case()) {
+        let mut s = Wf2qPlus::new(weights.len(), weights.clone(), 10_000_000).unwrap();
+        let excess = delay_bound(&mut s, &weights, &arrivals);
+        prop_assert!(excess <= BOUND_TOLERANCE_NS, "a packet left {excess} ns after its bound");
+    }
 }
 
 #[test]
@@ -414,7 +515,7 @@ fn all_schedulers() -> Vec<(&'static str, AnySched)> {
         ("wirr", Wirr::new(4, vec![1, 2, 3, 4]).unwrap().into()),
         ("drr", Drr::new(4, vec![300, 600, 1500, 40]).unwrap().into()),
         ("wfq", Wfq::new(4, W.to_vec(), 10_000_000).unwrap().into()),
-        ("wf2q+", Wf2qPlus::new(4, W.to_vec()).unwrap().into()),
+        ("wf2q+", Wf2qPlus::new(4, W.to_vec(), 10_000_000).unwrap().into()),
         ("scfq", Scfq::new(4, W.to_vec()).unwrap().into()),
         ("virtual clock", VirtualClock::new(4, vec![1_000_000, 2_000_000, 3_000_000, 4_000_000]).unwrap().into()),
     ]

@@ -12,9 +12,9 @@ use phb::mark::trtcm::TrtcmParams;
 use phb::mark::tsw::{Tsw2cmParams, Tsw3cmParams};
 use phb::mark::{Action, ColourActions, ColourMode};
 
-use super::{class_index, list, node_index, Context, Present, Result};
+use super::{class_index, list, Context, Nodes, Present, Result};
 use crate::scenario::location::join;
-use crate::scenario::model::{ClassDef, NodeDef};
+use crate::scenario::model::ClassDef;
 use crate::scenario::raw;
 
 impl Context<'_> {
@@ -24,7 +24,7 @@ impl Context<'_> {
         &self,
         raw: &BTreeMap<String, raw::Conditioner>,
         classes: &[ClassDef],
-        nodes: &[NodeDef],
+        nodes: &Nodes,
         groups: &[&str],
     ) -> Result<BTreeMap<String, ConditionerConfig>> {
         let mut out = BTreeMap::new();
@@ -46,7 +46,7 @@ impl Context<'_> {
         path: &str,
         r: &raw::Rule,
         classes: &[ClassDef],
-        nodes: &[NodeDef],
+        nodes: &Nodes,
         groups: &[&str],
     ) -> Result<RuleConfig> {
         let matches = match &r.matches {
@@ -96,7 +96,7 @@ impl Context<'_> {
         path: &str,
         m: &raw::RuleMatch,
         classes: &[ClassDef],
-        nodes: &[NodeDef],
+        nodes: &Nodes,
         groups: &[&str],
     ) -> Result<Match> {
         let names = |key: &str,
@@ -123,8 +123,8 @@ impl Context<'_> {
                     .map(|i| i as u32)
                     .ok_or_else(|| format!("{g} is not a traffic group; groups are {}", list(groups.iter().copied())))
             })?,
-            src: names("src", &m.src, &|n| node_index(nodes, n).map(|i| i as u32))?,
-            dst: names("dst", &m.dst, &|n| node_index(nodes, n).map(|i| i as u32))?,
+            src: names("src", &m.src, &|n| nodes.index(n).map(|i| i as u32))?,
+            dst: names("dst", &m.dst, &|n| nodes.index(n).map(|i| i as u32))?,
             protocol: m.protocol.map(|p| match p {
                 raw::Protocol::Tcp => Protocol::Tcp,
                 raw::Protocol::Udp => Protocol::Udp,

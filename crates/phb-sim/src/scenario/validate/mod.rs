@@ -2,10 +2,13 @@
 //!
 //! Converts units, resolves names to indices, applies defaults and rejects
 //! impossible values, section by section (run, classes, nodes, qdiscs,
-//! links, traffic). The first problem found is returned as
+//! links, traffic), then checks the run's memory and event budget
+//! (`budget.rs`). The first problem found is returned as
 //! [`ScenarioError::Invalid`] naming the key and its position in the text.
+//! Names are looked up in hash maps, so validation time grows linearly with
+//! the scenario's size.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use phb::aqm::Limit;
 use phb::queue::{BufferConfig, BufferPolicy, QdiscConfig, QueueConfig};
@@ -18,6 +21,7 @@ use super::raw::{self, Quantity};
 use super::units;
 use super::ScenarioError;
 
+mod budget;
 mod conditioner;
 mod policy;
 mod sched;
@@ -55,7 +59,8 @@ pub(super) fn validate(file: &raw::File, doc: &Document<&str>, source_name: &str
     let links = cx.links(&file.links, &nodes, &qdiscs, &conditioners)?;
     let groups = cx.traffic(&file.traffic, &run, &classes, &nodes, &links)?;
     cx.sample_scopes(&run, &nodes, &links)?;
-    Ok(Scenario { name, run, classes, nodes, links, groups })
+    cx.budget(&file.run, &run, classes.len(), &nodes, &links, &groups)?;
+    Ok(Scenario { name, run, classes, nodes: nodes.defs, links: links.defs, groups })
 }
 
 /// The longest scenario name, in bytes.
@@ -97,13 +102,58 @@ fn default_name(source_name: &str) -> String {
     }
 }
 
-/// `a, b, c`, or `none` for an empty list.
-fn list<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
-    let names: Vec<&str> = names.into_iter().collect();
-    if names.is_empty() {
-        "none".to_owned()
+/// A number as TOML writes it (`nan`, `inf`, `-inf`, `0.5`), for messages.
+fn number(v: f64) -> String {
+    if v.is_nan() {
+        "nan".to_owned()
     } else {
-        names.join(", ")
+        v.to_string()
+    }
+}
+
+/// How many names [`list`] shows before it only counts the rest.
+const LISTED: usize = 20;
+
+/// `a, b, c`, or `none` for an empty list; past [`LISTED`] names, `…, and N
+/// more` (a scenario may have 100 000 nodes).
+fn list<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    let mut names = names.into_iter();
+    let shown: Vec<&str> = names.by_ref().take(LISTED).collect();
+    let more = names.count();
+    match (shown.is_empty(), more) {
+        (true, _) => "none".to_owned(),
+        (false, 0) => shown.join(", "),
+        (false, more) => format!("{}, and {more} more", shown.join(", ")),
+    }
+}
+
+/// The validated nodes, with an index of their names so that looking one up
+/// takes constant time whatever the number of nodes.
+struct Nodes {
+    defs: Vec<NodeDef>,
+    by_name: HashMap<String, usize>,
+}
+
+impl Nodes {
+    /// The index of node `name`, or a message listing the nodes.
+    fn index(&self, name: &str) -> std::result::Result<usize, String> {
+        self.by_name.get(name).copied().ok_or_else(|| {
+            format!("{name} is not a node; nodes are {}", list(self.defs.iter().map(|n| n.name.as_str())))
+        })
+    }
+}
+
+/// The validated links, with an index of the node pairs they join (each
+/// pair smaller index first) to the link's index.
+struct Links {
+    defs: Vec<LinkDef>,
+    by_ends: HashMap<(usize, usize), usize>,
+}
+
+impl Links {
+    /// The link joining `a` and `b`, either way round.
+    fn between(&self, a: usize, b: usize) -> Option<usize> {
+        self.by_ends.get(&(a.min(b), a.max(b))).copied()
     }
 }
 
@@ -174,10 +224,9 @@ impl Context<'_> {
             None => Time::ZERO,
         };
         if warmup >= duration {
-            return Err(self.err(
-                "run.warmup",
-                format!("the warmup ({}) must be shorter than the duration ({})", fmt_time(warmup), fmt_time(duration)),
-            ));
+            return Err(
+                self.err("run.warmup", format!("the warmup ({warmup}) must be shorter than the duration ({duration})"))
+            );
         }
         let sample_interval = match &run.sample_interval {
             Some(q) => {
@@ -185,11 +234,7 @@ impl Context<'_> {
                 if interval > duration {
                     return Err(self.err(
                         "run.sample_interval",
-                        format!(
-                            "the sample interval ({}) must not exceed the duration ({})",
-                            fmt_time(interval),
-                            fmt_time(duration)
-                        ),
+                        format!("the sample interval ({interval}) must not exceed the duration ({duration})"),
                     ));
                 }
                 Some(interval)
@@ -241,8 +286,8 @@ impl Context<'_> {
         Ok(out)
     }
 
-    fn nodes(&self, nodes: &raw::Nodes) -> Result<Vec<NodeDef>> {
-        let mut out: Vec<NodeDef> = Vec::new();
+    fn nodes(&self, nodes: &raw::Nodes) -> Result<Nodes> {
+        let mut out = Nodes { defs: Vec::new(), by_name: HashMap::new() };
         let lists = [("hosts", &nodes.hosts, NodeKind::Host), ("routers", &nodes.routers, NodeKind::Router)];
         for (list_name, names, kind) in lists {
             for (i, name) in names.iter().enumerate() {
@@ -250,37 +295,45 @@ impl Context<'_> {
                 if name.trim().is_empty() {
                     return Err(self.err(&key, "a node name must not be empty"));
                 }
-                if out.iter().any(|n| n.name == *name) {
+                if name.contains("->") {
+                    return Err(self.err(
+                        &key,
+                        format!("{name:?}: a node name must not contain `->`, which names link directions (\"a->b\")"),
+                    ));
+                }
+                if out.by_name.insert(name.clone(), out.defs.len()).is_some() {
                     return Err(self.err(
                         &key,
                         format!("{name} is already a node; node names must be unique across hosts and routers"),
                     ));
                 }
-                out.push(NodeDef { name: name.clone(), kind });
+                out.defs.push(NodeDef { name: name.clone(), kind });
             }
         }
-        if out.len() < 2 {
-            return Err(self.err("nodes", format!("a scenario needs at least 2 nodes, found {}", out.len())));
+        if out.defs.len() < 2 {
+            return Err(self.err("nodes", format!("a scenario needs at least 2 nodes, found {}", out.defs.len())));
         }
         Ok(out)
     }
 
     /// Each of `run.sample_scopes` names the end-to-end scope or a link direction.
-    fn sample_scopes(&self, run: &RunConfig, nodes: &[NodeDef], links: &[LinkDef]) -> Result<()> {
+    fn sample_scopes(&self, run: &RunConfig, nodes: &Nodes, links: &Links) -> Result<()> {
         let Some(scopes) = &run.sample_scopes else { return Ok(()) };
-        let directions: Vec<String> = links
+        let directions: HashSet<String> = links
+            .defs
             .iter()
             .flat_map(|l| [(l.a, l.b), (l.b, l.a)])
-            .map(|(from, to)| format!("{}->{}", nodes[from].name, nodes[to].name))
+            .map(|(from, to)| format!("{}->{}", nodes.defs[from].name, nodes.defs[to].name))
             .collect();
         for (i, scope) in scopes.iter().enumerate() {
             if scope != crate::report::END_TO_END && !directions.contains(scope) {
+                let example = links
+                    .defs
+                    .first()
+                    .map_or("A->B".to_owned(), |l| format!("{}->{}", nodes.defs[l.a].name, nodes.defs[l.b].name));
                 return Err(self.err(
                     &format!("run.sample_scopes[{i}]"),
-                    format!(
-                        "{scope:?} is neither \"end-to-end\" nor a link direction such as {:?}",
-                        directions.first().map_or("A->B", String::as_str)
-                    ),
+                    format!("{scope:?} is neither \"end-to-end\" nor a link direction such as {example:?}"),
                 ));
             }
         }
@@ -419,11 +472,11 @@ impl Context<'_> {
     fn links(
         &self,
         links: &[raw::Link],
-        nodes: &[NodeDef],
+        nodes: &Nodes,
         qdiscs: &BTreeMap<&str, QdiscConfig>,
         conditioners: &BTreeMap<String, phb::classify::ConditionerConfig>,
-    ) -> Result<Vec<LinkDef>> {
-        let mut out: Vec<LinkDef> = Vec::with_capacity(links.len());
+    ) -> Result<Links> {
+        let mut out = Links { defs: Vec::with_capacity(links.len()), by_ends: HashMap::with_capacity(links.len()) };
         for (i, link) in links.iter().enumerate() {
             let path = format!("links[{i}]");
             let between = format!("{path}.between");
@@ -436,34 +489,36 @@ impl Context<'_> {
                     ),
                 ));
             };
-            let a = node_index(nodes, a).map_err(|m| self.err(&format!("{between}[0]"), m))?;
-            let b = node_index(nodes, b).map_err(|m| self.err(&format!("{between}[1]"), m))?;
+            let a = nodes.index(a).map_err(|m| self.err(&format!("{between}[0]"), m))?;
+            let b = nodes.index(b).map_err(|m| self.err(&format!("{between}[1]"), m))?;
             if a == b {
                 return Err(self.err(
                     &format!("{between}[1]"),
-                    format!("a link joins two different nodes; both ends are {}", nodes[a].name),
+                    format!("a link joins two different nodes; both ends are {}", nodes.defs[a].name),
                 ));
             }
-            if let Some(j) = out.iter().position(|l| (l.a, l.b) == (a, b) || (l.a, l.b) == (b, a)) {
+            if let Some(j) = out.between(a, b) {
                 return Err(self.err(
                     &between,
-                    format!("{} and {} are already joined by links[{j}]", nodes[a].name, nodes[b].name),
+                    format!("{} and {} are already joined by links[{j}]", nodes.defs[a].name, nodes.defs[b].name),
                 ));
             }
+            out.by_ends.insert((a.min(b), a.max(b)), i);
             let rate_bps = self.rate(&format!("{path}.rate"), &link.rate)?;
             let mut delay = self.time(&format!("{path}.delay"), &link.delay)?;
             if let Some(extra) = &link.extra_delay {
                 delay += self.time(&format!("{path}.extra_delay"), extra)?;
             }
-            let loss =
-                |key: &str, value: Option<f64>| -> Result<f64> {
-                    match value {
-                        None => Ok(0.0),
-                        Some(p) if (0.0..1.0).contains(&p) => Ok(p),
-                        Some(p) => Err(self
-                            .err(&format!("{path}.{key}"), format!("a loss probability must be in [0, 1), got {p}"))),
-                    }
-                };
+            let loss = |key: &str, value: Option<f64>| -> Result<f64> {
+                match value {
+                    None => Ok(0.0),
+                    Some(p) if (0.0..1.0).contains(&p) => Ok(p),
+                    Some(p) => Err(self.err(
+                        &format!("{path}.{key}"),
+                        format!("a loss probability must be in [0, 1), got {}", number(p)),
+                    )),
+                }
+            };
             let conditioner = |key: &str, name: &Option<String>| -> Result<Option<phb::classify::ConditionerConfig>> {
                 let Some(name) = name else { return Ok(None) };
                 conditioners.get(name).cloned().map(Some).ok_or_else(|| {
@@ -496,7 +551,7 @@ impl Context<'_> {
             let both = lookup("qdisc", &link.qdisc)?.unwrap_or_else(|| QdiscConfig::fifo(DEFAULT_QDISC_LIMIT));
             let qdisc_ab = lookup("qdisc_forward", &link.qdisc_forward)?.unwrap_or_else(|| both.clone());
             let qdisc_ba = lookup("qdisc_reverse", &link.qdisc_reverse)?.unwrap_or(both);
-            out.push(LinkDef {
+            out.defs.push(LinkDef {
                 a,
                 b,
                 rate_bps,
@@ -517,22 +572,19 @@ impl Context<'_> {
         traffic: &[raw::Traffic],
         run: &RunConfig,
         classes: &[ClassDef],
-        nodes: &[NodeDef],
-        links: &[LinkDef],
+        nodes: &Nodes,
+        links: &Links,
     ) -> Result<Vec<TrafficGroup>> {
-        let mut neighbours = vec![Vec::new(); nodes.len()];
-        for link in links {
-            neighbours[link.a].push(link.b);
-            neighbours[link.b].push(link.a);
-        }
+        let reach = Reach::new(nodes, links);
         let mut out = Vec::with_capacity(traffic.len());
+        let mut group_index: HashMap<&str, usize> = HashMap::with_capacity(traffic.len());
         for (i, t) in traffic.iter().enumerate() {
             let path = format!("traffic[{i}]");
             let key = |k: &str| format!("{path}.{k}");
             if t.name.trim().is_empty() {
                 return Err(self.err(&key("name"), "a traffic group needs a non-empty name"));
             }
-            if let Some(j) = traffic[..i].iter().position(|other| other.name == t.name) {
+            if let Some(j) = group_index.insert(&t.name, i) {
                 return Err(self.err(
                     &key("name"),
                     format!("{} is already the name of traffic[{j}]; names must be unique", t.name),
@@ -544,10 +596,11 @@ impl Context<'_> {
                 return Err(self
                     .err(&key("to"), format!("traffic goes from one host to another; from and to are both {}", t.to)));
             }
-            if !reachable(&neighbours, src, dst) {
-                return Err(
-                    self.err(&key("to"), format!("{} cannot be reached from {} through the links", t.to, t.from))
-                );
+            if !reach.reachable(src, dst) {
+                return Err(self.err(
+                    &key("to"),
+                    format!("{} cannot be reached from {} through routers (hosts do not forward)", t.to, t.from),
+                ));
             }
             let class = class_index(classes, &t.class).map_err(|m| self.err(&key("class"), m))?;
             let count = t.count.unwrap_or(1);
@@ -582,9 +635,7 @@ impl Context<'_> {
             };
             if start >= stop {
                 let at = if t.stop.is_some() { "stop" } else { "start" };
-                return Err(
-                    self.err(&key(at), format!("start ({}) must be before stop ({})", fmt_time(start), fmt_time(stop)))
-                );
+                return Err(self.err(&key(at), format!("start ({start}) must be before stop ({stop})")));
             }
             let pinned = match &t.path {
                 Some(names) => Some(self.pinned_path(&key("path"), names, nodes, links, src, dst)?),
@@ -606,15 +657,15 @@ impl Context<'_> {
         Ok(out)
     }
 
-    fn host(&self, nodes: &[NodeDef], key: &str, name: &str) -> Result<usize> {
-        let index = node_index(nodes, name).map_err(|m| self.err(key, m))?;
-        match nodes[index].kind {
+    fn host(&self, nodes: &Nodes, key: &str, name: &str) -> Result<usize> {
+        let index = nodes.index(name).map_err(|m| self.err(key, m))?;
+        match nodes.defs[index].kind {
             NodeKind::Host => Ok(index),
             NodeKind::Router => Err(self.err(
                 key,
                 format!(
                     "{name} is a router; traffic runs between hosts, which are {}",
-                    list(nodes.iter().filter(|n| n.kind == NodeKind::Host).map(|n| n.name.as_str()))
+                    list(nodes.defs.iter().filter(|n| n.kind == NodeKind::Host).map(|n| n.name.as_str()))
                 ),
             )),
         }
@@ -653,7 +704,10 @@ impl Context<'_> {
                 if !(shape > 1.0 && shape.is_finite()) {
                     return Err(self.err(
                         &key("shape"),
-                        format!("shape must be greater than 1 (the Pareto mean is infinite otherwise), got {shape}"),
+                        format!(
+                            "shape must be greater than 1 (the Pareto mean is infinite otherwise), got {}",
+                            number(shape)
+                        ),
                     ));
                 }
                 SourceModel::ParetoOnOff { packet_size, rate_bps, on_mean, off_mean, shape }
@@ -706,24 +760,33 @@ impl Context<'_> {
         &self,
         key: &str,
         names: &[String],
-        nodes: &[NodeDef],
-        links: &[LinkDef],
+        nodes: &Nodes,
+        links: &Links,
         src: usize,
         dst: usize,
     ) -> Result<Vec<usize>> {
         let mut hops: Vec<usize> = Vec::with_capacity(names.len());
+        let mut visited = HashSet::with_capacity(names.len());
         for (k, name) in names.iter().enumerate() {
             let at = format!("{key}[{k}]");
-            let node = node_index(nodes, name).map_err(|m| self.err(&at, m))?;
+            let node = nodes.index(name).map_err(|m| self.err(&at, m))?;
             if k == 0 && node != src {
-                return Err(self.err(&at, format!("the path must start at the source {}, not {name}", nodes[src].name)));
+                return Err(
+                    self.err(&at, format!("the path must start at the source {}, not {name}", nodes.defs[src].name))
+                );
             }
-            if hops.contains(&node) {
+            if !visited.insert(node) {
                 return Err(self.err(&at, format!("{name} appears twice; a path visits each node once")));
             }
+            if k > 0 && k + 1 < names.len() && nodes.defs[node].kind == NodeKind::Host {
+                return Err(self.err(
+                    &at,
+                    format!("{name} is a host; hosts do not forward, so the nodes between a path's ends are routers"),
+                ));
+            }
             if let Some(&prev) = hops.last() {
-                if !links.iter().any(|l| (l.a, l.b) == (prev, node) || (l.a, l.b) == (node, prev)) {
-                    return Err(self.err(&at, format!("{} and {name} are not joined by a link", nodes[prev].name)));
+                if links.between(prev, node).is_none() {
+                    return Err(self.err(&at, format!("{} and {name} are not joined by a link", nodes.defs[prev].name)));
                 }
             }
             hops.push(node);
@@ -732,7 +795,7 @@ impl Context<'_> {
             Some(&last) if last == dst => Ok(hops),
             Some(&last) => Err(self.err(
                 &format!("{key}[{}]", hops.len() - 1),
-                format!("the path must end at the destination {}, not {}", nodes[dst].name, nodes[last].name),
+                format!("the path must end at the destination {}, not {}", nodes.defs[dst].name, nodes.defs[last].name),
             )),
             None => Err(self.err(key, "a pinned path needs at least the source and the destination")),
         }
@@ -744,13 +807,6 @@ enum RateOrInterval {
     Interval(Time),
 }
 
-fn node_index(nodes: &[NodeDef], name: &str) -> std::result::Result<usize, String> {
-    nodes
-        .iter()
-        .position(|n| n.name == name)
-        .ok_or_else(|| format!("{name} is not a node; nodes are {}", list(nodes.iter().map(|n| n.name.as_str()))))
-}
-
 fn class_index(classes: &[ClassDef], name: &str) -> std::result::Result<usize, String> {
     classes
         .iter()
@@ -758,25 +814,56 @@ fn class_index(classes: &[ClassDef], name: &str) -> std::result::Result<usize, S
         .ok_or_else(|| format!("{name} is not a class; classes are {}", list(classes.iter().map(|c| c.name.as_str()))))
 }
 
-/// Breadth-first search over the links.
-fn reachable(neighbours: &[Vec<usize>], src: usize, dst: usize) -> bool {
-    let mut seen = vec![false; neighbours.len()];
-    let mut frontier = VecDeque::from([src]);
-    seen[src] = true;
-    while let Some(node) = frontier.pop_front() {
-        if node == dst {
-            return true;
-        }
-        for &next in &neighbours[node] {
-            if !std::mem::replace(&mut seen[next], true) {
-                frontier.push_back(next);
-            }
-        }
-    }
-    false
+/// Which hosts reach which. Only routers forward, so a host reaches another
+/// over a link between them, or through a router next to it that is
+/// connected, over routers alone, to a router next to the other. The
+/// routers' connected components are labelled once (a breadth-first search
+/// over router-to-router links), so each question costs the two hosts'
+/// numbers of links.
+struct Reach<'a> {
+    links: &'a Links,
+    /// Per node, the routers it is linked to.
+    routers_next_to: Vec<Vec<usize>>,
+    /// Per router, its component; `usize::MAX` for hosts.
+    component: Vec<usize>,
 }
 
-/// A time for messages, in seconds.
-fn fmt_time(t: Time) -> String {
-    format!("{}s", t.as_secs_f64())
+impl<'a> Reach<'a> {
+    fn new(nodes: &Nodes, links: &'a Links) -> Reach<'a> {
+        let is_router = |n: usize| nodes.defs[n].kind == NodeKind::Router;
+        let mut routers_next_to = vec![Vec::new(); nodes.defs.len()];
+        for link in &links.defs {
+            if is_router(link.b) {
+                routers_next_to[link.a].push(link.b);
+            }
+            if is_router(link.a) {
+                routers_next_to[link.b].push(link.a);
+            }
+        }
+        let mut component = vec![usize::MAX; nodes.defs.len()];
+        for start in (0..nodes.defs.len()).filter(|&n| is_router(n)) {
+            if component[start] != usize::MAX {
+                continue;
+            }
+            component[start] = start;
+            let mut frontier = VecDeque::from([start]);
+            while let Some(router) = frontier.pop_front() {
+                for &next in &routers_next_to[router] {
+                    if component[next] == usize::MAX {
+                        component[next] = start;
+                        frontier.push_back(next);
+                    }
+                }
+            }
+        }
+        Reach { links, routers_next_to, component }
+    }
+
+    fn reachable(&self, src: usize, dst: usize) -> bool {
+        if self.links.between(src, dst).is_some() {
+            return true;
+        }
+        let near_src: HashSet<usize> = self.routers_next_to[src].iter().map(|&r| self.component[r]).collect();
+        self.routers_next_to[dst].iter().any(|&r| near_src.contains(&self.component[r]))
+    }
 }

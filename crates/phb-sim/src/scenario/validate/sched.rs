@@ -7,7 +7,7 @@
 
 use phb::queue::SchedulerKind;
 
-use super::{Context, Result};
+use super::{number, Context, Result};
 use crate::scenario::location::join;
 use crate::scenario::raw;
 
@@ -59,7 +59,7 @@ impl Context<'_> {
                 return Err(self.err(&key, format!("`delta` needs exactly two queues (throughput-sensitive first, delay-sensitive second), this qdisc has {}; give `s` on every queue instead", queues.len())));
             }
             if !(delta.is_finite() && delta > 0.0) {
-                return Err(self.err(&key, format!("delta must be positive and finite, got {delta}")));
+                return Err(self.err(&key, format!("delta must be positive and finite, got {}", number(delta))));
             }
         }
         for (i, queue) in queues.iter().enumerate() {
@@ -91,11 +91,31 @@ impl Context<'_> {
                 }
             }
         }
-        let weights = || -> Vec<f64> { queues.iter().map(|queue| queue.weight.unwrap_or_default()).collect() };
-        let s = || -> Vec<f64> {
+        // Each queue's `key` (checked set above), positive and finite,
+        // reported where it is written rather than by the scheduler's
+        // constructor at the qdisc.
+        let per_queue = |key: &str, value: fn(&raw::Queue) -> Option<f64>| -> Result<Vec<f64>> {
+            queues
+                .iter()
+                .enumerate()
+                .map(|(i, queue)| {
+                    let v = value(queue).unwrap_or_default();
+                    if v.is_finite() && v > 0.0 {
+                        Ok(v)
+                    } else {
+                        Err(self.err(
+                            &format!("{}[{i}].{key}", join(path, "queues")),
+                            format!("{key} must be positive and finite, got {}", number(v)),
+                        ))
+                    }
+                })
+                .collect()
+        };
+        let weights = || per_queue("weight", |queue| queue.weight);
+        let s = || -> Result<Vec<f64>> {
             match q.delta {
-                Some(delta) => vec![1.0, delta],
-                None => queues.iter().map(|queue| queue.s.unwrap_or_default()).collect(),
+                Some(delta) => Ok(vec![1.0, delta]),
+                None => per_queue("s", |queue| queue.s),
             }
         };
         let integer_weights = || -> Result<Vec<u32>> {
@@ -110,7 +130,8 @@ impl Context<'_> {
                         Err(self.err(
                             &format!("{}[{i}].weight", join(path, "queues")),
                             format!(
-                                "the {name} scheduler needs a whole number of packets per round, at least 1; got {w}"
+                                "the {name} scheduler needs a whole number of packets per round, at least 1; got {}",
+                                number(w)
                             ),
                         ))
                     }
@@ -133,9 +154,9 @@ impl Context<'_> {
             }
             raw::Scheduler::Wrr => SchedulerKind::Wrr { weights: integer_weights()? },
             raw::Scheduler::Wirr => SchedulerKind::Wirr { weights: integer_weights()? },
-            raw::Scheduler::Wfq => SchedulerKind::Wfq { weights: weights() },
-            raw::Scheduler::Wf2qPlus => SchedulerKind::Wf2qPlus { weights: weights() },
-            raw::Scheduler::Scfq => SchedulerKind::Scfq { weights: weights() },
+            raw::Scheduler::Wfq => SchedulerKind::Wfq { weights: weights()? },
+            raw::Scheduler::Wf2qPlus => SchedulerKind::Wf2qPlus { weights: weights()? },
+            raw::Scheduler::Scfq => SchedulerKind::Scfq { weights: weights()? },
             raw::Scheduler::Drr => {
                 let mut quanta = Vec::with_capacity(queues.len());
                 for (i, queue) in queues.iter().enumerate() {
@@ -158,12 +179,12 @@ impl Context<'_> {
                 }
                 SchedulerKind::VirtualClock { rates }
             }
-            raw::Scheduler::Bpr => SchedulerKind::Bpr { s: s() },
-            raw::Scheduler::BprPlus => SchedulerKind::BprPlus { s: s() },
-            raw::Scheduler::Wtp => SchedulerKind::Wtp { s: s() },
-            raw::Scheduler::Pad => SchedulerKind::Pad { s: s() },
-            raw::Scheduler::Mdp => SchedulerKind::Mdp { s: s() },
-            raw::Scheduler::Dwfq => SchedulerKind::Dwfq { s: s() },
+            raw::Scheduler::Bpr => SchedulerKind::Bpr { s: s()? },
+            raw::Scheduler::BprPlus => SchedulerKind::BprPlus { s: s()? },
+            raw::Scheduler::Wtp => SchedulerKind::Wtp { s: s()? },
+            raw::Scheduler::Pad => SchedulerKind::Pad { s: s()? },
+            raw::Scheduler::Mdp => SchedulerKind::Mdp { s: s()? },
+            raw::Scheduler::Dwfq => SchedulerKind::Dwfq { s: s()? },
         })
     }
 }

@@ -3,7 +3,7 @@
 
 use phb::Time;
 
-use super::{Context, Present, Result};
+use super::{number, Context, Present, Result};
 use crate::apps::{AppModel, PhaseMode, SizeDist};
 use crate::scenario::location::join;
 use crate::scenario::model::TcpFlow;
@@ -155,7 +155,9 @@ impl Context<'_> {
                     SizeDistKind::Pareto => {
                         let shape = t.shape.unwrap_or(1.5);
                         if !(shape > 1.0 && shape.is_finite()) {
-                            return Err(self.err(&key("shape"), format!("shape must be greater than 1, got {shape}")));
+                            return Err(
+                                self.err(&key("shape"), format!("shape must be greater than 1, got {}", number(shape)))
+                            );
                         }
                         SizeDist::Pareto { mean: size, shape }
                     }

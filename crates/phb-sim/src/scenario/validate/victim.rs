@@ -5,7 +5,7 @@
 use phb::aqm::plr::PlrMemory;
 use phb::queue::Victim;
 
-use super::{Context, Result};
+use super::{number, Context, Result};
 use crate::scenario::location::join;
 use crate::scenario::raw;
 
@@ -65,7 +65,8 @@ impl Context<'_> {
             }
             let x = buffer.plc_x.unwrap_or(phb::aqm::plc::PlcParams::DEFAULT_X);
             if !(x.is_finite() && x > 0.0) {
-                return Err(self.err(&join(path, "plc_x"), format!("plc_x = a/b must be positive and finite, got {x}")));
+                return Err(self
+                    .err(&join(path, "plc_x"), format!("plc_x = a/b must be positive and finite, got {}", number(x))));
             }
             return Ok(Victim::Plc { x });
         }
@@ -78,10 +79,14 @@ impl Context<'_> {
             raw::PlrMemory::Window(m) if *m >= 1 => PlrMemory::Window(*m as usize),
             raw::PlrMemory::Word(w) if w == "infinite" => PlrMemory::Infinite,
             other => {
+                let got = match other {
+                    raw::PlrMemory::Window(m) => m.to_string(),
+                    raw::PlrMemory::Word(w) => format!("{w:?}"),
+                };
                 return Err(self.err(
                     &key,
-                    format!("plr is the dropper's memory: a number of arrivals M >= 1 (PLR(M)) or \"infinite\" (PLR(∞)); got {other:?}"),
-                ))
+                    format!("plr is the dropper's memory: a number of arrivals M >= 1 (PLR(M)) or \"infinite\" (PLR(∞)); got {got}"),
+                ));
             }
         };
         let mut sigma = Vec::with_capacity(mine.len());
@@ -93,9 +98,10 @@ impl Context<'_> {
                 )
             })?;
             if !(value.is_finite() && value > 0.0) {
-                return Err(
-                    self.err(&join(&queue_path(q), "sigma"), format!("sigma must be positive and finite, got {value}"))
-                );
+                return Err(self.err(
+                    &join(&queue_path(q), "sigma"),
+                    format!("sigma must be positive and finite, got {}", number(value)),
+                ));
             }
             sigma.push(value);
         }

@@ -1,0 +1,259 @@
+//! The memory and event budget of a run, estimated before it starts. A
+//! sample every nanosecond, a TCP window of 2³² segments or ten million
+//! flows used to be accepted and then exhausted the machine (issue 11); now
+//! validation refuses them, naming the key responsible and the estimate,
+//! when the total exceeds `run.memory_limit` (default [`DEFAULT_LIMIT`]).
+//!
+//! What grows with the input, and what each item costs. The costs were
+//! measured as the simulator's peak resident memory (`examples/bench`) over
+//! runs that vary one input at a time, and rounded up:
+//!
+//! - a link: [`LINK_BYTES`] (its two ports, qdiscs and counters, and its
+//!   share of the parsed file);
+//! - a flow: [`UDP_FLOW_BYTES`] or [`TCP_FLOW_BYTES`] (its state, counters
+//!   and result rows);
+//! - a TCP flow's first burst, `min(initial_window, window)` segments sent
+//!   at once, [`SEGMENT_BYTES`] each while outstanding (later, ACKs clock
+//!   the window open no faster than the network carries the data);
+//! - a time-series row, [`ROW_BYTES`]. Each sample writes, for every
+//!   sampled link direction on a route some traffic takes, its queue (2
+//!   rows), each RED-family buffer's average and each class's throughput
+//!   and mean delay; each class's throughput and mean delay end to end
+//!   (if sampled); and 3 rows per traced TCP flow.
+//!
+//! Samples are events as well, which cost time rather than memory: a run
+//! takes at most [`MAX_SAMPLES`]. Packets in queues are bounded by the
+//! qdiscs' limits and not counted. The estimate is the simulator's own; the
+//! Python front end's copy of the result tables comes on top.
+
+use std::collections::HashSet;
+
+use phb::queue::{BufferPolicy, QdiscConfig};
+
+use super::{Context, Links, Nodes, Result};
+use crate::net::routing::{adjacency, pinned_path, shortest_path};
+use crate::scenario::model::{NodeKind, RunConfig, TrafficGroup, Transport};
+use crate::scenario::raw;
+
+/// `run.memory_limit` when the file gives none.
+pub(super) const DEFAULT_LIMIT: u64 = 4 << 30;
+const DEFAULT_LIMIT_TEXT: &str = "4GiB";
+pub(super) const LINK_BYTES: u128 = 5 << 10;
+pub(super) const UDP_FLOW_BYTES: u128 = 1 << 10;
+pub(super) const TCP_FLOW_BYTES: u128 = 2 << 10;
+pub(super) const SEGMENT_BYTES: u128 = 32;
+pub(super) const ROW_BYTES: u128 = 160;
+/// Samples a run may take (`run.duration / run.sample_interval`).
+pub(super) const MAX_SAMPLES: u64 = 100_000_000;
+
+/// One input's share of the estimate.
+struct Part {
+    /// The key to name when this part is the largest.
+    key: String,
+    bytes: u128,
+    /// What it is, for the message: "10000000 flows of traffic[3]".
+    what: String,
+    /// How to make it smaller.
+    hint: &'static str,
+}
+
+impl Context<'_> {
+    /// Refuses a run whose estimated memory exceeds `run.memory_limit`, at
+    /// the key of its largest part, or whose samples exceed [`MAX_SAMPLES`].
+    pub(super) fn budget(
+        &self,
+        raw_run: &raw::Run,
+        run: &RunConfig,
+        classes: usize,
+        nodes: &Nodes,
+        links: &Links,
+        groups: &[TrafficGroup],
+    ) -> Result<()> {
+        let (limit, limit_text) = match &raw_run.memory_limit {
+            Some(q) => match self.size("run.memory_limit", q)? {
+                0 => return Err(self.err("run.memory_limit", "the memory limit must be positive")),
+                bytes => (bytes, q.0.trim()),
+            },
+            None => (DEFAULT_LIMIT, DEFAULT_LIMIT_TEXT),
+        };
+        let mut parts = vec![Part {
+            key: "links".into(),
+            bytes: links.defs.len() as u128 * LINK_BYTES,
+            what: format!("{} links", links.defs.len()),
+            hint: "simulate a smaller network",
+        }];
+        for (i, group) in groups.iter().enumerate() {
+            let count = group.count as u128;
+            let (per_flow, burst) = match &group.transport {
+                Transport::Udp(_) => (UDP_FLOW_BYTES, None),
+                Transport::Tcp(tcp) => {
+                    let c = &tcp.config;
+                    let (segments, key) = if c.initial_window <= c.window {
+                        (c.initial_window, "initial_window")
+                    } else {
+                        (c.window, "window")
+                    };
+                    (TCP_FLOW_BYTES, Some((segments, key)))
+                }
+            };
+            parts.push(Part {
+                key: format!("traffic[{i}].count"),
+                bytes: count * per_flow,
+                what: format!("{} of traffic[{i}]", flows(group.count)),
+                hint: "run fewer flows",
+            });
+            if let Some((segments, key)) = burst {
+                parts.push(Part {
+                    key: format!("traffic[{i}].{key}"),
+                    bytes: count * segments as u128 * SEGMENT_BYTES,
+                    what: format!("the first burst of traffic[{i}] ({} × {segments} segments)", flows(group.count)),
+                    hint: "give TCP a smaller window",
+                });
+            }
+        }
+        let samples = match run.sample_interval {
+            Some(interval) => run.duration.as_nanos() / interval.as_nanos(),
+            None => 0,
+        };
+        if samples > 0 {
+            let rows = sample_rows(run, classes, nodes, links, groups);
+            parts.push(Part {
+                key: "run.sample_interval".into(),
+                bytes: samples as u128 * rows * ROW_BYTES,
+                what: format!("{samples} samples of the time series × {rows} rows"),
+                hint: "sample less often or name fewer run.sample_scopes",
+            });
+        }
+        let total: u128 = parts.iter().map(|p| p.bytes).sum();
+        if total > limit as u128 {
+            let largest = parts.iter().max_by_key(|p| p.bytes).expect("there is always the links' part");
+            return Err(self.err(
+                &largest.key,
+                format!(
+                    "the run would need about {} of memory, more than run.memory_limit ({limit_text}), {} of it \
+                     for {}; {}, or raise run.memory_limit",
+                    bytes(total),
+                    bytes(largest.bytes),
+                    largest.what,
+                    largest.hint
+                ),
+            ));
+        }
+        if samples > MAX_SAMPLES {
+            return Err(self.err(
+                "run.sample_interval",
+                format!(
+                    "{samples} samples, more than the {MAX_SAMPLES} a run may take (each is an event that visits \
+                     every sampled scope); sample less often"
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Time-series rows one sample writes at most (see the module doc).
+fn sample_rows(run: &RunConfig, classes: usize, nodes: &Nodes, links: &Links, groups: &[TrafficGroup]) -> u128 {
+    let classes = classes as u128;
+    let qdisc = |port: usize| -> &QdiscConfig {
+        let link = &links.defs[port / 2];
+        if port.is_multiple_of(2) {
+            &link.qdisc_ab
+        } else {
+            &link.qdisc_ba
+        }
+    };
+    let port_rows = |port: usize| -> u128 {
+        let averages = qdisc(port)
+            .buffers
+            .iter()
+            .filter(|b| matches!(b.policy, BufferPolicy::Red(_) | BufferPolicy::Wred(_) | BufferPolicy::AdaptiveRed(_)))
+            .count() as u128;
+        2 + averages + 2 * classes
+    };
+    let ports: Vec<usize> = match &run.sample_scopes {
+        Some(scopes) => scopes.iter().filter_map(|scope| port_of_scope(scope, nodes, links)).collect(),
+        None => ports_on_routes(nodes, links, groups),
+    };
+    let end_to_end = if run.samples(crate::report::END_TO_END) { 2 * classes } else { 0 };
+    let traced: u128 = groups
+        .iter()
+        .filter(|g| matches!(&g.transport, Transport::Tcp(tcp) if tcp.trace))
+        .map(|g| g.count as u128)
+        .sum();
+    ports.into_iter().map(port_rows).sum::<u128>() + end_to_end + 3 * traced
+}
+
+/// The port of a link-direction scope `"a->b"` (validated to exist), or
+/// `None` for `"end-to-end"`.
+fn port_of_scope(scope: &str, nodes: &Nodes, links: &Links) -> Option<usize> {
+    let (from, to) = scope.split_once("->")?;
+    let (from, to) = (nodes.index(from).ok()?, nodes.index(to).ok()?);
+    let link = links.between(from, to)?;
+    Some(if links.defs[link].a == from { 2 * link } else { 2 * link + 1 })
+}
+
+/// The ports some flow's packets (or a TCP flow's ACKs) cross, routed as
+/// the simulator routes them; each pair of ends is routed once.
+fn ports_on_routes(nodes: &Nodes, links: &Links, groups: &[TrafficGroup]) -> Vec<usize> {
+    let adjacency = adjacency(nodes.defs.len(), &links.defs);
+    let forwards: Vec<bool> = nodes.defs.iter().map(|n| n.kind == NodeKind::Router).collect();
+    let mut used = vec![false; 2 * links.defs.len()];
+    let mut routed = HashSet::new();
+    for group in groups {
+        let mut ends = vec![(group.src, group.dst)];
+        if matches!(group.transport, Transport::Tcp(_)) {
+            ends.push((group.dst, group.src));
+        }
+        for (k, (src, dst)) in ends.into_iter().enumerate() {
+            let route = match &group.path {
+                Some(path) if k == 0 => pinned_path(&adjacency, path),
+                Some(path) => pinned_path(&adjacency, &path.iter().rev().copied().collect::<Vec<_>>()),
+                None if !routed.insert((src, dst)) => continue,
+                None => shortest_path(&adjacency, &forwards, src, dst),
+            };
+            for port in route.into_iter().flatten() {
+                used[port] = true;
+            }
+        }
+    }
+    (0..used.len()).filter(|&p| used[p]).collect()
+}
+
+/// `1 flow`, `10 flows`.
+fn flows(count: u32) -> String {
+    if count == 1 {
+        "1 flow".to_owned()
+    } else {
+        format!("{count} flows")
+    }
+}
+
+/// Bytes for messages: `512 B`, `64 KiB`, `9.5 GiB`.
+fn bytes(n: u128) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut value = n as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 || value >= 100.0 {
+        format!("{value:.0} {}", UNITS[unit])
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_counts_read_as_binary_units() {
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(64 << 10), "64.0 KiB");
+        assert_eq!(bytes(9_500_000_000), "8.8 GiB");
+        assert_eq!(bytes(300 << 30), "300 GiB");
+    }
+}
