@@ -22,7 +22,7 @@ use phb::{DropReason, Qdisc, Rng, Time};
 use crate::apps::Action;
 use crate::engine::{EventList, HeapEventList};
 use crate::flow::{Flow, FlowTransport};
-use crate::measure::ClassStats;
+use crate::measure::{ClassStats, DelayRatioMeter};
 use crate::net::routing::{pinned_path, shortest_path, Adjacency};
 use crate::net::{Kind, Meta, Port, Routes, SimPacket};
 use crate::output::RunOutput;
@@ -81,6 +81,15 @@ pub(crate) struct Sim<'s> {
     measuring: bool,
     pub events_processed: u64,
     pub series: report::TimeSeries,
+    /// The delay ratios `run.delay_ratios` asks for, in its order.
+    pub ratios: Vec<RatioMeter>,
+}
+
+/// A delay-ratio meter and where it listens: a port's departures, or (port
+/// `None`) deliveries end to end.
+pub(crate) struct RatioMeter {
+    pub port: Option<usize>,
+    pub meter: DelayRatioMeter,
 }
 
 impl<'s> Sim<'s> {
@@ -135,6 +144,26 @@ impl<'s> Sim<'s> {
                 flows.push(Flow::new(name, g, group, codepoint, route, ack_route, seed));
             }
         }
+        let ratios = scenario
+            .run
+            .delay_ratios
+            .iter()
+            .map(|def| RatioMeter {
+                port: def.direction.map(|(from, to)| {
+                    ports
+                        .iter()
+                        .position(|p| (p.from, p.to) == (from, to))
+                        .expect("validation guarantees the link direction exists")
+                }),
+                meter: DelayRatioMeter::new(
+                    def.numerator,
+                    def.denominator,
+                    &def.timescales,
+                    scenario.run.warmup,
+                    scenario.run.duration,
+                ),
+            })
+            .collect();
         Sim {
             scenario,
             now: Time::ZERO,
@@ -149,6 +178,7 @@ impl<'s> Sim<'s> {
             measuring: scenario.run.warmup == Time::ZERO,
             events_processed: 0,
             series: report::TimeSeries::default(),
+            ratios,
         }
     }
 
@@ -499,6 +529,11 @@ impl<'s> Sim<'s> {
         let class = self.class_of_codepoint[(pkt.class & 63) as usize] as usize;
         let wait = (self.now - pkt.enqueued).as_nanos();
         port.stats[class].depart(pkt.size, wait, self.measuring);
+        if self.measuring && !self.ratios.is_empty() {
+            for r in self.ratios.iter_mut().filter(|r| r.port == Some(p)) {
+                r.meter.record(class, self.now, wait);
+            }
+        }
         let done = self.now + Time::transmission(pkt.size, port.rate_bps);
         port.busy = true;
         port.wire.push_back(pkt);
@@ -539,6 +574,11 @@ impl<'s> Sim<'s> {
         let queueing = delay.checked_sub(latency).expect("a packet's one-way delay includes its path's fixed latency");
         flow.total.queueing_sum_ns += queueing as u128;
         self.end_to_end[flow.class].depart(pkt.size, delay, self.measuring);
+        if self.measuring && !self.ratios.is_empty() {
+            for r in self.ratios.iter_mut().filter(|r| r.port.is_none()) {
+                r.meter.record(flow.class, self.now, queueing);
+            }
+        }
         match pkt.meta.kind {
             Kind::Data => self.tcp_receive(&pkt),
             _ => flow.total.delivered_bytes += pkt.size as u64,

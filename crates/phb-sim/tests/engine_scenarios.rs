@@ -43,7 +43,14 @@ fn dumbbell(
     let fast = QdiscConfig::fifo(Limit::Packets(1000));
     Scenario {
         name: "test".into(),
-        run: RunConfig { duration, warmup, seed: 1, sample_interval: None, sample_scopes: None },
+        run: RunConfig {
+            duration,
+            warmup,
+            seed: 1,
+            sample_interval: None,
+            sample_scopes: None,
+            delay_ratios: Vec::new(),
+        },
         classes: vec![ClassDef { name: "be".into(), codepoint: 0 }, ClassDef { name: "ef".into(), codepoint: 46 }],
         nodes: vec![
             node("s", NodeKind::Host),
