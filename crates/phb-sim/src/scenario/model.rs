@@ -167,6 +167,8 @@ pub enum SourceModel {
     /// ON and OFF durations (e.g. VoIP: 82-byte packets every 30 ms, ON 3 s,
     /// OFF 6 s).
     ExpOnOff { packet_size: u32, rate_bps: u64, on_mean: Time, off_mean: Time },
+    /// Poisson arrivals: exponential gaps, `rate_bps` on average.
+    Poisson { packet_size: u32, rate_bps: u64 },
 }
 
 impl SourceModel {
@@ -175,7 +177,8 @@ impl SourceModel {
         match *self {
             SourceModel::Cbr { packet_size, .. }
             | SourceModel::ParetoOnOff { packet_size, .. }
-            | SourceModel::ExpOnOff { packet_size, .. } => packet_size,
+            | SourceModel::ExpOnOff { packet_size, .. }
+            | SourceModel::Poisson { packet_size, .. } => packet_size,
         }
     }
 }

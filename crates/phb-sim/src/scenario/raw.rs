@@ -384,6 +384,7 @@ pub enum TrafficKind {
     Cbr,
     ParetoOnoff,
     ExpOnoff,
+    Poisson,
     Tcp,
 }
 

@@ -834,6 +834,20 @@ fn sample_scopes_name_existing_scopes() {
 }
 
 #[test]
+fn poisson_sources_take_a_mean_rate_and_nothing_else() {
+    let stream =
+        "kind = \"cbr\"\nfrom = \"s2\"\nto = \"d1\"\nclass = \"be\"\npacket_size = \"1000B\"\nrate = \"2Mbps\"";
+    assert!(FULL.contains(stream));
+    let poisson = stream.replace("\"cbr\"", "\"poisson\"");
+    let s = load(&FULL.replace(stream, &poisson), "f", &[]).unwrap();
+    assert_eq!(s.groups[2].transport, Transport::Udp(SourceModel::Poisson { packet_size: 1000, rate_bps: 2_000_000 }));
+    let err = load(&FULL.replace(stream, &format!("{poisson}\non_mean = \"1s\"")), "f", &[]).unwrap_err();
+    assert!(invalid(err).1.contains("`on_mean` does not apply to a poisson source"));
+    let err = load(&FULL.replace(stream, &poisson.replace("\nrate = \"2Mbps\"", "")), "f", &[]).unwrap_err();
+    assert!(invalid(err).1.contains("a poisson source needs `rate`"));
+}
+
+#[test]
 fn delay_ratios_name_a_scope_two_classes_and_timescales() {
     let with = |ratios: &str| load(&FULL.replace("seed = 7", &format!("seed = 7\ndelay_ratios = {ratios}")), "f", &[]);
     let run = with(

@@ -710,6 +710,12 @@ impl Context<'_> {
                 }
                 SourceModel::ParetoOnOff { packet_size, rate_bps, on_mean, off_mean, shape }
             }
+            raw::TrafficKind::Poisson => {
+                let what = "a poisson source";
+                self.only(path, what, present, &["rate"])?;
+                let rate_bps = self.rate(&key("rate"), self.required(path, "rate", &t.rate, what)?)?;
+                SourceModel::Poisson { packet_size, rate_bps }
+            }
             raw::TrafficKind::Tcp => unreachable!("TCP groups are validated by tcp_flow"),
             raw::TrafficKind::ExpOnoff => {
                 let what = "an exp_onoff source";
