@@ -2,7 +2,7 @@
 DataFrames, and writing them to a directory.
 
 A results directory holds one Parquet file per table (`classes.parquet`,
-`flows.parquet`, `timeseries.parquet`, ...) and `summary.json`. It is written
+`flows.parquet`, `timeseries.parquet`, `delay_ratios.parquet`, ...) and `summary.json`. It is written
 atomically: into a temporary sibling directory first, which then replaces the
 target, so a reader never sees a half-written directory.
 """
@@ -47,6 +47,10 @@ class Results:
         timeseries: long form (time_s, scope, class, metric, value); empty
             unless the scenario sets `run.sample_interval`.
         transfers: one row per TCP file transfer (empty without `app = "files"`).
+        delay_ratios: per (scope, numerator, denominator, timescale_s) the
+            per-packet delay ratio and the mean and percentiles of the
+            per-interval ratios; empty unless the scenario sets
+            `run.delay_ratios`.
     """
 
     def __init__(
@@ -100,6 +104,10 @@ class Results:
     @property
     def transfers(self) -> pd.DataFrame:
         return self._table("transfers")
+
+    @property
+    def delay_ratios(self) -> pd.DataFrame:
+        return self._table("delay_ratios")
 
     def __repr__(self) -> str:
         s = self.summary
