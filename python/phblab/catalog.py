@@ -60,6 +60,9 @@ AGGREGATES = {"sum", "mean", "min", "max", "count"}
 #: the per-run tables a column metric may read (the sweep's dataset)
 COLUMN_TABLES = ("classes", "flows", "delay_ratios")
 SOURCES = {"paper", "measured"}
+#: what an entry is: a reproduction of a paper's result, or a sensitivity
+#: study that reruns one under another assumption (not itself a reproduction)
+ENTRY_KINDS = ("reproduction", "sensitivity")
 CLAIM_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 #: per-class series of a run's time series (`timeseries.parquet`)
 CLASS_SERIES = {"delay_mean_s", "throughput_bps"}
@@ -212,6 +215,8 @@ class Entry:
     claims: list = field(default_factory=list)
     #: `[reproduce.table]`: {"metrics": [...], "where": {...}, "title": "..."}
     table: dict = field(default_factory=dict)
+    #: "reproduction" or "sensitivity" (ENTRY_KINDS)
+    kind: str = "reproduction"
     #: the scenario file the entry sweeps: `path` itself, or the file its
     #: `scenario` key names
     scenario: Path | None = None
@@ -564,9 +569,24 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
     w = f"{path}: [reproduce]"
     _check_keys(
         section,
-        {"title", "paper", "scenario", "assumptions", "notes", "sweep", "metrics", "expect", "claims", "plot", "table"},
+        {
+            "title",
+            "kind",
+            "paper",
+            "scenario",
+            "assumptions",
+            "notes",
+            "sweep",
+            "metrics",
+            "expect",
+            "claims",
+            "plot",
+            "table",
+        },
         w,
     )
+    kind = section.get("kind", "reproduction")
+    _need(kind in ENTRY_KINDS, f"{w}.kind", f"{kind!r}: one of {', '.join(ENTRY_KINDS)}")
     sweep = dict(section.get("sweep", {}))
     _check_keys(sweep, {"grid", "set", "seeds", "overrides"}, f"{w}.sweep")
     grid = sweep.get("grid", {})
@@ -650,6 +670,7 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
         text=text,
         claims=claims,
         table=table,
+        kind=kind,
     )
 
 
@@ -1330,6 +1351,7 @@ class Outcome:
         return {
             "id": e.id,
             "title": e.title,
+            "kind": e.kind,
             "paper": e.paper,
             "scenario": str(e.scenario_path),
             "entry": str(e.path),
@@ -1509,7 +1531,7 @@ def plot_entry(entry: Entry, pstats: pd.DataFrame, out_dir: Path) -> list[Path]:
 
 def format_outcome(outcome: Outcome) -> str:
     e = outcome.entry
-    lines = [f"{e.id}: {e.title}"]
+    lines = [f"{e.id}: {e.title}" + (f" [{e.kind}]" if e.kind != "reproduction" else "")]
     if e.paper:
         lines.append(f"  paper: {e.paper}")
     if e.assumptions:
@@ -1545,7 +1567,9 @@ def list_entries(entries: Sequence[Entry]) -> str:
         points = math.prod(len(v) for v in e.grid.values()) if e.grid else 1
         seeds = e.sweep.get("seeds", 1)
         nseeds = seeds if isinstance(seeds, int) else len(seeds)
+        kind = f" ({e.kind})" if e.kind != "reproduction" else ""
         out.append(
-            f"{e.id.ljust(width)}  {e.title}  [{', '.join(what) or 'no values'}; {points} points × {nseeds} seeds]"
+            f"{e.id.ljust(width)}  {e.title}{kind}  "
+            f"[{', '.join(what) or 'no values'}; {points} points × {nseeds} seeds]"
         )
     return "\n".join(out)

@@ -159,6 +159,11 @@ def _entry_section(entry: Entry, results: Path, out: Path) -> tuple[str, str]:
     d = entry_dir(entry, results)
     comparison = d / "comparison.json"
     parts = [f'<h2 id="{_e(flat)}">{_e(entry.id)}: {_e(entry.title)}</h2>']
+    if entry.kind == "sensitivity":
+        parts.append(
+            '<p class="small"><b>A sensitivity study, not a reproduction:</b> it reruns a result of the '
+            "source under another assumption; its checks say whether the source's statements survive it.</p>"
+        )
     if entry.paper:
         parts.append(f"<p><b>Source:</b> {_e(entry.paper)}</p>")
     scen = Path("scenarios") / f"{flat}.toml"
@@ -254,7 +259,8 @@ def write_report(
             statuses.append((entry, status))
             sections.append(body)
         overview = "".join(
-            f'<tr><td class="l"><a href="#{_e(_flat(e.id))}">{_e(e.id)}</a></td><td class="l">{_e(e.title)}</td>'
+            f'<tr><td class="l"><a href="#{_e(_flat(e.id))}">{_e(e.id)}</a></td><td class="l">{_e(e.title)}'
+            f"{' <i>(sensitivity)</i>' if e.kind == 'sensitivity' else ''}</td>"
             f'<td class="{"notrun" if s == "not run" else s}">{_e(s.upper())}</td></tr>'
             for e, s in statuses
         )
