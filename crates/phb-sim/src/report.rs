@@ -11,8 +11,12 @@
 //!   bytes of those received, `goodput_bps` the application bytes delivered
 //!   in order (for UDP the two are equal).
 //! - `transfers`: one row per completed TCP file transfer.
-//! - `timeseries`: long form `(time_s, scope, class, metric, value)`;
-//!   traced TCP flows appear with scope `flow/<name>`.
+//! - `timeseries`: long form `(time_s, scope, class, metric, value)`:
+//!   per link direction the queue (`queue_pkts`, `queue_bytes`, `red_avg`)
+//!   and per class its backlog (`backlog_pkts`, packets of the class in the
+//!   qdisc at the sample), throughput and mean delay over the interval;
+//!   end to end, per class throughput and mean delay; traced TCP flows
+//!   appear with scope `flow/<name>`.
 //! - `delay_ratios`: one row per ratio of `run.delay_ratios` and timescale:
 //!   the per-packet ratio of the two classes' mean queueing delays and the
 //!   mean and percentiles of the per-interval ratios (`measure::delay_ratio`).
@@ -98,6 +102,11 @@ impl TimeSeries {
             }
         }
         self.record_classes(scenario, now, interval, &scope, &mut port.stats);
+        for (class, s) in scenario.classes.iter().zip(&port.stats) {
+            if s.total.arrivals > 0 {
+                self.push(now, &scope, &class.name, "backlog_pkts", s.backlog() as f64);
+            }
+        }
     }
 
     /// Congestion state of a traced TCP flow.
