@@ -22,7 +22,8 @@
 //!   mean and percentiles of the per-interval ratios (`measure::delay_ratio`).
 //!   Queueing delays are waits in the qdisc per link, and one-way delay less
 //!   the path's transmission and propagation times end to end. Empty unless
-//!   the scenario asks.
+//!   the scenario asks; the meters read the counters at interval boundaries
+//!   (timer events), never per packet.
 
 use phb::{DropReason, Time};
 
@@ -284,8 +285,8 @@ fn delay_ratios_table(sim: &mut Sim) -> Table {
     let (mut timescale, mut intervals, mut used, mut mean, mut per_packet) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut percentiles: [Vec<f64>; 5] = Default::default();
-    for (def, r) in scenario.run.delay_ratios.iter().zip(&mut sim.ratios) {
-        for s in r.meter.finish() {
+    for (def, summaries) in scenario.run.delay_ratios.iter().zip(sim.finish_ratios()) {
+        for s in summaries {
             scope.push(def.scope.clone());
             numerator.push(scenario.classes[def.numerator].name.clone());
             denominator.push(scenario.classes[def.denominator].name.clone());

@@ -22,7 +22,7 @@ use phb::{DropReason, Qdisc, Rng, Time};
 use crate::apps::Action;
 use crate::engine::{EventList, HeapEventList};
 use crate::flow::{Flow, FlowTransport};
-use crate::measure::{ClassStats, DelayRatioMeter};
+use crate::measure::{ClassStats, DelayRatioMeter, RatioSummary, Totals};
 use crate::net::routing::{pinned_path, shortest_path, Adjacency};
 use crate::net::{Kind, Meta, Port, Routes, SimPacket};
 use crate::output::RunOutput;
@@ -60,6 +60,8 @@ enum Event {
     PortWake(u32),
     /// Record a time-series sample.
     Sample,
+    /// Delay-ratio boundary `0` (an index into `Sim::ratio_ticks`).
+    RatioTick(u32),
     /// Statistics count from now on.
     WarmupEnd,
 }
@@ -82,14 +84,23 @@ pub(crate) struct Sim<'s> {
     pub events_processed: u64,
     pub series: report::TimeSeries,
     /// The delay ratios `run.delay_ratios` asks for, in its order.
-    pub ratios: Vec<RatioMeter>,
+    ratios: Vec<RatioMeter>,
+    /// Per boundary series: (meter, timescale index, interval length).
+    ratio_ticks: Vec<(usize, usize, Time)>,
 }
 
-/// A delay-ratio meter and where it listens: a port's departures, or (port
-/// `None`) deliveries end to end.
-pub(crate) struct RatioMeter {
-    pub port: Option<usize>,
-    pub meter: DelayRatioMeter,
+/// A delay-ratio meter and the counters it reads.
+struct RatioMeter {
+    scope: RatioScope,
+    meter: DelayRatioMeter,
+}
+
+/// Where a delay-ratio meter's two classes (numerator first) are counted.
+enum RatioScope {
+    /// Queueing delays at a port: its per-class delay histograms.
+    Port { port: usize, classes: [usize; 2] },
+    /// End-to-end queueing delays: the received packets of each class's flows.
+    EndToEnd { flows: [Vec<usize>; 2] },
 }
 
 impl<'s> Sim<'s> {
@@ -144,25 +155,32 @@ impl<'s> Sim<'s> {
                 flows.push(Flow::new(name, g, group, codepoint, route, ack_route, seed));
             }
         }
-        let ratios = scenario
+        let ratios: Vec<RatioMeter> = scenario
             .run
             .delay_ratios
             .iter()
-            .map(|def| RatioMeter {
-                port: def.direction.map(|(from, to)| {
-                    ports
-                        .iter()
-                        .position(|p| (p.from, p.to) == (from, to))
-                        .expect("validation guarantees the link direction exists")
-                }),
-                meter: DelayRatioMeter::new(
-                    def.numerator,
-                    def.denominator,
-                    &def.timescales,
-                    scenario.run.warmup,
-                    scenario.run.duration,
-                ),
+            .map(|def| {
+                let classes = [def.numerator, def.denominator];
+                let scope = match def.direction {
+                    Some((from, to)) => RatioScope::Port {
+                        port: ports
+                            .iter()
+                            .position(|p| (p.from, p.to) == (from, to))
+                            .expect("validation guarantees the link direction exists"),
+                        classes,
+                    },
+                    None => RatioScope::EndToEnd {
+                        flows: classes.map(|c| (0..flows.len()).filter(|&f| flows[f].class == c).collect()),
+                    },
+                };
+                let meter = DelayRatioMeter::new(&def.timescales, scenario.run.warmup, scenario.run.duration);
+                RatioMeter { scope, meter }
             })
+            .collect();
+        let ratio_ticks = ratios
+            .iter()
+            .enumerate()
+            .flat_map(|(i, r)| r.meter.timescales().enumerate().map(move |(j, t)| (i, j, t)))
             .collect();
         Sim {
             scenario,
@@ -179,6 +197,7 @@ impl<'s> Sim<'s> {
             events_processed: 0,
             series: report::TimeSeries::default(),
             ratios,
+            ratio_ticks,
         }
     }
 
@@ -208,6 +227,15 @@ impl<'s> Sim<'s> {
         }
         if let Some(interval) = self.scenario.run.sample_interval {
             self.events.push(interval, Event::Sample);
+        }
+        let warmup = self.scenario.run.warmup;
+        if warmup == Time::ZERO {
+            self.begin_ratios();
+        }
+        for (k, &(_, _, length)) in self.ratio_ticks.iter().enumerate() {
+            if warmup + length < self.end {
+                self.events.push(warmup + length, Event::RatioTick(k as u32));
+            }
         }
     }
 
@@ -251,6 +279,7 @@ impl<'s> Sim<'s> {
                     let interval = self.scenario.run.sample_interval.expect("sampling is on");
                     self.events.push(self.now + interval, Event::Sample);
                 }
+                Event::RatioTick(k) => self.ratio_tick(k as usize),
                 Event::WarmupEnd => self.end_warmup(),
             }
         }
@@ -529,11 +558,6 @@ impl<'s> Sim<'s> {
         let class = self.class_of_codepoint[(pkt.class & 63) as usize] as usize;
         let wait = (self.now - pkt.enqueued).as_nanos();
         port.stats[class].depart(pkt.size, wait, self.measuring);
-        if self.measuring && !self.ratios.is_empty() {
-            for r in self.ratios.iter_mut().filter(|r| r.port == Some(p)) {
-                r.meter.record(class, self.now, wait);
-            }
-        }
         let done = self.now + Time::transmission(pkt.size, port.rate_bps);
         port.busy = true;
         port.wire.push_back(pkt);
@@ -574,11 +598,6 @@ impl<'s> Sim<'s> {
         let queueing = delay.checked_sub(latency).expect("a packet's one-way delay includes its path's fixed latency");
         flow.total.queueing_sum_ns += queueing as u128;
         self.end_to_end[flow.class].depart(pkt.size, delay, self.measuring);
-        if self.measuring && !self.ratios.is_empty() {
-            for r in self.ratios.iter_mut().filter(|r| r.port.is_none()) {
-                r.meter.record(flow.class, self.now, queueing);
-            }
-        }
         match pkt.meta.kind {
             Kind::Data => self.tcp_receive(&pkt),
             _ => flow.total.delivered_bytes += pkt.size as u64,
@@ -590,12 +609,66 @@ impl<'s> Sim<'s> {
         for stats in self.ports.iter_mut().flat_map(|p| p.stats.iter_mut()).chain(self.end_to_end.iter_mut()) {
             stats.end_warmup();
         }
+        self.begin_ratios();
         for flow in &mut self.flows {
             flow.at_warmup = flow.total;
             if let FlowTransport::Tcp(tcp) = &mut flow.transport {
                 tcp.stats_at_warmup = tcp.sender.stats;
             }
         }
+    }
+
+    /// The two classes' cumulative delay figures of delay-ratio meter `i`.
+    fn ratio_totals(&self, i: usize) -> Totals {
+        let mut totals = Totals::default();
+        match &self.ratios[i].scope {
+            RatioScope::Port { port, classes } => {
+                for (side, &c) in classes.iter().enumerate() {
+                    let delays = &self.ports[*port].stats[c].delays;
+                    totals.sum_ns[side] = delays.sum();
+                    totals.count[side] = delays.count();
+                }
+            }
+            RatioScope::EndToEnd { flows } => {
+                for (side, flows) in flows.iter().enumerate() {
+                    for &f in flows {
+                        totals.sum_ns[side] += self.flows[f].total.queueing_sum_ns;
+                        totals.count[side] += self.flows[f].total.received;
+                    }
+                }
+            }
+        }
+        totals
+    }
+
+    /// The measured period begins for every delay-ratio meter.
+    fn begin_ratios(&mut self) {
+        for i in 0..self.ratios.len() {
+            let totals = self.ratio_totals(i);
+            self.ratios[i].meter.begin(totals);
+        }
+    }
+
+    /// A delay-ratio interval ends: its meter takes the totals, and the
+    /// next boundary of the series is scheduled.
+    fn ratio_tick(&mut self, k: usize) {
+        let (i, j, length) = self.ratio_ticks[k];
+        let totals = self.ratio_totals(i);
+        self.ratios[i].meter.tick(j, totals);
+        if self.now + length < self.end {
+            self.events.push(self.now + length, Event::RatioTick(k as u32));
+        }
+    }
+
+    /// Every delay-ratio meter's summaries at the end of the run, in the
+    /// order of `run.delay_ratios`.
+    pub(crate) fn finish_ratios(&mut self) -> Vec<Vec<RatioSummary>> {
+        (0..self.ratios.len())
+            .map(|i| {
+                let totals = self.ratio_totals(i);
+                self.ratios[i].meter.finish(totals)
+            })
+            .collect()
     }
 
     fn sample(&mut self) {

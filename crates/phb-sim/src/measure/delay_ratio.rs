@@ -16,34 +16,38 @@
 //! mean down, which the per-packet ratio weighs and the per-interval ratio,
 //! which gives every interval the same weight, does not.
 //!
-//! Intervals start at the end of the warm-up and are half-open,
-//! `[start + kT, start + (k+1)T)`; a departure belongs to the interval of
-//! its time. A trailing interval shorter than the timescale (when the
-//! measured period is not a multiple of it) is left out. The meter costs
-//! nothing to runs that do not ask for it (`run.delay_ratios`): the
-//! simulator only calls it for the scopes it measures.
+//! Intervals start at the end of the warm-up: `[start + kT, start +
+//! (k+1)T)`. A trailing interval shorter than the timescale (when the
+//! measured period is not a multiple of it) is left out.
+//!
+//! The meter never sees a packet. It reads the two classes' cumulative
+//! delay sums and counts ([`Totals`]) when the measured period begins, at
+//! every interval boundary (the simulator schedules a timer event there)
+//! and at the end of the run, and takes differences: the hot path of a run
+//! is the same whether it measures delay ratios or not, and a run that
+//! does not ask for them (`run.delay_ratios`) schedules no event. A packet
+//! that leaves at the very instant of a boundary counts in the interval
+//! that the event order gives it (events at one instant run in the order
+//! they were scheduled).
 
 use phb::Time;
 
-/// The two classes of a ratio, by their role.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Side {
-    Numerator = 0,
-    Denominator = 1,
+/// The two classes' delay sums (nanoseconds) and packet counts, numerator
+/// first, since some origin (cumulative figures of the simulator's
+/// counters).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    pub sum_ns: [u128; 2],
+    pub count: [u64; 2],
 }
 
-/// Delay sums and counts of the two classes over some period.
-#[derive(Clone, Copy, Debug, Default)]
-struct Pair {
-    sum_ns: [u128; 2],
-    count: [u64; 2],
-}
-
-impl Pair {
-    #[inline]
-    fn add(&mut self, side: Side, delay_ns: u64) {
-        self.sum_ns[side as usize] += delay_ns as u128;
-        self.count[side as usize] += 1;
+impl Totals {
+    /// The figures accumulated between `earlier` and these.
+    fn since(&self, earlier: &Totals) -> Totals {
+        Totals {
+            sum_ns: [self.sum_ns[0] - earlier.sum_ns[0], self.sum_ns[1] - earlier.sum_ns[1]],
+            count: [self.count[0] - earlier.count[0], self.count[1] - earlier.count[1]],
+        }
     }
 
     /// Numerator mean over denominator mean, if both classes had
@@ -63,21 +67,23 @@ struct Timescale {
     length: Time,
     /// Whole intervals in the measured period.
     whole: u64,
-    /// The interval the open sums belong to.
-    current: u64,
-    open: Pair,
+    /// Intervals closed so far.
+    closed: u64,
+    /// The totals at the last boundary.
+    last: Totals,
     ratios: Vec<f64>,
 }
 
 impl Timescale {
-    /// Closes the open interval: keeps its ratio if it is whole and defined.
-    fn close(&mut self) {
-        if self.current < self.whole {
-            if let Some(r) = self.open.ratio() {
+    /// Closes the interval that ends now, whose totals are `now`.
+    fn close(&mut self, now: Totals) {
+        if self.closed < self.whole {
+            if let Some(r) = now.since(&self.last).ratio() {
                 self.ratios.push(r);
             }
         }
-        self.open = Pair::default();
+        self.closed += 1;
+        self.last = now;
     }
 }
 
@@ -118,22 +124,24 @@ pub fn percentile(sorted: &[f64], q: f64) -> f64 {
     }
 }
 
-/// Measures the delay ratio of class `numerator` to class `denominator`
-/// (class indices) at one scope, per packet and per interval of each
-/// timescale.
+/// Measures the delay ratio of two classes at one scope, per packet and
+/// per interval of each timescale, from the classes' cumulative [`Totals`].
+///
+/// Calls: [`begin`](Self::begin) when the measured period starts (at its
+/// `start`), [`tick`](Self::tick) for timescale `j` at `start + T_j`,
+/// `start + 2·T_j`, … before the end, and [`finish`](Self::finish) at the
+/// end (it closes a last interval that ends exactly at the end, where no
+/// event runs).
 #[derive(Clone, Debug)]
 pub struct DelayRatioMeter {
-    numerator: usize,
-    denominator: usize,
-    start: Time,
-    total: Pair,
+    start: Totals,
     timescales: Vec<Timescale>,
 }
 
 impl DelayRatioMeter {
     /// A meter for the measured period `[start, end)`, with intervals of each
     /// of `timescales` (each positive).
-    pub fn new(numerator: usize, denominator: usize, timescales: &[Time], start: Time, end: Time) -> DelayRatioMeter {
+    pub fn new(timescales: &[Time], start: Time, end: Time) -> DelayRatioMeter {
         let period = (end - start).as_nanos();
         let timescales = timescales
             .iter()
@@ -142,47 +150,45 @@ impl DelayRatioMeter {
                 Timescale {
                     length,
                     whole: period / length.as_nanos(),
-                    current: 0,
-                    open: Pair::default(),
+                    closed: 0,
+                    last: Totals::default(),
                     ratios: Vec::new(),
                 }
             })
             .collect();
-        DelayRatioMeter { numerator, denominator, start, total: Pair::default(), timescales }
+        DelayRatioMeter { start: Totals::default(), timescales }
     }
 
-    /// A packet of class `class` left at `now` (at or after the start) after
-    /// waiting `delay_ns`; packets of other classes are ignored.
-    #[inline]
-    pub fn record(&mut self, class: usize, now: Time, delay_ns: u64) {
-        let side = if class == self.numerator {
-            Side::Numerator
-        } else if class == self.denominator {
-            Side::Denominator
-        } else {
-            return;
-        };
-        debug_assert!(now >= self.start, "departures are recorded from the start of the measured period");
-        self.total.add(side, delay_ns);
-        let since = (now - self.start).as_nanos();
+    /// The interval lengths, in the order given.
+    pub fn timescales(&self) -> impl Iterator<Item = Time> + '_ {
+        self.timescales.iter().map(|t| t.length)
+    }
+
+    /// The measured period begins; `totals` are the classes' figures now.
+    pub fn begin(&mut self, totals: Totals) {
+        self.start = totals;
         for ts in &mut self.timescales {
-            let interval = since / ts.length.as_nanos();
-            if interval != ts.current {
-                ts.close();
-                ts.current = interval;
-            }
-            ts.open.add(side, delay_ns);
+            ts.last = totals;
         }
     }
 
-    /// The summaries, one per timescale in the order given, after closing
-    /// the open intervals.
-    pub fn finish(&mut self) -> Vec<RatioSummary> {
-        let per_packet = self.total.ratio().unwrap_or(f64::NAN);
+    /// The next boundary of timescale `j` is reached; `totals` are the
+    /// classes' figures now.
+    pub fn tick(&mut self, j: usize, totals: Totals) {
+        self.timescales[j].close(totals);
+    }
+
+    /// The run ends with `totals`: closes the last whole interval of each
+    /// timescale if its boundary is the end, and summarizes, one row per
+    /// timescale in the order given.
+    pub fn finish(&mut self, totals: Totals) -> Vec<RatioSummary> {
+        let per_packet = totals.since(&self.start).ratio().unwrap_or(f64::NAN);
         self.timescales
             .iter_mut()
             .map(|ts| {
-                ts.close();
+                while ts.closed < ts.whole {
+                    ts.close(totals);
+                }
                 let mut sorted = ts.ratios.clone();
                 sorted.sort_by(f64::total_cmp);
                 let n = sorted.len();
@@ -211,14 +217,49 @@ mod tests {
         Time::from_nanos(t)
     }
 
+    /// Plays departures `(time, class, delay)` through cumulative counters
+    /// as the simulator does: the measured period begins at `start`, each
+    /// timescale ticks at its boundaries before `end` (before a departure
+    /// at the same instant), and the run ends at `end`; departures before
+    /// `start` count in the totals but not in the measurement.
+    fn play(timescales: &[Time], start: Time, end: Time, trace: &[(u64, usize, u64)]) -> Vec<RatioSummary> {
+        let mut m = DelayRatioMeter::new(timescales, start, end);
+        let mut totals = Totals::default();
+        let mut next: Vec<Time> = timescales.iter().map(|&t| start + t).collect();
+        let mut begun = false;
+        let mut catch_up = |m: &mut DelayRatioMeter, upto: Time, totals: Totals, begun: &mut bool| {
+            if !*begun && start <= upto {
+                m.begin(totals);
+                *begun = true;
+            }
+            for (j, t) in next.iter_mut().enumerate() {
+                while *begun && *t <= upto && *t < end {
+                    m.tick(j, totals);
+                    *t += timescales[j];
+                }
+            }
+        };
+        for &(t, class, delay) in trace {
+            catch_up(&mut m, ns(t), totals, &mut begun);
+            if class < 2 {
+                totals.sum_ns[class] += delay as u128;
+                totals.count[class] += 1;
+            }
+        }
+        catch_up(&mut m, end, totals, &mut begun);
+        m.finish(totals)
+    }
+
     /// A hand-made trace whose per-packet and per-interval ratios differ.
     ///
     /// Measured period [100, 145) ns (warm-up ends at 100), timescale 10 ns:
     /// four whole intervals, [100, 110) … [130, 140), and a partial one,
-    /// [140, 145), which is left out.
+    /// [140, 145), which is left out. A departure before 100 is not
+    /// measured.
     ///
     /// | interval | TS delays | DS delays | ratio |
     /// |---|---|---|---|
+    /// | before 100 | 50 | 1 | not measured |
     /// | [100, 110) | 6, 6 | 1 | 6 / 1 = 6 |
     /// | [110, 120) | 2 | 2, 2, 2, 2, 2 | 2 / 2 = 1 |
     /// | [120, 130) | 9 | — | none (no DS departure) |
@@ -231,8 +272,9 @@ mod tests {
     /// = 14/7 = 2, ratio 53/10 = 5.3.
     #[test]
     fn hand_made_trace_per_packet_and_per_interval_differ() {
-        let mut m = DelayRatioMeter::new(TS, DS, &[ns(10)], ns(100), ns(145));
         let trace: &[(u64, usize, u64)] = &[
+            (90, TS, 50),
+            (95, DS, 1),
             (100, TS, 6),
             (103, DS, 1),
             (104, OTHER, 1000),
@@ -247,10 +289,7 @@ mod tests {
             (140, TS, 30),
             (144, DS, 3),
         ];
-        for &(t, class, delay) in trace {
-            m.record(class, ns(t), delay);
-        }
-        let [s] = m.finish().try_into().unwrap();
+        let [s] = play(&[ns(10)], ns(100), ns(145), trace).try_into().unwrap();
         assert_eq!(s.timescale, ns(10));
         assert_eq!((s.intervals, s.intervals_used), (4, 2));
         assert!((s.interval_mean - 3.5).abs() < 1e-12, "{s:?}");
@@ -261,16 +300,15 @@ mod tests {
         assert!((s.per_packet - 5.3).abs() < 1e-12, "{s:?}");
     }
 
-    /// The same trace on a timescale longer than the period: no whole
-    /// interval, no interval ratio; per packet unchanged. On 1 ns every
-    /// departure is alone in its interval and none has both classes.
+    /// The same shape on other timescales: one longer than the period (no
+    /// whole interval, no interval ratio; per packet unchanged), one of 1 ns
+    /// (every departure alone in its interval, none with both classes), and
+    /// one whose only interval ends exactly at the end of the run, where no
+    /// tick runs: `finish` closes it.
     #[test]
-    fn timescales_are_independent() {
-        let mut m = DelayRatioMeter::new(TS, DS, &[ns(50), ns(1), ns(45)], ns(100), ns(145));
-        for (t, class, delay) in [(100, TS, 6), (103, DS, 1), (144, DS, 3)] {
-            m.record(class, ns(t), delay);
-        }
-        let s = m.finish();
+    fn timescales_are_independent_and_the_last_interval_closes_at_the_end() {
+        let trace = [(100, TS, 6), (103, DS, 1), (144, DS, 3)];
+        let s = play(&[ns(50), ns(1), ns(45)], ns(100), ns(145), &trace);
         assert_eq!((s[0].intervals, s[0].intervals_used), (0, 0));
         assert!(s[0].interval_mean.is_nan() && s[0].interval_percentiles.iter().all(|p| p.is_nan()));
         assert_eq!((s[1].intervals, s[1].intervals_used), (45, 0));
@@ -281,11 +319,8 @@ mod tests {
 
     #[test]
     fn a_zero_denominator_leaves_the_interval_out() {
-        let mut m = DelayRatioMeter::new(TS, DS, &[ns(10)], Time::ZERO, ns(20));
-        for (t, class, delay) in [(0, TS, 5), (1, DS, 0), (10, TS, 4), (11, DS, 2)] {
-            m.record(class, ns(t), delay);
-        }
-        let [s] = m.finish().try_into().unwrap();
+        let trace = [(0, TS, 5), (1, DS, 0), (10, TS, 4), (11, DS, 2)];
+        let [s] = play(&[ns(10)], Time::ZERO, ns(20), &trace).try_into().unwrap();
         assert_eq!(s.intervals_used, 1);
         assert_eq!(s.interval_mean, 2.0);
         assert_eq!(s.per_packet, 9.0 / 2.0 / 1.0);

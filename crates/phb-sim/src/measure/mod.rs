@@ -14,5 +14,5 @@ pub mod delay_ratio;
 pub mod histogram;
 
 pub use counters::{ClassStats, Counts};
-pub use delay_ratio::{DelayRatioMeter, RatioSummary};
+pub use delay_ratio::{DelayRatioMeter, RatioSummary, Totals};
 pub use histogram::DelayHistogram;
