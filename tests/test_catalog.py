@@ -534,6 +534,25 @@ def test_list_counts_claims(tmp_path):
     assert "[1 measured values, 3 claims (6 checks); 4 points × 2 seeds]" in text
 
 
+def test_a_sensitivity_entry_says_so_in_the_list_and_the_report(tmp_path):
+    path = write_claims_entry(tmp_path)
+    path.write_text(
+        path.read_text().replace('title = "tiny: two classes', 'kind = "sensitivity"\ntitle = "tiny: two classes')
+    )
+    entry = catalog.load_entry(path, tmp_path)
+    assert entry.kind == "sensitivity"
+    assert "(sensitivity)  [" in catalog.list_entries([entry])
+    from phblab.report import write_report
+
+    page = write_report(tmp_path / "report", results=tmp_path / "none", entries=[entry]).read_text()
+    assert "A sensitivity study, not a reproduction" in page and "<i>(sensitivity)</i>" in page
+    path.write_text(path.read_text().replace('kind = "sensitivity"', 'kind = "study"'))
+    with pytest.raises(
+        catalog.CatalogError, match=re.escape("[reproduce].kind: 'study': one of reproduction, sensitivity")
+    ):
+        catalog.load_entry(path)
+
+
 @pytest.mark.parametrize(
     "old, new, message",
     [

@@ -4,6 +4,7 @@ backend, statistics across seeds, the `phblab sweep` command."""
 import concurrent.futures as cf
 import json
 import math
+import re
 import subprocess
 import sys
 import threading
@@ -202,7 +203,7 @@ def test_sweep_command(scenario_file, tmp_path):
         text=True,
     )
     assert r.returncode == 0, r.stderr
-    assert "4 runs (4 run now, 0 reused)" in r.stdout
+    assert re.search(r"4 runs \(4 run now in [0-9.]+ s, [0-9.]+ runs/s; 0 reused\)", r.stdout), r.stdout
     assert "± " in r.stdout and f"sweep written to {out}/" in r.stdout
     assert len(pd.read_parquet(out / "runs.parquet")) == 4
     r = subprocess.run(

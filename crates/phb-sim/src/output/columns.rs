@@ -72,6 +72,19 @@ pub fn column_doc(table: &str, column: &str) -> Option<ColumnDoc> {
         ("timeseries", "class") => doc("", "the class, for per-class metrics; \"\" for a link's totals, \"bufferN\" for the RED average of buffer N of a qdisc with several"),
         ("timeseries", "metric") => doc("", "what value measures: one of the names in TIMESERIES_METRICS (docs/results.md)"),
         ("timeseries", "value") => doc("", "the metric's value, in the unit TIMESERIES_METRICS gives for it"),
+        ("delay_ratios", "scope") => doc("", "\"end-to-end\" (queueing delay over the path) or a link direction \"from->to\" (the wait in its qdisc)"),
+        ("delay_ratios", "numerator") => doc("", "the class whose mean delay is divided"),
+        ("delay_ratios", "denominator") => doc("", "the class whose mean delay divides"),
+        ("delay_ratios", "timescale_s") => doc("s", "the length of the intervals the measured period is cut into"),
+        ("delay_ratios", "intervals") => doc("intervals", "whole intervals in the measured period"),
+        ("delay_ratios", "intervals_used") => doc("intervals", "intervals in which both classes had departures (and the denominator's mean delay was positive)"),
+        ("delay_ratios", "per_packet") => doc("ratio", "numerator's mean delay / denominator's, over every packet that left in the measured period"),
+        ("delay_ratios", "interval_mean") => doc("ratio", "the mean over the used intervals of each interval's ratio of mean delays (the Vukadinovic thesis' achieved delay ratio)"),
+        ("delay_ratios", "interval_p05") => doc("ratio", "5th percentile of the per-interval ratios"),
+        ("delay_ratios", "interval_p25") => doc("ratio", "25th percentile of the per-interval ratios"),
+        ("delay_ratios", "interval_p50") => doc("ratio", "median of the per-interval ratios"),
+        ("delay_ratios", "interval_p75") => doc("ratio", "75th percentile of the per-interval ratios"),
+        ("delay_ratios", "interval_p95") => doc("ratio", "95th percentile of the per-interval ratios"),
         _ => return None,
     })
 }
@@ -81,6 +94,7 @@ pub const TIMESERIES_METRICS: &[(&str, &str, &str)] = &[
     ("queue_pkts", "packets", "packets in the link's qdisc at the sampling time"),
     ("queue_bytes", "bytes", "bytes in the link's qdisc at the sampling time"),
     ("red_avg", "packets or bytes", "the RED family's average queue (in the buffer's unit) at the sampling time"),
+    ("backlog_pkts", "packets", "packets of the class in the link's qdisc at the sampling time"),
     (
         "throughput_bps",
         "bit/s",

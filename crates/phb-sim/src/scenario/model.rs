@@ -39,6 +39,25 @@ pub struct RunConfig {
     /// The scopes the time series covers (`"end-to-end"` or a link
     /// direction `"A->B"`, each checked to exist); `None`: every scope.
     pub sample_scopes: Option<Vec<String>>,
+    /// Delay ratios to measure per packet and per interval (the
+    /// `delay_ratios` table); empty: none, at no cost.
+    pub delay_ratios: Vec<DelayRatioDef>,
+}
+
+/// A delay ratio to measure: class `numerator`'s queueing delay over class
+/// `denominator`'s (indices into [`Scenario::classes`]) at one scope, per
+/// packet and averaged over intervals of each timescale
+/// (`measure::delay_ratio`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DelayRatioDef {
+    /// `"end-to-end"` or a link direction `"A->B"`, as in results.
+    pub scope: String,
+    /// The link direction's (from, to) nodes; `None` for end to end.
+    pub direction: Option<(usize, usize)>,
+    pub numerator: usize,
+    pub denominator: usize,
+    /// Interval lengths, each positive and at most the measured period.
+    pub timescales: Vec<Time>,
 }
 
 impl RunConfig {
@@ -148,6 +167,8 @@ pub enum SourceModel {
     /// ON and OFF durations (e.g. VoIP: 82-byte packets every 30 ms, ON 3 s,
     /// OFF 6 s).
     ExpOnOff { packet_size: u32, rate_bps: u64, on_mean: Time, off_mean: Time },
+    /// Poisson arrivals: exponential gaps, `rate_bps` on average.
+    Poisson { packet_size: u32, rate_bps: u64 },
 }
 
 impl SourceModel {
@@ -156,7 +177,8 @@ impl SourceModel {
         match *self {
             SourceModel::Cbr { packet_size, .. }
             | SourceModel::ParetoOnOff { packet_size, .. }
-            | SourceModel::ExpOnOff { packet_size, .. } => packet_size,
+            | SourceModel::ExpOnOff { packet_size, .. }
+            | SourceModel::Poisson { packet_size, .. } => packet_size,
         }
     }
 }

@@ -44,6 +44,17 @@ pub struct Run {
     pub sample_interval: Option<Quantity>,
     pub sample_scopes: Option<Vec<String>>,
     pub memory_limit: Option<Quantity>,
+    pub delay_ratios: Option<Vec<DelayRatio>>,
+}
+
+/// `[[run.delay_ratios]]` (or `delay_ratios = [{ ... }]` under `[run]`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DelayRatio {
+    pub scope: String,
+    pub numerator: String,
+    pub denominator: String,
+    pub timescales: Vec<Quantity>,
 }
 
 /// `[nodes]`.
@@ -374,6 +385,7 @@ pub enum TrafficKind {
     Cbr,
     ParetoOnoff,
     ExpOnoff,
+    Poisson,
     Tcp,
 }
 

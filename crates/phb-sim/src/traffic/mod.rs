@@ -7,21 +7,25 @@
 //! - [`cbr`] — constant bit rate.
 //! - [`onoff`] — ON/OFF bursts with Pareto or exponential ON and OFF
 //!   durations (`Application/Traffic/Pareto`, `…/Exponential`).
+//! - [`poisson`] — Poisson arrivals at a mean rate.
 
 pub mod cbr;
 pub mod onoff;
+pub mod poisson;
 
 use phb::{Rng, Time};
 
 use crate::scenario::SourceModel;
 pub use cbr::Cbr;
 pub use onoff::{OnOff, Period};
+pub use poisson::Poisson;
 
 /// A source's packet timing.
 #[derive(Clone, Debug)]
 pub enum Source {
     Cbr(Cbr),
     OnOff(OnOff),
+    Poisson(Poisson),
 }
 
 impl Source {
@@ -43,6 +47,9 @@ impl Source {
                 Period::Exponential,
                 rng,
             )),
+            SourceModel::Poisson { packet_size, rate_bps } => {
+                Source::Poisson(Poisson::new(Time::transmission(packet_size, rate_bps), rng))
+            }
         }
     }
 
@@ -51,6 +58,7 @@ impl Source {
         match self {
             Source::Cbr(_) => Time::ZERO,
             Source::OnOff(s) => s.next_gap(),
+            Source::Poisson(s) => s.next_gap(),
         }
     }
 
@@ -60,6 +68,7 @@ impl Source {
         match self {
             Source::Cbr(s) => s.next_gap(),
             Source::OnOff(s) => s.next_gap(),
+            Source::Poisson(s) => s.next_gap(),
         }
     }
 }

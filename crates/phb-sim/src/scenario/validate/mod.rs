@@ -46,7 +46,7 @@ pub(super) fn validate(file: &raw::File, doc: &Document<&str>, source_name: &str
         },
         None => default_name(source_name),
     };
-    let run = cx.run(&file.run)?;
+    let mut run = cx.run(&file.run)?;
     let classes = cx.classes(&file.classes)?;
     let nodes = cx.nodes(&file.nodes)?;
     let qdiscs = file
@@ -59,6 +59,7 @@ pub(super) fn validate(file: &raw::File, doc: &Document<&str>, source_name: &str
     let links = cx.links(&file.links, &nodes, &qdiscs, &conditioners)?;
     let groups = cx.traffic(&file.traffic, &run, &classes, &nodes, &links)?;
     cx.sample_scopes(&run, &nodes, &links)?;
+    run.delay_ratios = cx.delay_ratios(&file.run, &run, &classes, &nodes, &links)?;
     cx.budget(&file.run, &run, classes.len(), &nodes, &links, &groups)?;
     Ok(Scenario { name, run, classes, nodes: nodes.defs, links: links.defs, groups })
 }
@@ -253,6 +254,7 @@ impl Context<'_> {
             seed: run.seed.unwrap_or(1),
             sample_interval,
             sample_scopes: run.sample_scopes.clone(),
+            delay_ratios: Vec::new(), // checked once classes and links are known
         })
     }
 
@@ -338,6 +340,85 @@ impl Context<'_> {
             }
         }
         Ok(())
+    }
+
+    /// `run.delay_ratios`: each names an existing scope and two distinct
+    /// classes, with timescales that fit the measured period at least once.
+    fn delay_ratios(
+        &self,
+        raw: &raw::Run,
+        run: &RunConfig,
+        classes: &[ClassDef],
+        nodes: &Nodes,
+        links: &Links,
+    ) -> Result<Vec<DelayRatioDef>> {
+        let Some(ratios) = &raw.delay_ratios else { return Ok(Vec::new()) };
+        let measured = run.duration - run.warmup;
+        let class_names = || list(classes.iter().map(|c| c.name.as_str()));
+        let mut out: Vec<DelayRatioDef> = Vec::with_capacity(ratios.len());
+        for (i, r) in ratios.iter().enumerate() {
+            let path = format!("run.delay_ratios[{i}]");
+            let direction = if r.scope == crate::report::END_TO_END {
+                None
+            } else {
+                let found = r.scope.split_once("->").and_then(|(a, b)| {
+                    let (a, b) = (nodes.index(a).ok()?, nodes.index(b).ok()?);
+                    links.between(a, b).map(|_| (a, b))
+                });
+                let Some(found) = found else {
+                    return Err(self.err(
+                        &join(&path, "scope"),
+                        format!(
+                            "{:?} is neither \"end-to-end\" nor a link direction \"A->B\" of the scenario's links",
+                            r.scope
+                        ),
+                    ));
+                };
+                Some(found)
+            };
+            let class = |key: &str, name: &str| -> Result<usize> {
+                classes.iter().position(|c| c.name == name).ok_or_else(|| {
+                    self.err(&join(&path, key), format!("{name:?} is not a class; classes: {}", class_names()))
+                })
+            };
+            let numerator = class("numerator", &r.numerator)?;
+            let denominator = class("denominator", &r.denominator)?;
+            if numerator == denominator {
+                return Err(self.err(&join(&path, "denominator"), "the numerator and denominator are the same class"));
+            }
+            if r.timescales.is_empty() {
+                return Err(self.err(&join(&path, "timescales"), "give at least one timescale, e.g. [\"400ms\"]"));
+            }
+            let mut timescales: Vec<Time> = Vec::with_capacity(r.timescales.len());
+            for (j, q) in r.timescales.iter().enumerate() {
+                let key = format!("{path}.timescales[{j}]");
+                let t = self.positive_time(&key, q)?;
+                if t > measured {
+                    return Err(self.err(
+                        &key,
+                        format!(
+                            "the timescale ({}) is longer than the measured period (duration − warmup = {}): no interval would fit",
+                            t,
+                            measured
+                        ),
+                    ));
+                }
+                if timescales.contains(&t) {
+                    return Err(self.err(&key, format!("the timescale {} is listed twice", t)));
+                }
+                timescales.push(t);
+            }
+            if let Some(k) =
+                out.iter().position(|o| o.scope == r.scope && o.numerator == numerator && o.denominator == denominator)
+            {
+                return Err(self.err(
+                    &path,
+                    format!("run.delay_ratios[{k}] already measures this ratio; list all its timescales there"),
+                ));
+            }
+            out.push(DelayRatioDef { scope: r.scope.clone(), direction, numerator, denominator, timescales });
+        }
+        Ok(out)
     }
 
     fn qdisc(&self, path: &str, q: &raw::Qdisc, classes: &[ClassDef]) -> Result<QdiscConfig> {
@@ -711,6 +792,12 @@ impl Context<'_> {
                     ));
                 }
                 SourceModel::ParetoOnOff { packet_size, rate_bps, on_mean, off_mean, shape }
+            }
+            raw::TrafficKind::Poisson => {
+                let what = "a poisson source";
+                self.only(path, what, present, &["rate"])?;
+                let rate_bps = self.rate(&key("rate"), self.required(path, "rate", &t.rate, what)?)?;
+                SourceModel::Poisson { packet_size, rate_bps }
             }
             raw::TrafficKind::Tcp => unreachable!("TCP groups are validated by tcp_flow"),
             raw::TrafficKind::ExpOnoff => {
