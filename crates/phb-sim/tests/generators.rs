@@ -402,3 +402,34 @@ proptest! {
         let _ = load(&mutated, "g.toml", &[]);
     }
 }
+
+/// The example of docs/scenario-format.md loads into what the page says,
+/// and the messages the page shows are the ones its mistakes give.
+#[test]
+fn the_documented_example_and_its_messages_are_true() {
+    let doc = include_str!("../../../docs/scenario-format.md");
+    let section = &doc[doc.find("### `[[generators]]`").expect("the page documents generators")..];
+    let block = |after: &str| {
+        let start = section.find(after).expect("a code block") + after.len();
+        &section[start..start + section[start..].find("```").expect("the block is closed")]
+    };
+    let example = block("```toml\n");
+    let s = load(example, "rtt-spread.toml", &[]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((s.nodes.len(), s.links.len(), s.groups.len()), (102, 101, 50));
+    // Round trips of propagation from 24 to 222 ms: 2 × (sender delay + 10 ms + 1 ms).
+    let senders = s.links[1..].iter().step_by(2).map(|l| l.delay);
+    assert!(senders.clone().all(|d| (Time::from_millis(1)..=Time::from_millis(100)).contains(&d)));
+    assert!(senders.clone().any(|d| d < Time::from_millis(10)) && senders.clone().any(|d| d > Time::from_millis(90)));
+    let messages = block("(exit status 2):\n\n```\n");
+    for (old, new) in [
+        ("delay = \"1ms\" }", "delay = [\"1ms\", \"2ms\", \"5\"] }"),
+        ("qdisc = \"red\" }", "qdisc = \"rde\" }"),
+        ("class = \"be\"", "class = \"ef\""),
+        ("\"100ms\"", "\"100\""),
+    ] {
+        let error = load(&example.replacen(old, new, 1), "rtt-spread.toml", &[]).unwrap_err().to_string();
+        assert!(messages.lines().any(|l| l == error), "{error} is not on the page");
+    }
+    let error = load(example, "rtt-spread.toml", &["generators[0].count=0".into()]).unwrap_err().to_string();
+    assert!(messages.lines().any(|l| l == error), "{error} is not on the page");
+}
