@@ -83,6 +83,11 @@ fn a_dumbbell_expands_pair_by_pair_with_default_names() {
         ]
     );
     assert_eq!(s.links[0].rate_bps, 10_000_000);
+    let keys = "\nsender_links = { rate = \"100Mbps\", delay = \"1ms\", qdisc_reverse = \"red\", loss_forward = 0.01, extra_delay = \"2ms\" }";
+    let with_keys = loaded(&dumbbell(3, "").replace("\nsender_links = ", &format!("{keys}\n# ")));
+    let link = &with_keys.links[1];
+    assert_eq!((link.loss_ab, link.loss_ba, link.delay), (0.01, 0.0, Time::from_millis(3)));
+    assert_eq!((&link.qdisc_ba, &link.qdisc_ab), (&with_keys.links[0].qdisc_ab, &s.links[1].qdisc_ab));
     assert_ne!(s.links[0].qdisc_ab, s.links[1].qdisc_ab, "the bottleneck has its qdisc, access links the default");
     let groups: Vec<(&str, &str, &str)> = s
         .groups
@@ -236,6 +241,18 @@ fn bad_generator_input_is_reported_at_the_generator_s_keys() {
         (db.replace("class = \"be\"", "class = \"be\"\nmss = \"0B\""), "generators[0].traffic.mss", "mss", ""),
         (db.replace("class = \"be\"", "class = \"be\"\nfrom = \"x\""), "generators[0].traffic.from", "from", "sets `from`"),
         (db.replace("class = \"be\"", "class = \"be\"\npath = []"), "generators[0].traffic.path", "path", "shortest"),
+        (
+            db.replace("kind = \"tcp\"", "kind = \"cbr\"\npacket_size = \"500B\""),
+            "generators[0].traffic",
+            "[generators.traffic]",
+            "a cbr source needs `rate`",
+        ),
+        (
+            db.replace("class = \"be\"", "class = \"be\"\napp = \"phases\"\nphases = [{ from = \"1s\", mode = \"greedy\" }]"),
+            "generators[0].traffic.phases[0].from",
+            "from = \"1s\"",
+            "",
+        ),
         (dumbbell(4, "senders = \"s\""), "generators[0].senders", "senders", "needs `{i}`"),
         (dumbbell(4, "senders = \"s{i}{j}\""), "generators[0].senders", "senders", "no other braces"),
         (dumbbell(4, "senders = \"s->{i}\""), "generators[0].senders", "senders", "\"s->0\": a node name must not contain"),
@@ -351,6 +368,11 @@ fn a_count_that_would_exhaust_memory_is_refused_before_expanding() {
     let (key, _, _, message) = invalid(&text);
     assert_eq!(key, "generators[0].count");
     assert!(message.contains("for 3000000 flows of generators[0].traffic"), "{message}");
+    let text =
+        dumbbell(10, "").replace("class = \"be\"", "class = \"be\"\ninitial_window = 100000000\nwindow = 100000000");
+    let (key, _, _, message) = invalid(&text);
+    assert_eq!(key, "generators[0].traffic.initial_window");
+    assert!(message.contains("the first burst of generators[0].traffic (10 flows × 100000000 segments)"), "{message}");
 }
 
 /// The wide-100 file as it was before generators: every host, link and

@@ -386,7 +386,7 @@ impl<'c> Builder<'c, '_> {
         Ok(Pattern { before: before.to_owned(), after: Some(after.to_owned()) })
     }
 
-    /// The name at `key`, default `<name>.<default>`.
+    /// `name`, by default `<name>.<default>`.
     fn plain(&self, name: &Option<String>, default: &str) -> String {
         name.clone().unwrap_or_else(|| format!("{}.{default}", self.gen.name))
     }
@@ -618,15 +618,15 @@ impl<'c> Builder<'c, '_> {
         for i in 0..n {
             self.link(&mut leaf_links, i, leaves.name(i), hub.clone());
         }
-        if let Some((t, names)) = traffic {
-            for i in 0..n {
-                let (from, to, from_key, to_key) = match (&t.from, &t.to) {
-                    (Some(from), _) => (from.clone(), leaves.name(i), "traffic.from", "leaves"),
-                    (None, to) => (leaves.name(i), to.clone().unwrap_or_default(), "leaves", "traffic.to"),
-                };
-                let origin = self.origin(TrafficPart::Traffic, i, from_key, to_key);
-                self.group(t, origin, names.name(i), from, to);
-            }
+        let Some((t, names)) = traffic else { return Ok(()) };
+        for i in 0..n {
+            let (from, to, from_key, to_key) = match (&t.from, &t.to) {
+                (Some(from), None) => (from.clone(), leaves.name(i), "traffic.from", "leaves"),
+                (None, Some(to)) => (leaves.name(i), to.clone(), "leaves", "traffic.to"),
+                _ => unreachable!("Builder::traffic lets a star's traffic through with one of from and to"),
+            };
+            let origin = self.origin(TrafficPart::Traffic, i, from_key, to_key);
+            self.group(t, origin, names.name(i), from, to);
         }
         Ok(())
     }
