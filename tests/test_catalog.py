@@ -636,3 +636,19 @@ def test_malformed_claims_and_new_metrics_fail_at_load(tmp_path, old, new, messa
     path.write_text(text.replace(old, new, 1))
     with pytest.raises(catalog.CatalogError, match=re.escape(message) if "\\" not in message else message):
         catalog.load_entry(path)
+
+
+def test_time_series_scopes_may_name_generated_links(tmp_path):
+    """A scope is checked against the links the core builds, so a link a
+    generator made counts (the file's [[links]] alone do not list it)."""
+    star = (
+        '\n[[generators]]\nkind = "star"\nname = "edge"\ncount = 2\nhub = "hub"\nleaves = "x{i}"\n'
+        'leaf_links = { rate = "10Mbps", delay = "1ms" }\n'
+    )
+    scope = 'interval_ratio = { scope = "r->sink", numerator = "ts", denominator = "ds" }'
+    path = tmp_path / "e.toml"
+    path.write_text((TWO_CLASSES + star + CLAIMS_SECTION).replace(scope, scope.replace("r->sink", "x1->hub")))
+    assert catalog.load_entry(path).metrics["ratio_p50"].interval_ratio["scope"] == "x1->hub"
+    path.write_text((TWO_CLASSES + star + CLAIMS_SECTION).replace(scope, scope.replace("r->sink", "x2->hub")))
+    with pytest.raises(catalog.CatalogError, match="scope 'x2->hub'"):
+        catalog.load_entry(path)

@@ -37,6 +37,7 @@ fits, and the checks: `Check` (a value within a tolerance) and `ClaimCheck`
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import json
 import math
@@ -44,7 +45,7 @@ import operator
 import os
 import time
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -341,7 +342,9 @@ def _parse_expr(metric: Metric, m: Mapping, metrics_raw: Mapping, grid: Mapping,
     metric.uses = tuple(uses)
 
 
-def _parse_timeseries(metric: Metric, m: Mapping, scenario: Mapping, sweep: Mapping, mw: str) -> None:
+def _parse_timeseries(
+    metric: Metric, m: Mapping, scenario: Mapping, directions: Callable[[], set[str] | None], sweep: Mapping, mw: str
+) -> None:
     _check_keys(m, {"table", "interval_ratio", "percentile", "scale", "unit", "label"}, mw)
     _need(metric.table == "timeseries", mw, f'interval_ratio needs table = "timeseries", not {metric.table!r}')
     ir = m.get("interval_ratio")
@@ -370,14 +373,9 @@ def _parse_timeseries(metric: Metric, m: Mapping, scenario: Mapping, sweep: Mapp
     _need(ir["numerator"] != ir["denominator"], iw, "numerator and denominator are the same class")
     scope = ir["scope"]
     if scope != "end-to-end":
-        a, arrow, b = scope.partition("->")
-        links = {
-            tuple(sorted(map(str, link.get("between", []))))
-            for link in scenario.get("links", [])
-            if isinstance(link, dict)
-        }
+        known = directions()
         _need(
-            arrow and tuple(sorted((a, b))) in links,
+            "->" in scope and (known is None or scope in known),
             iw,
             f'scope {scope!r}: "end-to-end" or a link direction "A->B" of the scenario\'s links',
         )
@@ -396,7 +394,15 @@ def _parse_timeseries(metric: Metric, m: Mapping, scenario: Mapping, sweep: Mapp
     metric.percentile = float(pct)
 
 
-def _parse_metric(name: str, m: Any, metrics_raw: Mapping, sweep: Mapping, scenario: Mapping, mw: str) -> Metric:
+def _parse_metric(
+    name: str,
+    m: Any,
+    metrics_raw: Mapping,
+    sweep: Mapping,
+    scenario: Mapping,
+    directions: Callable[[], set[str] | None],
+    mw: str,
+) -> Metric:
     _need(isinstance(m, dict), mw, "must be a table")
     _check_keys(m, METRIC_KEYS, mw)
     kinds = [k for k in ("column", "ratio", "expr", "interval_ratio", "fit") if k in m]
@@ -441,7 +447,7 @@ def _parse_metric(name: str, m: Any, metrics_raw: Mapping, sweep: Mapping, scena
     elif metric.expr is not None:
         _parse_expr(metric, m, metrics_raw, grid, mw)
     elif "interval_ratio" in m or table == "timeseries":
-        _parse_timeseries(metric, m, scenario, sweep, mw)
+        _parse_timeseries(metric, m, scenario, directions, sweep, mw)
     else:
         _need(
             metric.table in COLUMN_TABLES,
@@ -620,10 +626,21 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
         scenario = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
         scenario = {}  # the core reports the scenario's own errors, with positions
+
+    @functools.cache
+    def directions() -> set[str] | None:
+        """The scenario's link directions, generated links included (the core
+        expands generators); None if it does not validate: the core then
+        reports its own error when it runs."""
+        try:
+            return set(_core.validate(text, str(path))["link_directions"])
+        except _core.ScenarioError:
+            return None
+
     metrics_raw = section.get("metrics", {})
     _need(isinstance(metrics_raw, dict), f"{w}.metrics", "must be tables [reproduce.metrics.NAME]")
     metrics = {
-        name: _parse_metric(name, m, metrics_raw, sweep, scenario, f"{w}.metrics.{name}")
+        name: _parse_metric(name, m, metrics_raw, sweep, scenario, directions, f"{w}.metrics.{name}")
         for name, m in metrics_raw.items()
     }
     for metric in metrics.values():

@@ -1,6 +1,8 @@
 //! Validation: [`raw::File`] to [`Scenario`].
 //!
-//! Converts units, resolves names to indices, applies defaults and rejects
+//! First expands the file's `[[generators]]` into nodes, links and traffic
+//! (`generators.rs`); messages about a generated entry name the generator's
+//! key. Then converts units, resolves names to indices, applies defaults and rejects
 //! impossible values, section by section (run, classes, nodes, qdiscs,
 //! links, traffic), then checks the run's memory and event budget
 //! (`budget.rs`). The first problem found is returned as
@@ -23,11 +25,13 @@ use super::ScenarioError;
 
 mod budget;
 mod conditioner;
+mod generators;
 mod policy;
 mod sched;
 mod tcp;
 mod victim;
 
+use generators::Origins;
 use policy::{policy_keys, PolicyKeys};
 
 /// A link's qdisc when the file names none: a drop-tail FIFO of 50 packets,
@@ -37,8 +41,10 @@ const DEFAULT_QDISC_LIMIT: Limit = Limit::Packets(50);
 type Result<T> = std::result::Result<T, ScenarioError>;
 
 /// Validates `file`, which was deserialised from `doc`'s text.
-pub(super) fn validate(file: &raw::File, doc: &Document<&str>, source_name: &str) -> Result<Scenario> {
-    let cx = Context { doc, source_name };
+pub(super) fn validate(mut file: raw::File, doc: &Document<&str>, source_name: &str) -> Result<Scenario> {
+    let generators = std::mem::take(&mut file.generators);
+    let no_origins = Origins::default();
+    let cx = Context { doc, source_name, origins: &no_origins, generators: &[] };
     let name = match &file.name {
         Some(name) => match name_problem(name) {
             Some(problem) => return Err(cx.err("name", format!("{name:?}: {problem}"))),
@@ -47,6 +53,8 @@ pub(super) fn validate(file: &raw::File, doc: &Document<&str>, source_name: &str
         None => default_name(source_name),
     };
     let mut run = cx.run(&file.run)?;
+    let origins = cx.expand(&generators, &mut file)?;
+    let cx = Context { doc, source_name, origins: &origins, generators: &generators };
     let classes = cx.classes(&file.classes)?;
     let nodes = cx.nodes(&file.nodes)?;
     let qdiscs = file
@@ -54,7 +62,7 @@ pub(super) fn validate(file: &raw::File, doc: &Document<&str>, source_name: &str
         .iter()
         .map(|(name, q)| Ok((name.as_str(), cx.qdisc(&join("qdiscs", name), q, &classes)?)))
         .collect::<Result<BTreeMap<_, _>>>()?;
-    let group_names: Vec<&str> = file.traffic.iter().map(|t| t.name.as_str()).collect();
+    let group_names: Vec<&str> = file.traffic.iter().filter_map(|t| t.name.as_deref()).collect();
     let conditioners = cx.conditioners(&file.conditioners, &classes, &nodes, &group_names)?;
     let links = cx.links(&file.links, &nodes, &qdiscs, &conditioners)?;
     let groups = cx.traffic(&file.traffic, &run, &classes, &nodes, &links)?;
@@ -161,22 +169,22 @@ impl Links {
 /// The keys that only some kinds of an entry accept, and whether each is set.
 type Present = [(&'static str, bool)];
 
-/// What validation needs besides the file: where keys are, for messages.
+/// What validation needs besides the file: where keys are, for messages,
+/// and which generator made which entries.
 struct Context<'a> {
     doc: &'a Document<&'a str>,
     source_name: &'a str,
+    origins: &'a Origins,
+    generators: &'a [raw::Generator],
 }
 
 impl Context<'_> {
+    /// The error at `key`; a key of a generated entry becomes the key of
+    /// the generator that made it.
     fn err(&self, key: &str, message: impl Into<String>) -> ScenarioError {
-        let (line, column) = position(self.doc, key);
-        ScenarioError::Invalid {
-            source_name: self.source_name.to_owned(),
-            key: key.to_owned(),
-            line,
-            column,
-            message: message.into(),
-        }
+        let key = self.origins.source_key(self.generators, key).unwrap_or_else(|| key.to_owned());
+        let (line, column) = position(self.doc, &key);
+        ScenarioError::Invalid { source_name: self.source_name.to_owned(), key, line, column, message: message.into() }
     }
 
     fn time(&self, key: &str, q: &Quantity) -> Result<Time> {
@@ -581,6 +589,8 @@ impl Context<'_> {
             if let Some(j) = out.between(a, b) {
                 return Err(self.err(
                     &between,
+                    // Generated links join nodes of their own generator, so
+                    // links[j], the first, is one the file wrote.
                     format!("{} and {} are already joined by links[{j}]", nodes.defs[a].name, nodes.defs[b].name),
                 ));
             }
@@ -662,25 +672,32 @@ impl Context<'_> {
         for (i, t) in traffic.iter().enumerate() {
             let path = format!("traffic[{i}]");
             let key = |k: &str| format!("{path}.{k}");
-            if t.name.trim().is_empty() {
+            let what = "a traffic group";
+            let name = self.required(&path, "name", &t.name, what)?;
+            let (from, to) = (self.required(&path, "from", &t.from, what)?, self.required(&path, "to", &t.to, what)?);
+            if name.trim().is_empty() {
                 return Err(self.err(&key("name"), "a traffic group needs a non-empty name"));
             }
-            if let Some(j) = group_index.insert(&t.name, i) {
+            if let Some(j) = group_index.insert(name, i) {
                 return Err(self.err(
                     &key("name"),
-                    format!("{} is already the name of traffic[{j}]; names must be unique", t.name),
+                    format!(
+                        "{name} is already the name of {}; names must be unique",
+                        self.origins.group(self.generators, j)
+                    ),
                 ));
             }
-            let src = self.host(nodes, &key("from"), &t.from)?;
-            let dst = self.host(nodes, &key("to"), &t.to)?;
+            let src = self.host(nodes, &key("from"), from)?;
+            let dst = self.host(nodes, &key("to"), to)?;
             if src == dst {
-                return Err(self
-                    .err(&key("to"), format!("traffic goes from one host to another; from and to are both {}", t.to)));
+                return Err(
+                    self.err(&key("to"), format!("traffic goes from one host to another; from and to are both {to}"))
+                );
             }
             if !reach.reachable(src, dst) {
                 return Err(self.err(
                     &key("to"),
-                    format!("{} cannot be reached from {} through routers (hosts do not forward)", t.to, t.from),
+                    format!("{to} cannot be reached from {from} through routers (hosts do not forward)"),
                 ));
             }
             let class = class_index(classes, &t.class).map_err(|m| self.err(&key("class"), m))?;
@@ -723,7 +740,7 @@ impl Context<'_> {
                 None => None,
             };
             out.push(TrafficGroup {
-                name: t.name.clone(),
+                name: name.clone(),
                 count,
                 src,
                 dst,
