@@ -7,9 +7,13 @@
 //! - [`cbr`] — constant bit rate.
 //! - [`onoff`] — ON/OFF bursts with Pareto or exponential ON and OFF
 //!   durations (`Application/Traffic/Pareto`, `…/Exponential`).
+//! - [`voip`] — voice: a codec's frames with their headers (the BEDS
+//!   paper's G.723.1 in 82-byte frames every 30 ms), in exponential talk
+//!   spurts and silences.
 
 pub mod cbr;
 pub mod onoff;
+pub mod voip;
 
 use phb::{Rng, Time};
 
@@ -43,6 +47,9 @@ impl Source {
                 Period::Exponential,
                 rng,
             )),
+            SourceModel::Voip { interval, on_mean, off_mean, .. } => {
+                Source::OnOff(OnOff::new(interval, on_mean, off_mean, Period::Exponential, rng))
+            }
         }
     }
 

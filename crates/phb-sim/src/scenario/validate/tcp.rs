@@ -70,6 +70,8 @@ impl Context<'_> {
             ("interval", t.interval.is_some()),
             ("on_mean", t.on_mean.is_some()),
             ("off_mean", t.off_mean.is_some()),
+            ("codec", t.codec.is_some()),
+            ("link_layer", t.link_layer.is_some()),
         ];
         if let Some((k, _)) = udp_keys.iter().find(|(_, set)| *set) {
             let hint = if *k == "packet_size" { "; TCP packets are mss + header bytes" } else { "" };
