@@ -798,6 +798,7 @@ fn the_ns3_profile_is_ns3_s_defaults_with_a_window_of_128_kib() {
         partial_ack_timer: PartialAckTimer::Impatient,
         limited_transmit: true,
         timestamps: true,
+        slow_start_restart: false,
     };
     assert_eq!(ns3, expected);
     assert_eq!(TcpConfig::profile("ns3"), Some(expected.clone()));
@@ -810,6 +811,26 @@ fn the_ns3_profile_is_ns3_s_defaults_with_a_window_of_128_kib() {
     assert_eq!(config(""), expected);
     assert_eq!(config("mss = \"1448B\"").window, 131_072 / 1448);
     assert_eq!(config("mss = \"1448B\"\nwindow = 500").window, 500);
+}
+
+/// `slow_start_restart` (RFC 5681 §4.1, ns-2's `slow_start_restart_`) is off
+/// in every profile and on when a group asks.
+#[test]
+fn slow_start_restart_is_a_tcp_key() {
+    use crate::tcp::TcpConfig;
+    for name in ["ns2", "ns2_2004", "linux", "ns3"] {
+        assert!(!TcpConfig::profile(name).unwrap().slow_start_restart, "{name}");
+    }
+    let scenario = load(&with_traffic("kind = \"tcp\"\nslow_start_restart = true"), "f", &[]).unwrap();
+    let Transport::Tcp(tcp) = &scenario.groups.last().unwrap().transport else { panic!("not TCP") };
+    assert!(tcp.config.slow_start_restart);
+    let err = load(
+        &with_traffic("kind = \"cbr\"\npacket_size = \"100B\"\nrate = \"1Mbps\"\nslow_start_restart = true"),
+        "f",
+        &[],
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("only to kind = \"tcp\""), "{err}");
 }
 
 #[test]

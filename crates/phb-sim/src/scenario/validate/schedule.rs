@@ -7,7 +7,8 @@
 //! `start_jitter`); one that lowers it stops the most recently started
 //! active flows at `at` (they send nothing more, as at a group's `stop`).
 //! The last flows stop at the end of the run. Flows are numbered in the
-//! order they start; the group has as many as the increases add up to.
+//! order they start; the group has as many as the increases add up to —
+//! none if every count is 0, which a sweep may use to leave a group out.
 
 use phb::Time;
 
@@ -48,9 +49,6 @@ impl Context<'_> {
                 let flow = active.pop().expect("more active flows than the count");
                 windows[flow].1 = at;
             }
-        }
-        if windows.is_empty() {
-            return Err(self.err(path, "the schedule never starts a flow: every count is 0"));
         }
         Ok(windows)
     }
@@ -100,6 +98,16 @@ schedule = {schedule}
         assert!(w[60..].iter().all(|&x| x == (Time::from_secs(100), Time::from_secs(300))));
     }
 
+    /// A group whose counts are all 0 has no flows (a sweep's way to leave
+    /// it out) and runs.
+    #[test]
+    fn a_schedule_of_zeros_leaves_the_group_empty() {
+        let s = scenario(r#"[{ at = "0s", count = 0 }]"#).unwrap();
+        assert_eq!((s.groups[0].count, s.groups[0].windows.as_deref()), (0, Some(&[][..])));
+        let out = crate::run(&s, None, &mut |_| {}).unwrap();
+        assert_eq!(out.table("flows").unwrap().rows(), 0);
+    }
+
     /// A count that falls and rises again starts new flows; those that left
     /// stay stopped. Last in, first out.
     #[test]
@@ -119,8 +127,6 @@ schedule = {schedule}
         assert!(err.contains("traffic[0].schedule[1].at") && err.contains("increasing"), "{err}");
         let err = scenario(r#"[{ at = "0s", count = -1 }]"#).unwrap_err();
         assert!(err.contains("schedule[0].count") && err.contains(">= 0"), "{err}");
-        let err = scenario(r#"[{ at = "0s", count = 0 }]"#).unwrap_err();
-        assert!(err.contains("never starts a flow"), "{err}");
         let err = scenario("[]").unwrap_err();
         assert!(err.contains("at least one step"), "{err}");
         let err = scenario(r#"[{ at = "0s", number = 3 }]"#).unwrap_err();
