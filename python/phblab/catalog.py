@@ -11,7 +11,8 @@ in short:
     [reproduce]
     title = "..."; paper = "..."; assumptions = ["...", ...]
     [reproduce.sweep]          grid, set, seeds, overrides (phblab.sweep)
-    [reproduce.metrics.NAME]   table/column/where/agg/scale/unit, or ratio,
+    [reproduce.metrics.NAME]   table (classes, flows, transfers)/column/where/
+                               agg (sum ... count, or a percentile pNN)/scale/unit, or ratio,
                                or expr (+ params), or table = "timeseries"
                                with interval_ratio and percentile,
                                or fit = "power_law"
@@ -38,6 +39,7 @@ import json
 import math
 import operator
 import os
+import re
 import time
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -53,6 +55,8 @@ from phblab.entry import split_reproduce
 
 DEFAULT_RESULTS = Path("results") / "reproduce"
 AGGREGATES = {"sum", "mean", "min", "max", "count"}
+#: a percentile aggregate: "p10", "p50", "p90", "p99.9" ...
+PERCENTILE_AGG = re.compile(r"p(\d+(\.\d+)?)")
 SOURCES = {"paper", "measured"}
 CLAIM_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 #: per-class series of a run's time series (`timeseries.parquet`)
@@ -430,10 +434,37 @@ def _parse_metric(name: str, m: Any, metrics_raw: Mapping, sweep: Mapping, scena
     elif "interval_ratio" in m or table == "timeseries":
         _parse_timeseries(metric, m, scenario, sweep, mw)
     else:
-        _need(metric.table in ("classes", "flows"), mw, f'table {metric.table!r}: "classes", "flows" or "timeseries"')
+        _need(
+            metric.table in ("classes", "flows", "transfers"),
+            mw,
+            f'table {metric.table!r}: "classes", "flows", "transfers" or "timeseries"',
+        )
         _need(isinstance(metric.column, str), mw, "column (a numeric column of the table) is required")
-        _need(metric.agg in AGGREGATES, mw, f"agg {metric.agg!r}: one of {', '.join(sorted(AGGREGATES))}")
+        _need(
+            metric.agg in AGGREGATES or _percentile(metric.agg) is not None,
+            mw,
+            f"agg {metric.agg!r}: one of {', '.join(sorted(AGGREGATES))} or a percentile p0 ... p100 (p10, p90)",
+        )
     return metric
+
+
+def _percentile(agg: Any) -> float | None:
+    """The percentile an aggregate "pNN" names (0–100), or None."""
+    m = PERCENTILE_AGG.fullmatch(agg) if isinstance(agg, str) else None
+    q = float(m.group(1)) if m else None
+    return q if q is not None and q <= 100 else None
+
+
+def _aggregate(df: pd.DataFrame, column: str, agg: str) -> pd.Series:
+    """`column` of `df` aggregated per run (`count`: rows; `pNN`: the NN-th
+    percentile, interpolated linearly between order statistics)."""
+    groups = df.groupby("run", sort=False)
+    if agg == "count":
+        return groups.size()
+    q = _percentile(agg)
+    if q is not None:
+        return groups[column].quantile(q / 100)
+    return groups[column].agg(agg)
 
 
 def metric_order(metrics: Mapping[str, Metric], where: str = "[reproduce.metrics]") -> list[str]:
@@ -809,6 +840,25 @@ def _timeseries_values(entry: Entry, runs: pd.DataFrame, runs_dir: Path | None) 
     return {name: pd.Series(v, index=runs.index, dtype=float) for name, v in values.items()}
 
 
+def _transfers(entry: Entry, runs: pd.DataFrame, runs_dir: Path | None) -> pd.DataFrame:
+    """The file transfers of every run (`runs_dir/<run>/transfers.parquet`)
+    that started after the run's warm-up, with a `run` column; read only for
+    entries with a transfers metric."""
+    if not any(m.kind == "column" and m.table == "transfers" for m in entry.metrics.values()):
+        return pd.DataFrame()
+    if runs_dir is None:
+        raise CatalogError(f"{entry.id}: transfer metrics need the sweep's run directories")
+    frames = []
+    for _, run in runs.iterrows():
+        d = Path(runs_dir) / run["run"]
+        t = pd.read_parquet(d / "transfers.parquet")
+        warmup = run.get("warmup_s")
+        if warmup is None or pd.isna(warmup):
+            warmup = json.loads((d / "summary.json").read_text()).get("warmup_s", 0.0)
+        frames.append(t[t["start_s"] >= float(warmup)].assign(run=run["run"]))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
 def _expr_values(entry: Entry, m: Metric, table: pd.DataFrame) -> pd.Series:
     """An expr metric, evaluated per run over the columns it reads."""
     from phblab.expr import evaluate
@@ -835,22 +885,26 @@ def per_run_values(
 ) -> pd.DataFrame:
     """One row per run (grid keys, seed, run) and one column per per-point
     metric, in plan order. `runs_dir` (the sweep's `runs/`) is read only for
-    time-series metrics."""
+    time-series and transfer metrics (`data` may hold the transfers, with a
+    `run` column, instead)."""
     runs = data["runs"].reset_index(drop=True)
     keys = list(entry.grid)
     out = runs[[*keys, "seed", "run"]].copy()
-    ts_values = _timeseries_values(entry, runs, Path(runs_dir) if runs_dir is not None else None)
+    runs_path = Path(runs_dir) if runs_dir is not None else None
+    ts_values = _timeseries_values(entry, runs, runs_path)
+    if "transfers" not in data:
+        data = {**data, "transfers": _transfers(entry, runs, runs_path)}
     for name in metric_order(entry.metrics, entry.id):
         m = entry.metrics[name]
         if m.kind == "column":
             df = data[m.table]
             if m.column not in df.columns:
+                if m.table == "transfers" and df.empty:
+                    out[m.name] = math.nan  # no run recorded a transfer
+                    continue
                 raise CatalogError(f"metric {m.name}: no column {m.column!r} in {m.table}")
             df = _filter(df, m.where, m.table)
-            if m.agg == "count":
-                agg = df.groupby("run", sort=False).size()
-            else:
-                agg = df.groupby("run", sort=False)[m.column].agg(m.agg)
+            agg = _aggregate(df, m.column, m.agg)
             out[m.name] = out["run"].map(agg).astype(float) * m.scale
         elif m.kind == "interval_ratio":
             out[m.name] = ts_values[m.name]
