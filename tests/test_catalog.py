@@ -652,3 +652,66 @@ def test_time_series_scopes_may_name_generated_links(tmp_path):
     path.write_text((TWO_CLASSES + star + CLAIMS_SECTION).replace(scope, scope.replace("r->sink", "x2->hub")))
     with pytest.raises(catalog.CatalogError, match="scope 'x2->hub'"):
         catalog.load_entry(path)
+
+
+# ------------------------------------------------- transfers and percentiles
+
+PERCENTILES = """
+[reproduce]
+title = "percentiles"
+[reproduce.sweep]
+grid = { max_p = [0.1] }
+set = { "qdiscs.bottleneck.max_p" = "{max_p}" }
+[reproduce.metrics.t90]
+table = "transfers"
+column = "completion_s"
+agg = "p90"
+[reproduce.metrics.t_mean]
+table = "transfers"
+column = "completion_s"
+agg = "mean"
+[reproduce.metrics.n]
+table = "transfers"
+column = "completion_s"
+agg = "count"
+[reproduce.metrics.delay_p50]
+table = "classes"
+column = "delay_mean_s"
+agg = "p50"
+"""
+
+
+def test_transfer_metrics_take_percentiles_of_the_measured_transfers(tmp_path):
+    """`table = "transfers"` reads each run's transfers.parquet and keeps
+    those started after the warm-up; `agg = "pNN"` interpolates linearly
+    between order statistics (numpy's default), on any table."""
+    path = tmp_path / "e.toml"
+    path.write_text(SCENARIO + PERCENTILES)
+    entry = catalog.load_entry(path)
+    runs_dir = tmp_path / "runs"
+    for run, times in (("a", [9.0, 1.0, 2.0, 3.0, 4.0, 5.0]), ("b", [7.0])):
+        (runs_dir / run).mkdir(parents=True)
+        starts = [0.5] + [2.0] * (len(times) - 1) if run == "a" else [3.0]
+        pd.DataFrame({"flow": "f", "size_bytes": 1000, "start_s": starts, "completion_s": times}).to_parquet(
+            runs_dir / run / "transfers.parquet"
+        )
+    runs = pd.DataFrame({"max_p": [0.1, 0.1], "seed": [1, 2], "run": ["a", "b"], "warmup_s": [1.0, 1.0]})
+    classes = pd.DataFrame({"run": ["a", "a", "a", "b"], "delay_mean_s": [1.0, 2.0, 4.0, 3.0]})
+    out = catalog.per_run_values(entry, {"runs": runs, "classes": classes, "flows": pd.DataFrame()}, runs_dir)
+    # Run a: the 9 s transfer started in the warm-up and is left out; 1..5 s
+    # remain: p90 = 4 + 0.6·(5 − 4) = 4.6, mean 3. Run b: its one transfer.
+    assert out.t90.tolist() == pytest.approx([4.6, 7.0])
+    assert out.t_mean.tolist() == pytest.approx([3.0, 7.0])
+    assert out.n.tolist() == [5, 1]
+    assert out.delay_p50.tolist() == pytest.approx([2.0, 3.0])
+
+
+@pytest.mark.parametrize(
+    "agg, message",
+    [("p101", "agg 'p101'"), ("median", "agg 'median': one of count, max, mean, min, sum or a percentile")],
+)
+def test_bad_aggregates_fail_at_load(tmp_path, agg, message):
+    path = tmp_path / "e.toml"
+    path.write_text(SCENARIO + PERCENTILES.replace('agg = "p90"', f'agg = "{agg}"'))
+    with pytest.raises(catalog.CatalogError, match=re.escape(message)):
+        catalog.load_entry(path)

@@ -15,7 +15,8 @@ wraps them.
 
 The workflow's modules: `phblab.stats` (mean and CI across seeds),
 `phblab.plot` (figures), `phblab.catalog` (reproductions), `phblab.report`
-(HTML report). `phblab.sweep` is the function; import the module's other
+(HTML report); `phblab.models` holds the analytic models (PFTK, the queue
+law, RED's control function, the E-model). `phblab.sweep` is the function; import the module's other
 names with `from phblab.sweep import ...`.
 
 The names below are imported on first use (PEP 562), so that `import
@@ -40,6 +41,7 @@ _LAZY = {
     "open_sweep": ("phblab.sweep", "open_sweep"),
     "Sweep": ("phblab.sweep", "Sweep"),
     "SweepError": ("phblab.sweep", "SweepError"),
+    "models": ("phblab.models", None),
 }
 
 __all__ = ["__version__", "ScenarioError", "RunError", *_LAZY]
@@ -49,7 +51,7 @@ def __getattr__(name: str):
     if name not in _LAZY:
         raise AttributeError(f"module 'phblab' has no attribute {name!r}")
     module, attribute = _LAZY[name]
-    value = getattr(import_module(module), attribute)
+    value = import_module(module) if attribute is None else getattr(import_module(module), attribute)
     if name != "sweep":  # importing phblab.sweep made it the (callable) submodule
         globals()[name] = value
     return value

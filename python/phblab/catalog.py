@@ -12,11 +12,13 @@ in short:
     title = "..."; paper = "..."; assumptions = ["...", ...]
     [reproduce.sweep]          grid, set, seeds, overrides (phblab.sweep)
     [reproduce.metrics.NAME]   table/column/where/agg/scale/unit (table
-                               "flows", "classes" or "delay_ratios"; where
-                               values may be templates of grid keys), or
-                               ratio, or expr (+ params), or table =
-                               "timeseries" with interval_ratio and
-                               percentile, or fit = "power_law"
+                               "flows", "classes", "delay_ratios" or
+                               "transfers"; agg sum ... count or a
+                               percentile pNN; where values may be
+                               templates of grid keys), or ratio, or expr
+                               (+ params), or table = "timeseries" with
+                               interval_ratio and percentile, or
+                               fit = "power_law"
     [[reproduce.expect]]       metric, source, ref, tolerance, points
     [[reproduce.claims]]       text, ref, over, left, op, right
     [reproduce.plot]           x, by, metrics, logx, logy
@@ -43,6 +45,7 @@ import json
 import math
 import operator
 import os
+import re
 import time
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
@@ -58,8 +61,11 @@ from phblab.entry import split_reproduce
 
 DEFAULT_RESULTS = Path("results") / "reproduce"
 AGGREGATES = {"sum", "mean", "min", "max", "count"}
-#: the per-run tables a column metric may read (the sweep's dataset)
-COLUMN_TABLES = ("classes", "flows", "delay_ratios")
+#: the per-run tables a column metric may read (the sweep's dataset, and
+#: each run's transfers.parquet)
+COLUMN_TABLES = ("classes", "flows", "delay_ratios", "transfers")
+#: a percentile aggregate: "p10", "p50", "p90", "p99.9" ...
+PERCENTILE_AGG = re.compile(r"p(\d+(\.\d+)?)")
 SOURCES = {"paper", "measured"}
 #: what an entry is: a reproduction of a paper's result, or a sensitivity
 #: study that reruns one under another assumption (not itself a reproduction)
@@ -455,7 +461,11 @@ def _parse_metric(
             f'table {metric.table!r}: {", ".join(repr(t) for t in COLUMN_TABLES)} or "timeseries"',
         )
         _need(isinstance(metric.column, str), mw, "column (a numeric column of the table) is required")
-        _need(metric.agg in AGGREGATES, mw, f"agg {metric.agg!r}: one of {', '.join(sorted(AGGREGATES))}")
+        _need(
+            metric.agg in AGGREGATES or _percentile(metric.agg) is not None,
+            mw,
+            f"agg {metric.agg!r}: one of {', '.join(sorted(AGGREGATES))} or a percentile p0 ... p100 (p10, p90)",
+        )
         _need(isinstance(m.get("where", {}), dict), f"{mw}.where", "a table {column = value or [values]}")
         for k, v in metric.where.items():
             if _is_template(v):
@@ -477,8 +487,6 @@ def _is_template(v: Any) -> bool:
 def _template_names(template: str, grid: Mapping, where: str) -> None:
     """Checks a `where` template: each `{expression}` reads only grid keys
     that are bare names with numeric values."""
-    import re
-
     for expr in re.findall(r"\{([^{}]*)\}", template):
         for name in sorted(_expr_names(expr, where)):
             _need(
@@ -492,6 +500,25 @@ def _template_names(template: str, grid: Mapping, where: str) -> None:
                 where,
                 f"template {template!r}: grid key {name!r} has values that are not numbers",
             )
+
+
+def _percentile(agg: Any) -> float | None:
+    """The percentile an aggregate "pNN" names (0–100), or None."""
+    m = PERCENTILE_AGG.fullmatch(agg) if isinstance(agg, str) else None
+    q = float(m.group(1)) if m else None
+    return q if q is not None and q <= 100 else None
+
+
+def _aggregate(df: pd.DataFrame, column: str, agg: str) -> pd.Series:
+    """`column` of `df` aggregated per run (`count`: rows; `pNN`: the NN-th
+    percentile, interpolated linearly between order statistics)."""
+    groups = df.groupby("run", sort=False)
+    if agg == "count":
+        return groups.size()
+    q = _percentile(agg)
+    if q is not None:
+        return groups[column].quantile(q / 100)
+    return groups[column].agg(agg)
 
 
 def metric_order(metrics: Mapping[str, Metric], where: str = "[reproduce.metrics]") -> list[str]:
@@ -866,6 +893,8 @@ def _column_values(entry: Entry, m: Metric, df: pd.DataFrame, out: pd.DataFrame)
 
     keys = list(entry.grid)
     if m.column not in df.columns:
+        if m.table == "transfers" and df.empty:
+            return pd.Series(np.nan, index=out.index, dtype=float)  # no run recorded a transfer
         raise CatalogError(f"metric {m.name}: no column {m.column!r} in {m.table}")
     if out["run"].duplicated().any() and len(df):
         # several grid points share a run (a grid key that changes nothing in
@@ -878,11 +907,7 @@ def _column_values(entry: Entry, m: Metric, df: pd.DataFrame, out: pd.DataFrame)
         wheres.setdefault(json.dumps(where, sort_keys=True, default=str), (where, []))[1].append(i)
     values = pd.Series(np.nan, index=out.index, dtype=float)
     for where, index in wheres.values():
-        d = _filter(df, where, m.table)
-        if m.agg == "count":
-            agg = d.groupby("run", sort=False).size()
-        else:
-            agg = d.groupby("run", sort=False)[m.column].agg(m.agg)
+        agg = _aggregate(_filter(df, where, m.table), m.column, m.agg)
         values[index] = out.loc[index, "run"].map(agg).astype(float) * m.scale
     return values
 
@@ -973,6 +998,25 @@ def _timeseries_values(entry: Entry, runs: pd.DataFrame, runs_dir: Path | None) 
     return {name: pd.Series(v, index=runs.index, dtype=float) for name, v in values.items()}
 
 
+def _transfers(entry: Entry, runs: pd.DataFrame, runs_dir: Path | None) -> pd.DataFrame:
+    """The file transfers of every run (`runs_dir/<run>/transfers.parquet`)
+    that started after the run's warm-up, with a `run` column; read only for
+    entries with a transfers metric."""
+    if not any(m.kind == "column" and m.table == "transfers" for m in entry.metrics.values()):
+        return pd.DataFrame()
+    if runs_dir is None:
+        raise CatalogError(f"{entry.id}: transfer metrics need the sweep's run directories")
+    frames = []
+    for _, run in runs.iterrows():
+        d = Path(runs_dir) / run["run"]
+        t = pd.read_parquet(d / "transfers.parquet")
+        warmup = run.get("warmup_s")
+        if warmup is None or pd.isna(warmup):
+            warmup = json.loads((d / "summary.json").read_text()).get("warmup_s", 0.0)
+        frames.append(t[t["start_s"] >= float(warmup)].assign(run=run["run"]))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
 def _expr_values(entry: Entry, m: Metric, table: pd.DataFrame) -> pd.Series:
     """An expr metric, evaluated per run over the columns it reads."""
     from phblab.expr import evaluate
@@ -999,11 +1043,15 @@ def per_run_values(
 ) -> pd.DataFrame:
     """One row per run (grid keys, seed, run) and one column per per-point
     metric, in plan order. `runs_dir` (the sweep's `runs/`) is read only for
-    time-series metrics."""
+    time-series and transfer metrics (`data` may hold the transfers, with a
+    `run` column, instead)."""
     runs = data["runs"].reset_index(drop=True)
     keys = list(entry.grid)
     out = runs[[*keys, "seed", "run"]].copy()
-    ts_values = _timeseries_values(entry, runs, Path(runs_dir) if runs_dir is not None else None)
+    runs_path = Path(runs_dir) if runs_dir is not None else None
+    ts_values = _timeseries_values(entry, runs, runs_path)
+    if "transfers" not in data:
+        data = {**data, "transfers": _transfers(entry, runs, runs_path)}
     for name in metric_order(entry.metrics, entry.id):
         m = entry.metrics[name]
         if m.kind == "column":

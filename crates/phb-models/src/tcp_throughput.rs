@@ -9,11 +9,17 @@
 //!   algorithm", CCR 27(3), 1997; the thesis' eq. (28) is the case `b = 1`,
 //!   BEDS eq. (7) the general one.
 //! - [`pftk`]: Padhye, Firoiu, Towsley, Kurose, "Modeling TCP Reno
-//!   performance", ToN 8(2), 2000, as summarised in BEDS (Firoiu & Zhang
-//!   2001) Appendix A, eqs. (8)–(11), with timeouts and a receiver window
-//!   limit `w_max`. In the window-limited branch the term is
+//!   performance", ToN 8(2), 2000, as summarised in BEDS (Firoiu, Zhang &
+//!   Guo 2001) Appendix A, eqs. (8)–(11), with timeouts and a receiver
+//!   window limit `w_max`. In the window-limited branch the term is
 //!   `(1 − p)/(p·W_max)`, as in PFTK's eq. (31); the BEDS text can be read
 //!   as `(1 − p)/p·W_max`, which does not reduce to `W_max·M/R` at low loss.
+//!   The base timeout `T_0` is a time or, as BEDS' Appendix says ("
+//!   proportional to R, typically 5R"), a multiple of `R` ([`Timeout`]).
+//! - [`pftk_rtt`], [`square_root_rtt`]: the inverses in `R`, `T⁻¹(p, t)`
+//!   (BEDS Section II.A). Eq. (8) is `M·A(p)/(R·B(p) + D(p)·T_0)` with `A`,
+//!   `B`, `D` functions of `p` alone (the branch depends on `p` only), so
+//!   the inverse is closed-form.
 //! - [`EmpiricalModel`]: the thesis' `T ∝ 1/(R^a·p^b)` (eq. 30, fitted in
 //!   Appendix B, eq. 60) with its published `a = 0.9007`, `b = 0.7260`.
 
@@ -23,6 +29,31 @@ pub fn square_root(m_bits: f64, r: f64, p: f64, b: f64) -> f64 {
     m_bits / r * (3.0 / (2.0 * b * p)).sqrt()
 }
 
+/// The square-root law's inverse in `R`: the round-trip time at which a
+/// flow gets `t` bit/s, `(M/t)·sqrt(3/(2·b·p))`.
+pub fn square_root_rtt(m_bits: f64, t: f64, p: f64, b: f64) -> f64 {
+    m_bits / t * (3.0 / (2.0 * b * p)).sqrt()
+}
+
+/// PFTK's base timeout `T_0`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Timeout {
+    /// A fixed time, seconds.
+    Seconds(f64),
+    /// A multiple of the round-trip time `R` (BEDS: "typically 5R").
+    Rtts(f64),
+}
+
+impl Timeout {
+    /// `T_0` for a round-trip time `r`.
+    pub fn at(self, r: f64) -> f64 {
+        match self {
+            Timeout::Seconds(t0) => t0,
+            Timeout::Rtts(k) => k * r,
+        }
+    }
+}
+
 /// PFTK's parameters besides `M`, `R` and `p`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PftkParams {
@@ -30,8 +61,8 @@ pub struct PftkParams {
     pub b: f64,
     /// Receiver's advertised window, packets.
     pub w_max: f64,
-    /// Base (not backed-off) retransmission timeout, seconds.
-    pub t0: f64,
+    /// Base (not backed-off) retransmission timeout.
+    pub t0: Timeout,
 }
 
 /// Expected unconstrained window, BEDS eq. (9).
@@ -53,18 +84,38 @@ fn pftk_backoff(p: f64) -> f64 {
     1.0 + p + 2.0 * p.powi(2) + 4.0 * p.powi(3) + 8.0 * p.powi(4) + 16.0 * p.powi(5) + 32.0 * p.powi(6)
 }
 
-/// PFTK throughput, BEDS eq. (8).
-pub fn pftk(m_bits: f64, r: f64, p: f64, params: PftkParams) -> f64 {
-    let PftkParams { b, w_max, t0 } = params;
+/// Eq. (8) as `A / (R·B + D·T_0)` (packets per second): `A` the packets
+/// sent per cycle, `B` the rounds per cycle, `D` the expected timeout
+/// back-off per cycle; the branch (window-limited or not) is chosen by `p`.
+fn pftk_terms(p: f64, b: f64, w_max: f64) -> (f64, f64, f64) {
     let w = pftk_window(p, b);
     let f = pftk_backoff(p);
     if w < w_max {
         let q = pftk_timeout_probability(p, w);
-        m_bits * ((1.0 - p) / p + w / 2.0 + q) / (r * (b / 2.0 * w + 1.0) + q * f * t0 / (1.0 - p))
+        ((1.0 - p) / p + w / 2.0 + q, b / 2.0 * w + 1.0, q * f / (1.0 - p))
     } else {
         let q = pftk_timeout_probability(p, w_max);
-        m_bits * ((1.0 - p) / p + w_max / 2.0 + q)
-            / (r * (b / 8.0 * w_max + (1.0 - p) / (p * w_max) + 2.0) + q * f * t0 / (1.0 - p))
+        ((1.0 - p) / p + w_max / 2.0 + q, b / 8.0 * w_max + (1.0 - p) / (p * w_max) + 2.0, q * f / (1.0 - p))
+    }
+}
+
+/// PFTK throughput `T(p, R)`, BEDS eq. (8), bit/s; `p` in (0, 1).
+pub fn pftk(m_bits: f64, r: f64, p: f64, params: PftkParams) -> f64 {
+    let (a, rounds, backoff) = pftk_terms(p, params.b, params.w_max);
+    m_bits * a / (r * rounds + backoff * params.t0.at(r))
+}
+
+/// PFTK's inverse in `R`, `T⁻¹(p, t)`: the round-trip time at which a flow
+/// gets `t` bit/s at loss probability `p` (BEDS Section II.A). `T` falls
+/// strictly with `R`, so the inverse is unique. With a fixed `T_0` it is
+/// `(M·A/t − D·T_0)/B`, which is 0 or negative when even `R → 0` gives
+/// less than `t` (timeouts alone cap the flow below `t`); with `T_0 = k·R`
+/// it is `M·A/(t·(B + D·k))`, always positive.
+pub fn pftk_rtt(m_bits: f64, t: f64, p: f64, params: PftkParams) -> f64 {
+    let (a, rounds, backoff) = pftk_terms(p, params.b, params.w_max);
+    match params.t0 {
+        Timeout::Seconds(t0) => (m_bits * a / t - backoff * t0) / rounds,
+        Timeout::Rtts(k) => m_bits * a / (t * (rounds + backoff * k)),
     }
 }
 
@@ -122,9 +173,55 @@ mod tests {
         assert_eq!(pftk_timeout_probability(0.5, 2.0), 1.0);
     }
 
+    /// Eq. (8) by hand, first branch: p = 0.01, b = 1, R = 0.5 s, T_0 =
+    /// 1 s, W_max = 20, M = 8000 bits. W = 1 + sqrt(264 + 1) = 17.27882 <
+    /// 20. Q = (1 − 0.99³)(1 + 0.99³(1 − 0.99^14.27882))/(1 − 0.99^17.27882)
+    /// = 0.029701·1.129714/0.159414 = 0.210479. F = 1.010204. T = 8000 ·
+    /// (99 + 8.63941 + 0.210479)/(0.5·(8.63941 + 1) + 0.210479·1.010204/0.99)
+    /// = 8000·107.84989/5.034478 = 171 378 bit/s.
+    /// Second branch: p = 0.001, b = 2, W_max = 10 (W = 37.17), R = 0.1 s,
+    /// T_0 = 0.4 s: Q = 0.303146, T = (999 + 5 + 0.303146)/(0.1·(2.5 + 99.9
+    /// + 2) + 0.303146·1.001002·0.4/0.999) = 95.0909 packets/s.
+    #[test]
+    fn pftk_by_hand() {
+        let t = pftk(8000.0, 0.5, 0.01, PftkParams { b: 1.0, w_max: 20.0, t0: Timeout::Seconds(1.0) });
+        assert!((t - 171_378.01).abs() < 0.01, "{t}");
+        assert!((pftk_window(0.01, 1.0) - 17.278_820_596).abs() < 1e-9);
+        assert!((pftk_timeout_probability(0.01, pftk_window(0.01, 1.0)) - 0.210_479_074_55).abs() < 1e-10);
+        let t = pftk(8000.0, 0.1, 0.001, PftkParams { b: 2.0, w_max: 10.0, t0: Timeout::Seconds(0.4) });
+        assert!((t / 8000.0 - 95.090_944_8).abs() < 1e-6, "{t}");
+        // T_0 = 2R at R = 0.5 s is the first case's T_0 = 1 s.
+        let k = pftk(8000.0, 0.5, 0.01, PftkParams { b: 1.0, w_max: 20.0, t0: Timeout::Rtts(2.0) });
+        assert!((k - 171_378.01).abs() < 0.01, "{k}");
+    }
+
+    /// `T(p, T⁻¹(p, t)) = t` in both branches and both timeout forms, and
+    /// `T⁻¹(p, T(p, R)) = R`.
+    #[test]
+    fn the_inverse_in_r_round_trips() {
+        for t0 in [Timeout::Seconds(1.0), Timeout::Seconds(0.2), Timeout::Rtts(5.0)] {
+            for (b, w_max) in [(1.0, 20.0), (2.0, 1e9), (2.0, 8.0)] {
+                let params = PftkParams { b, w_max, t0 };
+                for p in [0.001, 0.005, 0.01, 0.04, 0.1, 0.2] {
+                    for r in [0.05, 0.2, 0.8, 2.0] {
+                        let t = pftk(8000.0, r, p, params);
+                        let back = pftk_rtt(8000.0, t, p, params);
+                        assert!((back / r - 1.0).abs() < 1e-12, "{params:?} p {p} R {r}: {back}");
+                    }
+                }
+            }
+        }
+        // Timeouts alone cap the flow: with T_0 = 1 s and p = 20%, even R → 0
+        // gives 7.1/1.48 = 4.8 packets/s; 10 packets/s needs a negative R.
+        let params = PftkParams { b: 1.0, w_max: 20.0, t0: Timeout::Seconds(1.0) };
+        assert!(pftk_rtt(8000.0, 80_000.0, 0.2, params) < 0.0);
+        let r = square_root_rtt(8000.0, 112_500.0, 0.01, 1.0);
+        assert!((square_root(8000.0, r, 0.01, 1.0) - 112_500.0).abs() < 1e-6);
+    }
+
     #[test]
     fn pftk_approaches_the_square_root_law_at_low_loss() {
-        let params = PftkParams { b: 2.0, w_max: 1e9, t0: 0.5 };
+        let params = PftkParams { b: 2.0, w_max: 1e9, t0: Timeout::Seconds(0.5) };
         let ratio = pftk(MSS_BITS, 0.1, 1e-5, params) / square_root(MSS_BITS, 0.1, 1e-5, 2.0);
         assert!((ratio - 1.0).abs() < 0.02, "ratio {ratio}");
     }
@@ -132,14 +229,14 @@ mod tests {
     #[test]
     fn pftk_is_limited_by_the_receiver_window() {
         // A 10-packet window at 100 ms caps throughput near 10·M/R.
-        let params = PftkParams { b: 2.0, w_max: 10.0, t0: 0.5 };
+        let params = PftkParams { b: 2.0, w_max: 10.0, t0: Timeout::Seconds(0.5) };
         let t = pftk(MSS_BITS, 0.1, 1e-4, params);
         assert!(t < 10.0 * MSS_BITS / 0.1 && t > 0.8 * 10.0 * MSS_BITS / 0.1, "t {t}");
     }
 
     #[test]
     fn pftk_timeouts_dominate_at_high_loss() {
-        let params = PftkParams { b: 2.0, w_max: 1e9, t0: 1.0 };
+        let params = PftkParams { b: 2.0, w_max: 1e9, t0: Timeout::Seconds(1.0) };
         assert!(pftk(MSS_BITS, 0.1, 0.2, params) < 0.5 * square_root(MSS_BITS, 0.1, 0.2, 2.0));
     }
 

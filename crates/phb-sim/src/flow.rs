@@ -89,16 +89,22 @@ pub struct Flow {
 }
 
 impl Flow {
-    /// Flow `name` of `group`, its routes already resolved.
+    /// Flow `index` (named `name`) of `group`, its routes already resolved.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: String,
         g: usize,
+        index: u32,
         group: &TrafficGroup,
         codepoint: u8,
         route: u32,
         ack_route: u32,
         seed: u64,
     ) -> Flow {
+        let (start, stop) = match &group.windows {
+            Some(windows) => windows[index as usize],
+            None => (group.start, group.stop),
+        };
         let jitter = if group.start_jitter > Time::ZERO {
             let mut rng = Rng::derive(seed, &format!("jitter/{name}"));
             Time::from_secs_f64(rng.uniform() * group.start_jitter.as_secs_f64())
@@ -134,8 +140,8 @@ impl Flow {
             class: group.class,
             codepoint,
             route,
-            start: group.start + jitter,
-            stop: group.stop,
+            start: start + jitter,
+            stop,
             transport,
             total: FlowCounts::default(),
             at_warmup: FlowCounts::default(),

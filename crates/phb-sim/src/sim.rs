@@ -162,7 +162,7 @@ impl<'s> Sim<'s> {
             let codepoint = scenario.classes[group.class].codepoint;
             for i in 0..group.count {
                 let name = if group.count == 1 { group.name.clone() } else { format!("{}.{}", group.name, i) };
-                flows.push(Flow::new(name, g, group, codepoint, route, ack_route, seed));
+                flows.push(Flow::new(name, g, i, group, codepoint, route, ack_route, seed));
             }
         }
         let ratios: Vec<RatioMeter> = scenario

@@ -141,6 +141,7 @@ fn chain(
                 start: Time::from_millis(g as u64),
                 start_jitter: Time::from_millis(50),
                 stop: Time::from_millis(900),
+                windows: None,
                 transport,
             }
         })

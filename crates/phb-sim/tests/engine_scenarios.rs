@@ -78,6 +78,7 @@ fn group(name: &str, class: usize, count: u32, source: SourceModel) -> TrafficGr
         start: Time::ZERO,
         start_jitter: Time::ZERO,
         stop: Time::MAX,
+        windows: None,
         transport: Transport::Udp(source),
     }
 }

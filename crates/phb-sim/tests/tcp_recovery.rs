@@ -427,3 +427,27 @@ fn with_timestamps_every_ack_of_new_data_is_an_rtt_sample_retransmissions_includ
         assert_eq!(s.srtt(), expected, "timestamps {timestamps}");
     }
 }
+
+/// Restart after idle (RFC 5681 §4.1; ns-2's `slow_start_restart_`): a
+/// transfer of 60 segments opens `cwnd` from an initial window of 1 to the
+/// receiver's window (20). After 5 s of silence (the RTO is about 0.3 s)
+/// the next data goes out one segment at a time with `slow_start_restart`,
+/// a whole window at once without; after a pause shorter than the RTO,
+/// either way a whole window.
+#[test]
+fn slow_start_restart_cuts_the_window_after_an_idle_rto() {
+    for (restart, pause, burst) in
+        [(true, Time::from_secs(5), 1), (false, Time::from_secs(5), 20), (true, Time::from_millis(100), 20)]
+    {
+        let mut p = Pipe::new(Variant::NewReno, 20, &[]);
+        let cfg =
+            TcpConfig { initial_window: 1, initial_ssthresh: None, slow_start_restart: restart, ..p.config.clone() };
+        p.sender = Sender::new(cfg);
+        p.run(60 * MSS, Time::from_secs(10));
+        assert_eq!(p.sender.snd_una(), 60 * MSS);
+        assert!(p.sender.cwnd_bytes() >= 20.0 * MSS as f64, "{}", p.sender.cwnd_bytes());
+        let mut out = Vec::new();
+        p.sender.push(30 * MSS, p.now + pause, &mut out);
+        assert_eq!(out.len(), burst, "restart {restart}, pause {pause}");
+    }
+}

@@ -16,6 +16,11 @@
 //!   `classes` table also as `classes: {column: list}` (for the printed
 //!   summary and summary.json, without pandas).
 //!
+//! - `models`: the analytic models of `phb_models` (PFTK and its inverse,
+//!   the square-root law, RED's control function, the queue law and its
+//!   operating point, the E-model), one function each, scalars in and out;
+//!   `python/phblab/models.py` gives them their Python signatures.
+//!
 //! Exceptions: `ScenarioError` (a `ValueError`: the scenario or an override
 //! is wrong) and `RunError` (a `RuntimeError`: the run could not finish
 //! correctly, a simulator bug).
@@ -161,6 +166,264 @@ fn columns<'py>(py: Python<'py>, table: &Table) -> PyResult<Bound<'py, PyDict>> 
     Ok(columns)
 }
 
+/// `phb_models` for Python: each function converts its arguments and calls
+/// the model (see `python/phblab/models.py` for the documented API).
+mod models {
+    use phb_models::emodel::{self, Codec, EModel};
+    use phb_models::queue_law::QueueLaw;
+    use phb_models::red_control::{RedControl, Spacing};
+    use phb_models::tcp_throughput::{self as tt, PftkParams, Timeout};
+    use pyo3::exceptions::PyValueError;
+    use pyo3::prelude::*;
+
+    /// PFTK's parameters; `t0` in seconds, or `t0_rtts` times R.
+    fn pftk_params(b: f64, w_max: f64, t0: Option<f64>, t0_rtts: Option<f64>) -> PyResult<PftkParams> {
+        let t0 = match (t0, t0_rtts) {
+            (Some(s), None) => Timeout::Seconds(s),
+            (None, Some(k)) => Timeout::Rtts(k),
+            _ => return Err(PyValueError::new_err("give exactly one of T_0 (seconds) and T_0_rtts (a multiple of R)")),
+        };
+        Ok(PftkParams { b, w_max, t0 })
+    }
+
+    #[pyfunction]
+    pub fn pftk(
+        m_bits: f64,
+        r: f64,
+        p: f64,
+        b: f64,
+        w_max: f64,
+        t0: Option<f64>,
+        t0_rtts: Option<f64>,
+    ) -> PyResult<f64> {
+        Ok(tt::pftk(m_bits, r, p, pftk_params(b, w_max, t0, t0_rtts)?))
+    }
+
+    #[pyfunction]
+    pub fn pftk_rtt(
+        m_bits: f64,
+        t: f64,
+        p: f64,
+        b: f64,
+        w_max: f64,
+        t0: Option<f64>,
+        t0_rtts: Option<f64>,
+    ) -> PyResult<f64> {
+        Ok(tt::pftk_rtt(m_bits, t, p, pftk_params(b, w_max, t0, t0_rtts)?))
+    }
+
+    #[pyfunction]
+    pub fn square_root(m_bits: f64, r: f64, p: f64, b: f64) -> f64 {
+        tt::square_root(m_bits, r, p, b)
+    }
+
+    #[pyfunction]
+    pub fn square_root_rtt(m_bits: f64, t: f64, p: f64, b: f64) -> f64 {
+        tt::square_root_rtt(m_bits, t, p, b)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn law(
+        n: f64,
+        c: f64,
+        r0: f64,
+        m_bits: f64,
+        b: f64,
+        w_max: f64,
+        t0: Option<f64>,
+        t0_rtts: Option<f64>,
+        m: f64,
+        u: f64,
+        udp_packet_bits: f64,
+    ) -> PyResult<QueueLaw> {
+        Ok(QueueLaw::tcp(n, c, r0, m_bits, pftk_params(b, w_max, t0, t0_rtts)?).with_udp(m, u, udp_packet_bits))
+    }
+
+    fn red(min_th: f64, max_th: f64, max_p: f64, gentle: bool, spacing: &str) -> PyResult<RedControl> {
+        let spacing = match spacing {
+            "wait" => Spacing::Wait,
+            "uniform" => Spacing::Uniform,
+            "none" => Spacing::None,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "spacing is \"wait\", \"uniform\" or \"none\", not {other:?}"
+                )))
+            }
+        };
+        let red = RedControl { min_th, max_th, max_p, gentle, spacing };
+        red.validate().map_err(PyValueError::new_err)?;
+        Ok(red)
+    }
+
+    /// `(rtt, delay, queue_bits, queue_packets)` of the queue law at `p`.
+    #[pyfunction]
+    #[allow(clippy::too_many_arguments)]
+    pub fn queue_law(
+        p: f64,
+        n: f64,
+        c: f64,
+        r0: f64,
+        m_bits: f64,
+        b: f64,
+        w_max: f64,
+        t0: Option<f64>,
+        t0_rtts: Option<f64>,
+        m: f64,
+        u: f64,
+        udp_packet_bits: f64,
+    ) -> PyResult<(f64, f64, f64, f64)> {
+        let law = law(n, c, r0, m_bits, b, w_max, t0, t0_rtts, m, u, udp_packet_bits)?;
+        Ok((law.rtt(p), law.delay(p), law.queue_bits(p), law.queue_packets(p)))
+    }
+
+    /// `(p_b, H)` of a RED configuration at average `q` (packets).
+    #[pyfunction]
+    pub fn red_control(
+        q: f64,
+        min_th: f64,
+        max_th: f64,
+        max_p: f64,
+        gentle: bool,
+        spacing: &str,
+    ) -> PyResult<(f64, f64)> {
+        let red = red(min_th, max_th, max_p, gentle, spacing)?;
+        Ok((red.p_b(q), red.h(q)))
+    }
+
+    /// `(p, delay, queue_packets)` where the queue law meets RED's `H`.
+    #[pyfunction]
+    #[allow(clippy::too_many_arguments)]
+    pub fn operating_point(
+        n: f64,
+        c: f64,
+        r0: f64,
+        m_bits: f64,
+        b: f64,
+        w_max: f64,
+        t0: Option<f64>,
+        t0_rtts: Option<f64>,
+        m: f64,
+        u: f64,
+        udp_packet_bits: f64,
+        min_th: f64,
+        max_th: f64,
+        max_p: f64,
+        gentle: bool,
+        spacing: &str,
+    ) -> PyResult<(f64, f64, f64)> {
+        let law = law(n, c, r0, m_bits, b, w_max, t0, t0_rtts, m, u, udp_packet_bits)?;
+        let op = law.operating_point(&red(min_th, max_th, max_p, gentle, spacing)?);
+        Ok((op.p, op.delay, op.queue_packets))
+    }
+
+    fn codec(name: &str) -> PyResult<Codec> {
+        Codec::by_name(name).ok_or_else(|| {
+            let names: Vec<&str> = Codec::ALL.iter().map(|c| c.name).collect();
+            PyValueError::new_err(format!("unknown codec {name:?}; codecs are {}", names.join(", ")))
+        })
+    }
+
+    /// `R` of a call with one-way delay `delay` (s) and random loss `loss`.
+    #[pyfunction]
+    pub fn voip_r(delay: f64, loss: f64, codec: &str) -> PyResult<f64> {
+        Ok(emodel::voip_r(delay, loss, self::codec(codec)?))
+    }
+
+    /// `(Ie, Bpl)` of a codec.
+    #[pyfunction]
+    pub fn codec_values(name: &str) -> PyResult<(f64, f64)> {
+        let c = codec(name)?;
+        Ok((c.ie, c.bpl))
+    }
+
+    /// G.107's defaults, by parameter name.
+    #[pyfunction]
+    pub fn emodel_defaults() -> Vec<(&'static str, f64)> {
+        let d = EModel::default();
+        vec![
+            ("SLR", d.slr),
+            ("RLR", d.rlr),
+            ("STMR", d.stmr),
+            ("LSTR", d.lstr),
+            ("Ds", d.ds),
+            ("Dr", d.dr),
+            ("TELR", d.telr),
+            ("WEPL", d.wepl),
+            ("T", d.t),
+            ("Tr", d.tr),
+            ("Ta", d.ta),
+            ("qdu", d.qdu),
+            ("Ie", d.ie),
+            ("Bpl", d.bpl),
+            ("Ppl", d.ppl),
+            ("BurstR", d.burst_r),
+            ("Nc", d.nc),
+            ("Nfor", d.nfor),
+            ("Ps", d.ps),
+            ("Pr", d.pr),
+            ("A", d.a),
+        ]
+    }
+
+    /// `(Ro, Is, Id, Ie_eff, A, R)` for G.107's parameters in the order of
+    /// `emodel_defaults`.
+    #[pyfunction]
+    pub fn emodel_rating(v: Vec<f64>) -> PyResult<(f64, f64, f64, f64, f64, f64)> {
+        let [slr, rlr, stmr, lstr, ds, dr, telr, wepl, t, tr, ta, qdu, ie, bpl, ppl, burst_r, nc, nfor, ps, pr, a] =
+            v[..]
+        else {
+            return Err(PyValueError::new_err(format!("expected 21 E-model parameters, got {}", v.len())));
+        };
+        let e = EModel {
+            slr,
+            rlr,
+            stmr,
+            lstr,
+            ds,
+            dr,
+            telr,
+            wepl,
+            t,
+            tr,
+            ta,
+            qdu,
+            ie,
+            bpl,
+            ppl,
+            burst_r,
+            nc,
+            nfor,
+            ps,
+            pr,
+            a,
+        };
+        let r = e.rating();
+        Ok((r.ro, r.is, r.id, r.ie_eff, r.a, r.r))
+    }
+
+    #[pyfunction]
+    pub fn mos(r: f64) -> f64 {
+        emodel::mos(r)
+    }
+
+    pub fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
+        let m = PyModule::new(parent.py(), "models")?;
+        m.add_function(wrap_pyfunction!(pftk, &m)?)?;
+        m.add_function(wrap_pyfunction!(pftk_rtt, &m)?)?;
+        m.add_function(wrap_pyfunction!(square_root, &m)?)?;
+        m.add_function(wrap_pyfunction!(square_root_rtt, &m)?)?;
+        m.add_function(wrap_pyfunction!(queue_law, &m)?)?;
+        m.add_function(wrap_pyfunction!(red_control, &m)?)?;
+        m.add_function(wrap_pyfunction!(operating_point, &m)?)?;
+        m.add_function(wrap_pyfunction!(voip_r, &m)?)?;
+        m.add_function(wrap_pyfunction!(codec_values, &m)?)?;
+        m.add_function(wrap_pyfunction!(emodel_defaults, &m)?)?;
+        m.add_function(wrap_pyfunction!(emodel_rating, &m)?)?;
+        m.add_function(wrap_pyfunction!(mos, &m)?)?;
+        parent.add_submodule(&m)
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
@@ -168,5 +431,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    models::register(m)?;
     Ok(())
 }

@@ -133,6 +133,9 @@ pub struct TrafficGroup {
     pub start: Time,
     pub start_jitter: Time,
     pub stop: Time,
+    /// A flow-count schedule: each flow's own `(start, stop)` (its start
+    /// before the jitter), one per flow, replacing `start` and `stop`.
+    pub windows: Option<Vec<(Time, Time)>>,
     pub transport: Transport,
 }
 
@@ -169,6 +172,11 @@ pub enum SourceModel {
     ExpOnOff { packet_size: u32, rate_bps: u64, on_mean: Time, off_mean: Time },
     /// Poisson arrivals: exponential gaps, `rate_bps` on average.
     Poisson { packet_size: u32, rate_bps: u64 },
+    /// Voice (`crate::traffic::voip`): one `packet_size`-byte frame every
+    /// `interval` during exponential talk spurts of mean `on_mean`, separated
+    /// by exponential silences of mean `off_mean` (the ON/OFF process of
+    /// `ExpOnOff` with the codec's exact frame interval).
+    Voip { packet_size: u32, interval: Time, on_mean: Time, off_mean: Time },
 }
 
 impl SourceModel {
@@ -178,7 +186,8 @@ impl SourceModel {
             SourceModel::Cbr { packet_size, .. }
             | SourceModel::ParetoOnOff { packet_size, .. }
             | SourceModel::ExpOnOff { packet_size, .. }
-            | SourceModel::Poisson { packet_size, .. } => packet_size,
+            | SourceModel::Poisson { packet_size, .. }
+            | SourceModel::Voip { packet_size, .. } => packet_size,
         }
     }
 }

@@ -103,6 +103,8 @@ pub struct Qdisc {
     pub scheduler: Option<Scheduler>,
     /// The proportional-delay schedulers' two-queue shorthand: `s = [1, delta]`.
     pub delta: Option<f64>,
+    /// BEDS: what the queue lengths of eq. (5) count.
+    pub backlog_unit: Option<BacklogUnit>,
     pub cap_rate: Option<Quantity>,
     pub cap_depth: Option<Quantity>,
     pub buffers: Option<Vec<Buffer>>,
@@ -151,6 +153,23 @@ pub enum Scheduler {
     Pad,
     Mdp,
     Dwfq,
+    Beds,
+}
+
+/// BEDS' `backlog_unit`.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BacklogUnit {
+    Bytes,
+    Packets,
+}
+
+/// A loss-ratio buffer's `reading` of the RED it follows.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Reading {
+    Spaced,
+    Curve,
 }
 
 /// `[[qdiscs.NAME.buffers]]` of a classful qdisc: a drop-tail or RED policy
@@ -190,6 +209,12 @@ pub struct Buffer {
     pub plc_x: Option<f64>,
     /// A PLR dropper: its memory, a number of arrivals or `"infinite"`.
     pub plr: Option<PlrMemory>,
+    /// `policy = "loss_ratio"`: the buffer whose RED it reads.
+    pub reads: Option<String>,
+    /// `policy = "loss_ratio"`: λ.
+    pub lambda: Option<f64>,
+    /// `policy = "loss_ratio"`: what it reads of that RED.
+    pub reading: Option<Reading>,
 }
 
 /// `plr = 1000` (PLR(M), the last M arrivals) or `plr = "infinite"` (PLR(∞)).
@@ -211,6 +236,7 @@ pub enum Policy {
     AdaptiveRed,
     Codel,
     Pie,
+    LossRatio,
 }
 
 /// A colour's RED curve in WRED and RIO: `{ min_th = 40, max_th = 70, max_p = 0.02 }`.
@@ -362,7 +388,12 @@ pub struct Traffic {
     pub start: Option<Quantity>,
     pub start_jitter: Option<Quantity>,
     pub stop: Option<Quantity>,
+    /// The number of flows over time, instead of `count`, `start`, `stop`.
+    pub schedule: Option<Vec<ScheduleStep>>,
     pub path: Option<Vec<String>>,
+    // VoIP only.
+    pub codec: Option<Codec>,
+    pub link_layer: Option<LinkLayer>,
     // TCP only.
     pub profile: Option<TcpProfile>,
     pub variant: Option<TcpVariant>,
@@ -378,6 +409,7 @@ pub struct Traffic {
     pub granularity: Option<Quantity>,
     pub delayed_ack: Option<bool>,
     pub delack_timeout: Option<Quantity>,
+    pub slow_start_restart: Option<bool>,
     pub trace: Option<bool>,
     pub app: Option<AppKind>,
     pub file_size: Option<Quantity>,
@@ -393,7 +425,35 @@ pub enum TrafficKind {
     ParetoOnoff,
     ExpOnoff,
     Poisson,
+    Voip,
     Tcp,
+}
+
+/// One step of a traffic group's `schedule`: from `at` on, `count` flows.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduleStep {
+    pub at: Quantity,
+    pub count: i64,
+}
+
+/// A VoIP source's codec.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+pub enum Codec {
+    #[serde(rename = "g723.1")]
+    G7231,
+    #[serde(rename = "g711")]
+    G711,
+    #[serde(rename = "g729")]
+    G729,
+}
+
+/// Which link-layer bytes a VoIP frame carries on the links.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkLayer {
+    Ethernet,
+    None,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]

@@ -265,6 +265,7 @@ fn a_full_scenario_parses_into_the_exact_model() {
                 start: Time::ZERO,
                 start_jitter: Time::ZERO,
                 stop: Time::from_secs(100),
+                windows: None,
                 // 82 bytes every 30 ms: 656 bits / 0.03 s = 21 866.67 bit/s.
                 transport: Transport::Udp(SourceModel::ExpOnOff {
                     packet_size: 82,
@@ -283,6 +284,7 @@ fn a_full_scenario_parses_into_the_exact_model() {
                 start: Time::from_secs(1),
                 start_jitter: Time::ZERO,
                 stop: Time::from_secs(90),
+                windows: None,
                 transport: Transport::Udp(SourceModel::ParetoOnOff {
                     packet_size: 500,
                     rate_bps: 1_000_000,
@@ -301,6 +303,7 @@ fn a_full_scenario_parses_into_the_exact_model() {
                 start: Time::ZERO,
                 start_jitter: Time::ZERO,
                 stop: Time::from_secs(100),
+                windows: None,
                 transport: Transport::Udp(SourceModel::Cbr { packet_size: 1000, interval: Time::from_millis(4) }),
             },
         ],
@@ -796,6 +799,7 @@ fn the_ns3_profile_is_ns3_s_defaults_with_a_window_of_128_kib() {
         partial_ack_timer: PartialAckTimer::Impatient,
         limited_transmit: true,
         timestamps: true,
+        slow_start_restart: false,
     };
     assert_eq!(ns3, expected);
     assert_eq!(TcpConfig::profile("ns3"), Some(expected.clone()));
@@ -808,6 +812,26 @@ fn the_ns3_profile_is_ns3_s_defaults_with_a_window_of_128_kib() {
     assert_eq!(config(""), expected);
     assert_eq!(config("mss = \"1448B\"").window, 131_072 / 1448);
     assert_eq!(config("mss = \"1448B\"\nwindow = 500").window, 500);
+}
+
+/// `slow_start_restart` (RFC 5681 §4.1, ns-2's `slow_start_restart_`) is off
+/// in every profile and on when a group asks.
+#[test]
+fn slow_start_restart_is_a_tcp_key() {
+    use crate::tcp::TcpConfig;
+    for name in ["ns2", "ns2_2004", "linux", "ns3"] {
+        assert!(!TcpConfig::profile(name).unwrap().slow_start_restart, "{name}");
+    }
+    let scenario = load(&with_traffic("kind = \"tcp\"\nslow_start_restart = true"), "f", &[]).unwrap();
+    let Transport::Tcp(tcp) = &scenario.groups.last().unwrap().transport else { panic!("not TCP") };
+    assert!(tcp.config.slow_start_restart);
+    let err = load(
+        &with_traffic("kind = \"cbr\"\npacket_size = \"100B\"\nrate = \"1Mbps\"\nslow_start_restart = true"),
+        "f",
+        &[],
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("only to kind = \"tcp\""), "{err}");
 }
 
 #[test]
@@ -1218,6 +1242,7 @@ fn proportional_delay_schedulers_take_s_or_delta() {
         ("pad", SchedulerKind::Pad { s: vec![1.0, 8.0] }),
         ("mdp", SchedulerKind::Mdp { s: vec![1.0, 8.0] }),
         ("dwfq", SchedulerKind::Dwfq { s: vec![1.0, 8.0] }),
+        ("beds", SchedulerKind::Beds { s: vec![1.0, 8.0], unit: phb::sched::BacklogUnit::Bytes }),
     ] {
         let by_delta = scheduler(two_queues(&format!("scheduler = \"{word}\"\ndelta = 8"), "", "")).unwrap();
         assert_eq!(by_delta, kind, "{word} with delta");
@@ -1265,4 +1290,158 @@ fn conditioners_are_validated_with_their_meters() {
     assert!(invalid(load(&text, "f", &[]).unwrap_err()).1.contains("not the codepoint of a class"));
     let text = conditioner("", "green = \"AF99\"");
     assert!(invalid(load(&text, "f", &[]).unwrap_err()).1.contains("AF11"), "the message lists valid names");
+}
+
+/// BEDS (Firoiu, Zhang & Guo 2001): the backlog-weighted WFQ with its unit,
+/// and a UDP buffer coupled to the TCP buffer's RED by `policy =
+/// "loss_ratio"`; every mistake named at its key.
+#[test]
+fn beds_schedules_by_backlog_and_couples_a_buffer_to_a_red() {
+    use phb::aqm::loss_ratio::{LossRatioParams, Reading};
+    use phb::sched::BacklogUnit;
+    let red = "policy = \"red\"\nlimit = \"3000pkt\"\nmin_th = 50\nmax_th = 2000\nmax_p = 0.03";
+    let two_buffers = |qdisc_keys: &str, udp_keys: &str| {
+        shared_buffer(qdisc_keys, red, "", "")
+            .replace(
+                "[[qdiscs.extra.queues]]\nname = \"tcp\"",
+                &format!("[[qdiscs.extra.buffers]]\nname = \"u\"\n{udp_keys}\n[[qdiscs.extra.queues]]\nname = \"tcp\""),
+            )
+            .replace(
+                "name = \"udp\"\nclasses = [\"ef\"]\nbuffer = \"b\"",
+                "name = \"udp\"\nclasses = [\"ef\"]\nbuffer = \"u\"",
+            )
+    };
+    let qdisc = |text: String| load(&text, "f", &[]).map(|s| s.links[2].qdisc_ab.clone());
+    let coupled = "policy = \"loss_ratio\"\nreads = \"b\"\nlambda = 4\nlimit = \"200pkt\"";
+    let q = qdisc(two_buffers("scheduler = \"beds\"\ndelta = 2\nbacklog_unit = \"packets\"", coupled)).unwrap();
+    assert_eq!(q.scheduler, SchedulerKind::Beds { s: vec![1.0, 2.0], unit: BacklogUnit::Packets });
+    assert_eq!(
+        q.buffers[1].policy,
+        BufferPolicy::LossRatio(LossRatioParams {
+            lambda: 4.0,
+            reads: 0,
+            limit: Limit::Packets(200),
+            reading: Reading::Spaced
+        })
+    );
+    let q = qdisc(two_buffers("", &format!("{coupled}\nreading = \"curve\""))).unwrap();
+    assert!(matches!(&q.buffers[1].policy, BufferPolicy::LossRatio(p) if p.reading == Reading::Curve));
+    assert_eq!(q.scheduler, SchedulerKind::StrictPriority);
+
+    for (qdisc_keys, udp_keys, key, message) in [
+        (
+            "scheduler = \"wfq\"\nbacklog_unit = \"bytes\"",
+            "policy = \"droptail\"\nlimit = \"10pkt\"",
+            "extra.backlog_unit",
+            "only to scheduler = \"beds\"",
+        ),
+        (
+            "scheduler = \"beds\"\ndelta = 2\nbacklog_unit = \"frames\"",
+            "policy = \"droptail\"\nlimit = \"10pkt\"",
+            "extra.backlog_unit",
+            "unknown variant `frames`",
+        ),
+        ("scheduler = \"beds\"", "policy = \"droptail\"\nlimit = \"10pkt\"", "queues[0]", "needs `s` on every queue"),
+        (
+            "",
+            "policy = \"loss_ratio\"\nreads = \"x\"\nlambda = 2\nlimit = \"10pkt\"",
+            "buffers[1].reads",
+            "x is not a buffer of this qdisc; buffers are b, u",
+        ),
+        (
+            "",
+            "policy = \"loss_ratio\"\nreads = \"u\"\nlambda = 2\nlimit = \"10pkt\"",
+            "buffers[1].reads",
+            "cannot read itself",
+        ),
+        (
+            "",
+            "policy = \"loss_ratio\"\nreads = \"b\"\nlambda = -2\nlimit = \"10pkt\"",
+            "buffers[1].lambda",
+            "finite and >= 0",
+        ),
+        ("", "policy = \"loss_ratio\"\nreads = \"b\"\nlimit = \"10pkt\"", "buffers[1].lambda", "needs `lambda`"),
+        ("", "policy = \"loss_ratio\"\nreads = \"b\"\nlambda = 2", "buffers[1].limit", "needs `limit`"),
+        ("", "policy = \"loss_ratio\"\nlambda = 2\nlimit = \"10pkt\"", "buffers[1].reads", "needs `reads`"),
+        (
+            "",
+            "policy = \"loss_ratio\"\nreads = \"b\"\nlambda = 2\nlimit = \"10pkt\"\nmin_th = 3",
+            "buffers[1].min_th",
+            "does not apply to a loss_ratio buffer",
+        ),
+        (
+            "",
+            "policy = \"droptail\"\nlimit = \"10pkt\"\nlambda = 2",
+            "buffers[1].lambda",
+            "only to `policy = \"loss_ratio\"`",
+        ),
+        (
+            "",
+            "policy = \"loss_ratio\"\nreads = \"b\"\nlambda = 2\nlimit = \"10pkt\"\nreading = \"mean\"",
+            "buffers[1].reading",
+            "unknown variant `mean`",
+        ),
+    ] {
+        let err = qdisc(two_buffers(qdisc_keys, udp_keys)).unwrap_err();
+        let (at, text) = match err {
+            ScenarioError::Invalid { key, message, .. } => (key, message),
+            other => (String::new(), other.to_string()),
+        };
+        assert!((at.is_empty() || at.ends_with(key)) && text.contains(message), "{udp_keys}: {at}: {text}");
+    }
+    // A loss_ratio cannot read a buffer RED does not manage.
+    let text = shared_buffer("", "policy = \"droptail\"\nlimit = \"50pkt\"", "", "").replace(
+        "[[qdiscs.extra.queues]]\nname = \"tcp\"",
+        "[[qdiscs.extra.buffers]]\nname = \"u\"\npolicy = \"loss_ratio\"\nreads = \"b\"\nlambda = 2\nlimit = \"10pkt\"\n[[qdiscs.extra.queues]]\nname = \"tcp\"",
+    );
+    let ((at, _, _), message) = invalid(load(&text, "f", &[]).unwrap_err());
+    assert!(at.ends_with("buffers[1].reads") && message.contains("not managed by RED"), "{at}: {message}");
+}
+
+/// The VoIP source: the paper's G.723.1 frames (82 bytes with Ethernet, 64
+/// without) every 30 ms, ON 3 s, OFF 6 s by default.
+#[test]
+fn voip_sources_carry_their_codec_frames() {
+    let source = |keys: &str| {
+        load(&with_traffic(&format!("kind = \"voip\"\n{keys}")), "f", &[])
+            .map(|s| s.groups.last().unwrap().transport.clone())
+    };
+    assert_eq!(
+        source("").unwrap(),
+        Transport::Udp(SourceModel::Voip {
+            packet_size: 82,
+            interval: Time::from_millis(30),
+            on_mean: Time::from_secs(3),
+            off_mean: Time::from_secs(6)
+        })
+    );
+    assert_eq!(
+        source("codec = \"g711\"\nlink_layer = \"none\"\non_mean = \"1s\"").unwrap(),
+        Transport::Udp(SourceModel::Voip {
+            packet_size: 200,
+            interval: Time::from_millis(20),
+            on_mean: Time::from_secs(1),
+            off_mean: Time::from_secs(6)
+        })
+    );
+    for (keys, key, message) in [
+        ("packet_size = \"100B\"", "traffic[3].packet_size", "does not apply to a voip source"),
+        ("rate = \"64kbps\"", "traffic[3].rate", "does not apply to a voip source"),
+        ("codec = \"g722\"", "traffic[3].codec", "unknown variant `g722`"),
+        ("off_mean = \"0s\"", "traffic[3].off_mean", "must be positive"),
+        ("window = 20", "traffic[3].window", "only to kind = \"tcp\""),
+    ] {
+        let err = source(keys).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains(key) && text.contains(message), "{keys}: {text}");
+    }
+    let err =
+        load(&with_traffic("kind = \"cbr\"\npacket_size = \"82B\"\nrate = \"1Mbps\"\ncodec = \"g711\""), "f", &[])
+            .unwrap_err();
+    assert!(err.to_string().contains("`codec` does not apply to a cbr source"), "{err}");
+    let err = load(&with_traffic("kind = \"tcp\"\nlink_layer = \"none\""), "f", &[]).unwrap_err();
+    assert!(err.to_string().contains("`link_layer` applies only to UDP sources"), "{err}");
+    let err = load(&with_traffic("kind = \"voip\"\ncount = 3\nschedule = [{ at = \"0s\", count = 2 }]"), "f", &[])
+        .unwrap_err();
+    assert!(err.to_string().contains("traffic[3].count") && err.to_string().contains("exclude each other"), "{err}");
 }

@@ -100,6 +100,12 @@ pub struct TcpConfig {
     /// echoes (retransmissions included); without them one segment is
     /// timed at a time, never a retransmitted one (Karn).
     pub timestamps: bool,
+    /// Restart after idle (RFC 5681 §4.1; ns-2's `slow_start_restart_`):
+    /// when the application hands over data after the sender has sent
+    /// nothing for longer than the RTO, with nothing outstanding, `cwnd`
+    /// falls to at most the initial window. Off in every profile (ns-2's
+    /// `slow_start_restart_` is on, but its bulk FTP never idles).
+    pub slow_start_restart: bool,
 }
 
 impl TcpConfig {
@@ -132,6 +138,7 @@ impl TcpConfig {
             partial_ack_timer: PartialAckTimer::Impatient,
             limited_transmit: false,
             timestamps: false,
+            slow_start_restart: false,
         }
     }
 
@@ -173,6 +180,7 @@ impl TcpConfig {
             partial_ack_timer: PartialAckTimer::Impatient,
             limited_transmit: false,
             timestamps: false,
+            slow_start_restart: false,
         }
     }
 
@@ -205,6 +213,7 @@ impl TcpConfig {
             partial_ack_timer: PartialAckTimer::Impatient,
             limited_transmit: true,
             timestamps: true,
+            slow_start_restart: false,
         }
     }
 

@@ -116,6 +116,8 @@ pub struct Sender {
     /// The timed segment: (end sequence, send time).
     timed: Option<(u64, Time)>,
     rto_deadline: Option<Time>,
+    /// When data was last sent (for the restart after idle).
+    last_sent: Option<Time>,
     pub stats: SenderStats,
 }
 
@@ -143,6 +145,7 @@ impl Sender {
             rtt,
             timed: None,
             rto_deadline: None,
+            last_sent: None,
             stats: SenderStats::default(),
             cfg,
         }
@@ -188,7 +191,17 @@ impl Sender {
     }
 
     /// The application hands over `bytes` more (`u64::MAX`: unlimited).
+    /// With `slow_start_restart`, a sender that has sent nothing for longer
+    /// than the RTO and has nothing outstanding first cuts `cwnd` to
+    /// `min(cwnd, initial window)` (RFC 5681 §4.1's restart window).
     pub fn push(&mut self, bytes: u64, now: Time, out: &mut Vec<Segment>) {
+        if self.cfg.slow_start_restart
+            && self.snd_una == self.snd_max
+            && self.last_sent.is_some_and(|t| now.saturating_sub(t) > self.rtt.rto())
+        {
+            let restart = (self.cfg.initial_window as u64 * self.mss) as f64;
+            self.cwnd = self.cwnd.min(restart);
+        }
         self.app_limit = self.app_limit.saturating_add(bytes);
         self.transmit(now, out);
     }
@@ -306,6 +319,7 @@ impl Sender {
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
+        self.last_sent = Some(now);
         out.push(seg);
     }
 

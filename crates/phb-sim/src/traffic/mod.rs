@@ -8,10 +8,14 @@
 //! - [`onoff`] — ON/OFF bursts with Pareto or exponential ON and OFF
 //!   durations (`Application/Traffic/Pareto`, `…/Exponential`).
 //! - [`poisson`] — Poisson arrivals at a mean rate.
+//! - [`voip`] — voice: a codec's frames with their headers (the BEDS
+//!   paper's G.723.1 in 82-byte frames every 30 ms), in exponential talk
+//!   spurts and silences.
 
 pub mod cbr;
 pub mod onoff;
 pub mod poisson;
+pub mod voip;
 
 use phb::{Rng, Time};
 
@@ -49,6 +53,9 @@ impl Source {
             )),
             SourceModel::Poisson { packet_size, rate_bps } => {
                 Source::Poisson(Poisson::new(Time::transmission(packet_size, rate_bps), rng))
+            }
+            SourceModel::Voip { interval, on_mean, off_mean, .. } => {
+                Source::OnOff(OnOff::new(interval, on_mean, off_mean, Period::Exponential, rng))
             }
         }
     }

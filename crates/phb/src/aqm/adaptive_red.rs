@@ -161,6 +161,11 @@ impl AdaptiveRed {
     }
 
     /// The current average, in packets.
+    /// The RED it adapts (with the current `max_p`).
+    pub fn red(&self) -> &Red {
+        &self.red
+    }
+
     pub fn avg(&self) -> f64 {
         self.red.avg()
     }

@@ -19,6 +19,10 @@
 //! - [`plc`] — the Packet Loss Controller (Vukadinović 2004, Section 6):
 //!   behind a RED on the total backlog of a TCP and a UDP queue served by
 //!   BPR, rescues TCP packets RED marks and evicts queued UDP bytes instead.
+//! - [`loss_ratio`] — BEDS' forced loss ratio (Firoiu, Zhang & Guo 2001,
+//!   Section V.B): a buffer that drops with `λ` times the probability
+//!   another buffer's RED computes — a coupling that names the buffer it
+//!   reads.
 //!
 //! Arrival-time droppers (`red`, `wred`, `rio`, `adaptive_red`, `pie`) answer
 //! `on_arrival(.., now) -> Option<DropReason>` and want `on_idle(now)` when the
@@ -32,6 +36,7 @@
 
 pub mod adaptive_red;
 pub mod codel;
+pub mod loss_ratio;
 pub mod pie;
 pub mod plc;
 pub mod plr;

@@ -153,6 +153,20 @@ impl Average {
         self.idle_since = Some(now);
     }
 
+    /// The average at `now` without an arrival: decayed as
+    /// `(1 − w_q)^m·avg` over an idle period in progress (`m` as in
+    /// [`Average::update`]), else as it stands. Changes nothing.
+    #[inline]
+    pub(crate) fn peek(&self, w_q: f64, packets_per_sec: f64, now: Time) -> f64 {
+        match self.idle_since {
+            Some(since) => {
+                let m = (now.saturating_sub(since).as_secs_f64() * packets_per_sec) as i32;
+                self.avg * (1.0 - w_q).powi(m)
+            }
+            None => self.avg,
+        }
+    }
+
     /// One arrival finds backlog `q`: `avg ← (1 − w_q)^(m+1)·avg + w_q·q`,
     /// with `m = ⌊idle time · packets_per_sec⌋` after an idle period, else 0.
     #[inline]
@@ -374,6 +388,39 @@ impl Red {
         self.curve.p_b(avg)
     }
 
+    /// The drop probability at `now` as a buffer coupled to this RED reads
+    /// it (BEDS' forced loss ratio, [`crate::aqm::loss_ratio`]), changing
+    /// nothing: the average as it stands, decayed over an idle period in
+    /// progress by `(1 − w_q)^m` as the next arrival would decay it; 0 below
+    /// `min_th` and 1 at or above the forced threshold; between them `p_b`
+    /// (`spaced = false`), or `p_a`, the probability the next arrival would
+    /// be dropped with (`spaced = true`: `p_b` spread by the count that
+    /// arrival would have, 0 while the count only starts after the average
+    /// crossed `min_th`; in byte mode, for a packet of `mean_pktsize`).
+    pub fn coupled_probability(&self, now: Time, spaced: bool) -> f64 {
+        let avg = self.average.peek(self.params.w_q, self.packets_per_sec, now);
+        if avg < self.curve.min_th {
+            return 0.0;
+        }
+        if avg >= self.curve.forced_from() {
+            return 1.0;
+        }
+        let p_b = self.curve.p_b(avg);
+        if !spaced {
+            return p_b;
+        }
+        if !self.above_min {
+            return 0.0;
+        }
+        let count = if self.params.byte_mode {
+            let mean = self.params.mean_pktsize as u64;
+            ((self.count_bytes + mean) / mean) as f64
+        } else {
+            (self.count + 1) as f64
+        };
+        self.curve.p_a(p_b, count)
+    }
+
     /// `p_a`: `p_b` spread over the arrivals since the last drop.
     fn spaced_probability(&self, p_b: f64, size: u32) -> f64 {
         let mean = self.params.mean_pktsize as f64;
@@ -521,6 +568,51 @@ mod tests {
         assert_eq!(r.on_arrival(16, 24_000, 1500, Time::ZERO), None);
         let mut r = red(params);
         assert_eq!(r.on_arrival(17, 25_000, 40, Time::ZERO), Some(DropReason::Overflow));
+    }
+
+    /// What a coupled buffer reads, thresholds 60/180, max_p 0.1, w_q = 1
+    /// (the average is the backlog the last arrival found). Average 120:
+    /// p_b = 0.05. After the crossing arrival (count 1) and 29 more (count
+    /// 30), the next arrival has count 31: with wait, 31·0.05 = 1.55 ≥ 1,
+    /// p_a = 0.05/(2 − 1.55) = 1/9; without, 31·0.05 ≥ 1, p_a = 1. At count
+    /// 10 (next 11, with wait): 0. Below min_th: 0; at 2·max_th (gentle): 1.
+    #[test]
+    fn coupled_probability_reads_the_curve_or_the_spaced_probability() {
+        for (wait, next_at_31) in [(true, 1.0 / 9.0), (false, 1.0)] {
+            let mut r = red(RedParams { w_q: 1.0, wait, limit: Limit::Packets(1000), ..thesis_params() });
+            assert_eq!(r.coupled_probability(Time::ZERO, false), 0.0, "empty");
+            assert_eq!(r.on_arrival(120, 60_000, 500, Time::ZERO), None, "the crossing starts the count");
+            assert!((r.coupled_probability(Time::ZERO, false) - 0.05).abs() < 1e-12);
+            r.count = 30;
+            let p = r.coupled_probability(Time::ZERO, true);
+            assert!((p - next_at_31).abs() < 1e-12, "wait {wait}: {p}");
+            r.count = 10;
+            if wait {
+                assert_eq!(r.coupled_probability(Time::ZERO, true), 0.0);
+            }
+            assert_eq!(r.count, 10, "reading changes nothing");
+        }
+        let mut r = red(RedParams { w_q: 1.0, limit: Limit::Packets(1000), ..thesis_params() });
+        r.on_arrival(50, 25_000, 500, Time::ZERO);
+        assert_eq!(r.coupled_probability(Time::ZERO, true), 0.0);
+        r.on_arrival(360, 180_000, 500, Time::ZERO);
+        assert_eq!(r.coupled_probability(Time::ZERO, false), 1.0);
+        assert_eq!(r.coupled_probability(Time::ZERO, true), 1.0);
+    }
+
+    /// An idle buffer's average decays as the next arrival would see it:
+    /// average 150 (p_b = 0.075), idle from 10 ms; at 14 ms (m = 10 packet
+    /// times of 400 µs) the reading uses 150·0.998^10.
+    #[test]
+    fn coupled_probability_decays_over_idle_time() {
+        let mut r = red(RedParams { w_q: 1.0, limit: Limit::Packets(1000), ..thesis_params() });
+        r.on_arrival(150, 75_000, 500, Time::ZERO);
+        r.params.w_q = 0.002;
+        r.on_idle(Time::from_millis(10));
+        let avg = 150.0 * 0.998f64.powi(10);
+        let p = r.coupled_probability(Time::from_millis(14), false);
+        assert!((p - 0.1 * (avg - 60.0) / 120.0).abs() < 1e-12, "{p}");
+        assert_eq!(r.avg(), 150.0, "reading changes nothing");
     }
 
     #[test]

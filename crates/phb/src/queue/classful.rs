@@ -11,7 +11,10 @@
 //!    several is a shared buffer with one average, as BEDS, PLC and RIO-style
 //!    designs need. Policies: drop-tail, [`Red`], [`Wred`], [`Rio`] (coupled
 //!    or decoupled), [`AdaptiveRed`], [`Pie`] — decided at arrival — and
-//!    [`CoDel`], which drops at the head when packets leave.
+//!    [`CoDel`], which drops at the head when packets leave. A policy may
+//!    also couple its buffer to another: [`LossRatio`] (BEDS' forced loss
+//!    ratio) drops with `λ` times the probability the RED of the buffer it
+//!    names computes.
 //! 3. **Choose the victim**: when an arrival-time policy decides to drop, the
 //!    buffer's [`Victim`] rule says which packet pays: the arrival itself
 //!    (every policy's own behaviour), or — for a buffer shared by several
@@ -22,8 +25,9 @@
 //!    ([`Scheduler::on_evict`]).
 //! 4. **Schedule**: the link takes the next packet from the queue the
 //!    scheduler ([`AnySched`]: strict or rate-capped priority, WRR, WIRR,
-//!    DRR, WFQ, WF²Q+, SCFQ, VirtualClock, and the proportional delay
-//!    schedulers BPR, BPR⁺, WTP, PAD, MDP, DWFQ) selects. A rate-capped
+//!    DRR, WFQ, WF²Q+, SCFQ, VirtualClock, the proportional delay
+//!    schedulers BPR, BPR⁺, WTP, PAD, MDP, DWFQ, and BEDS' backlog-weighted
+//!    WFQ) selects. A rate-capped
 //!    scheduler may hold packets back; [`Classful::next_wakeup`] then says
 //!    when to ask again.
 //!
@@ -33,6 +37,7 @@ use std::collections::VecDeque;
 
 use crate::aqm::adaptive_red::{AdaptiveRed, AdaptiveRedParams};
 use crate::aqm::codel::{CoDel, CoDelParams};
+use crate::aqm::loss_ratio::{LossRatio, LossRatioParams, Reading};
 use crate::aqm::pie::{Pie, PieParams};
 use crate::aqm::plc::{Plc, PlcArrival, PlcClass, PlcDecision, PlcParams, RedVerdict};
 use crate::aqm::plr::{Plr, PlrMemory};
@@ -44,8 +49,8 @@ use crate::packet::{DropReason, Packet};
 use crate::queue::Dropped;
 use crate::rng::Rng;
 use crate::sched::{
-    AnySched, Bpr, BprPlus, CappedPriority, Drr, Dwfq, Head, Mdp, Pad, Priority, Scfq, Scheduler, VirtualClock,
-    Wf2qPlus, Wfq, Wirr, Wrr, Wtp,
+    AnySched, BacklogUnit, Beds, Bpr, BprPlus, CappedPriority, Drr, Dwfq, Head, Mdp, Pad, Priority, Scfq, Scheduler,
+    VirtualClock, Wf2qPlus, Wfq, Wirr, Wrr, Wtp,
 };
 use crate::time::Time;
 
@@ -66,6 +71,9 @@ pub enum BufferPolicy {
     CoDel(CoDelParams),
     /// PIE: drop probability driven by the queueing delay.
     Pie(PieParams),
+    /// BEDS' forced loss ratio: drops with `λ` times the probability the RED
+    /// of buffer `reads` computes ([`crate::aqm::loss_ratio`]).
+    LossRatio(LossRatioParams),
 }
 
 impl BufferPolicy {
@@ -79,6 +87,7 @@ impl BufferPolicy {
             BufferPolicy::AdaptiveRed(p) => p.limit,
             BufferPolicy::CoDel(p) => p.limit,
             BufferPolicy::Pie(p) => p.limit,
+            BufferPolicy::LossRatio(p) => p.limit,
         }
     }
 
@@ -93,6 +102,7 @@ impl BufferPolicy {
             BufferPolicy::Rio(_) => Rio::LIMIT_RULE,
             BufferPolicy::CoDel(_) => CoDel::LIMIT_RULE,
             BufferPolicy::Pie(_) => Pie::LIMIT_RULE,
+            BufferPolicy::LossRatio(_) => LossRatio::LIMIT_RULE,
         }
     }
 
@@ -105,6 +115,7 @@ impl BufferPolicy {
             BufferPolicy::AdaptiveRed(p) => p.validate(),
             BufferPolicy::CoDel(p) => p.validate(),
             BufferPolicy::Pie(p) => p.validate(),
+            BufferPolicy::LossRatio(p) => p.validate(),
         }
     }
 }
@@ -211,6 +222,13 @@ pub enum SchedulerKind {
     Dwfq {
         s: Vec<f64>,
     },
+    /// BEDS' forced delay ratio (Firoiu, Zhang & Guo 2001, eq. 5): WFQ whose
+    /// weights follow the backlogs counted in `unit`; `s = [1, δ]` for the
+    /// paper's TCP/UDP pair, queue 0 the reference.
+    Beds {
+        s: Vec<f64>,
+        unit: BacklogUnit,
+    },
 }
 
 impl SchedulerKind {
@@ -236,6 +254,7 @@ impl SchedulerKind {
             SchedulerKind::Pad { s } => Pad::new(queues, s.clone()).map(Into::into),
             SchedulerKind::Mdp { s } => Mdp::new(queues, s.clone()).map(Into::into),
             SchedulerKind::Dwfq { s } => Dwfq::new(queues, s.clone()).map(Into::into),
+            SchedulerKind::Beds { s, unit } => Beds::new(queues, s.clone(), *unit).map(Into::into),
         };
         built.map_err(|e| e.to_string())
     }
@@ -298,8 +317,20 @@ impl QdiscConfig {
                 return Err(format!("codepoint {codepoint} maps to queue {queue} which does not exist"));
             }
         }
-        for buffer in &self.buffers {
+        for (b, buffer) in self.buffers.iter().enumerate() {
             buffer.policy.validate()?;
+            if let BufferPolicy::LossRatio(p) = &buffer.policy {
+                let reference = self.buffers.get(p.reads).map(|r| &r.policy);
+                if p.reads == b {
+                    return Err(format!("the loss ratio of buffer {b} reads itself; it reads another buffer's RED"));
+                }
+                if !matches!(reference, Some(BufferPolicy::Red(_) | BufferPolicy::AdaptiveRed(_))) {
+                    return Err(format!(
+                        "the loss ratio of buffer {b} reads buffer {}, which is not managed by RED or Adaptive RED",
+                        p.reads
+                    ));
+                }
+            }
         }
         self.scheduler.build(self.queues.len(), 1_000_000_000)?;
         for b in 0..self.buffers.len() {
@@ -366,6 +397,21 @@ enum Admission {
     AdaptiveRed(Box<AdaptiveRed>),
     CoDel(Box<CoDel>),
     Pie(Box<Pie>),
+    LossRatio(Box<LossRatio>),
+}
+
+impl Admission {
+    /// The drop probability a buffer coupled to this one reads at `now`
+    /// (validation guarantees a RED or Adaptive RED).
+    #[inline]
+    fn coupled_probability(&self, reading: Reading, now: Time) -> f64 {
+        let spaced = reading == Reading::Spaced;
+        match self {
+            Admission::Red(red) => red.coupled_probability(now, spaced),
+            Admission::AdaptiveRed(ared) => ared.red().coupled_probability(now, spaced),
+            _ => unreachable!("a loss ratio reads a RED buffer"),
+        }
+    }
 }
 
 /// A buffer's victim rule with its state.
@@ -461,6 +507,7 @@ impl<M> Classful<M> {
                     }
                     BufferPolicy::CoDel(p) => Admission::CoDel(Box::new(CoDel::new(p.clone()))),
                     BufferPolicy::Pie(p) => Admission::Pie(Box::new(Pie::new(p.clone(), stream()))),
+                    BufferPolicy::LossRatio(p) => Admission::LossRatio(Box::new(LossRatio::new(p.clone(), stream()))),
                 };
                 let victim = config.victim_state(b).expect("validated victim rule");
                 Buffer {
@@ -495,6 +542,11 @@ impl<M> Classful<M> {
     pub fn enqueue(&mut self, mut pkt: Packet<M>, now: Time, dropped: &mut Dropped<M>) {
         let q = self.classify(pkt.class);
         let b = self.queues[q].buffer;
+        // A coupled buffer reads the probability of the one it follows first.
+        let p_ref = match &self.buffers[b].admission {
+            Admission::LossRatio(lr) => self.buffers[lr.reads()].admission.coupled_probability(lr.reading(), now),
+            _ => 0.0,
+        };
         let buffer = &mut self.buffers[b];
         let backlog = &buffer.backlog;
         let (size, colour) = (pkt.size, pkt.colour);
@@ -508,6 +560,7 @@ impl<M> Classful<M> {
             Admission::AdaptiveRed(ared) => ared.on_arrival(backlog, size, colour, now),
             Admission::CoDel(codel) => codel.on_arrival(backlog, size, now),
             Admission::Pie(pie) => pie.on_arrival(backlog, size, now),
+            Admission::LossRatio(lr) => lr.on_arrival(p_ref, backlog.pkts, backlog.bytes, size),
         };
         let verdict = match buffer.victim {
             VictimState::Arrival => verdict,
@@ -650,7 +703,7 @@ impl<M> Classful<M> {
                 continue;
             }
             match &mut buffer.admission {
-                Admission::DropTail(_) => {}
+                Admission::DropTail(_) | Admission::LossRatio(_) => {}
                 Admission::Red(red) => red.on_idle(now),
                 Admission::Wred(wred) => wred.on_idle(now),
                 Admission::Rio(rio) => rio.on_idle(now),
@@ -958,6 +1011,77 @@ mod tests {
         assert_eq!((q.len_packets(), q.len_bytes()), (4, 2000));
     }
 
+    /// BEDS with forced loss ratio (Section V.B): TCP queue first in a RED
+    /// buffer (min_th 2, max_th 6, max_p 0.2, w_q = 1: the average is the
+    /// backlog the last TCP arrival found), UDP queue in a buffer coupled
+    /// to it with λ = 2, reading RED's curve. The TCP average is 4: p_b =
+    /// 0.1, so a UDP arrival is dropped with p = 0.2 (about 20 000 of
+    /// 100 000, an early drop each). With the TCP average at 5, p_b = 0.15
+    /// and p = 0.3; at 1 (below min_th), nothing is dropped.
+    #[test]
+    fn a_coupled_buffer_drops_lambda_times_the_red_it_reads() {
+        let tcp = RedParams {
+            min_th: 2.0,
+            max_th: 6.0,
+            max_p: 0.2,
+            w_q: 1.0,
+            limit: Limit::Packets(1000),
+            ..RedParams::default()
+        };
+        let coupled =
+            LossRatioParams { lambda: 2.0, reads: 0, limit: Limit::Packets(1_000_000), reading: Reading::Curve };
+        let cfg = QdiscConfig {
+            queues: vec![QueueConfig { name: "tcp".into(), buffer: 0 }, QueueConfig { name: "udp".into(), buffer: 1 }],
+            buffers: vec![BufferPolicy::Red(tcp).into(), BufferPolicy::LossRatio(coupled).into()],
+            classify: vec![(46, 1)],
+            default_queue: 0,
+            scheduler: SchedulerKind::StrictPriority,
+        };
+        let n = 100_000u32;
+        for (tcp_queued, expected) in [(4, 0.2), (5, 0.3), (1, 0.0)] {
+            let mut q: Classful<()> = Classful::new(&cfg, 10_000_000, Rng::derive(0, "q"));
+            let mut dropped = Vec::new();
+            for flow in 0..=tcp_queued {
+                q.enqueue(pkt(0, 1000, flow), Time::ZERO, &mut dropped);
+            }
+            assert!(dropped.is_empty(), "TCP below its thresholds");
+            for flow in 0..n {
+                q.enqueue(pkt(46, 82, 100 + flow), Time::ZERO, &mut dropped);
+            }
+            let rate = dropped.len() as f64 / n as f64;
+            let sd = (expected * (1.0 - expected) / n as f64).sqrt();
+            assert!((rate - expected).abs() <= 4.0 * sd + 1e-12, "TCP backlog {tcp_queued}: rate {rate}");
+            assert!(dropped.iter().all(|(p, r)| p.class == 46 && *r == DropReason::EarlyDrop));
+        }
+    }
+
+    #[test]
+    fn a_loss_ratio_reads_another_red_buffer() {
+        let coupled = |reads| {
+            BufferPolicy::LossRatio(LossRatioParams {
+                lambda: 2.0,
+                reads,
+                limit: Limit::Packets(10),
+                reading: Reading::Spaced,
+            })
+        };
+        let mut cfg = QdiscConfig {
+            queues: vec![QueueConfig { name: "tcp".into(), buffer: 0 }, QueueConfig { name: "udp".into(), buffer: 1 }],
+            buffers: vec![BufferPolicy::DropTail { limit: Limit::Packets(10) }.into(), coupled(0).into()],
+            classify: vec![(46, 1)],
+            default_queue: 0,
+            scheduler: SchedulerKind::StrictPriority,
+        };
+        assert!(cfg.validate().unwrap_err().contains("not managed by RED"));
+        cfg.buffers[1] = coupled(1).into();
+        assert!(cfg.validate().unwrap_err().contains("reads itself"));
+        cfg.buffers[1] = coupled(5).into();
+        assert!(cfg.validate().unwrap_err().contains("reads buffer 5"));
+        cfg.buffers[1] = coupled(0).into();
+        cfg.buffers[0] = BufferPolicy::Red(RedParams::default()).into();
+        assert_eq!(cfg.validate(), Ok(()));
+    }
+
     #[test]
     fn victim_rules_must_fit_their_buffer() {
         let red = BufferPolicy::Red(RedParams {
@@ -1011,8 +1135,11 @@ mod properties {
     /// Two queues, "udp" (codepoint 46) first and "tcp" second, in one
     /// shared buffer or two; `victim` 0: the arrival pays, 1: PLR (shared
     /// buffer) under WTP, 2: PLC (shared RED buffer) under BPR with the TCP
-    /// queue first. RED holds 12 packets or 6000 bytes (`byte_limit`), the
-    /// drop-tail buffer 6000 bytes.
+    /// queue first, 3: BEDS with forced delay and loss ratio (the TCP queue
+    /// first in a RED buffer, the UDP queue in a buffer coupled to it with
+    /// λ = 3, `red` choosing the reading, under BEDS' WFQ with δ = 4,
+    /// `shared` choosing the backlog unit). RED holds 12 packets or 6000
+    /// bytes (`byte_limit`), the drop-tail buffer 6000 bytes.
     fn config(shared: bool, red: bool, byte_limit: bool, victim: u8) -> QdiscConfig {
         let policy = if red || victim == 2 {
             let limit = if byte_limit { Limit::Bytes(6000) } else { Limit::Packets(12) };
@@ -1020,6 +1147,25 @@ mod properties {
         } else {
             BufferPolicy::DropTail { limit: Limit::Bytes(6000) }
         };
+        if victim == 3 {
+            let limit = if byte_limit { Limit::Bytes(6000) } else { Limit::Packets(12) };
+            let tcp = RedParams { min_th: 3.0, max_th: 9.0, w_q: 0.2, limit, ..RedParams::default() };
+            let reading = if red { Reading::Spaced } else { Reading::Curve };
+            let unit = if shared { BacklogUnit::Packets } else { BacklogUnit::Bytes };
+            return QdiscConfig {
+                queues: vec![
+                    QueueConfig { name: "tcp".into(), buffer: 0 },
+                    QueueConfig { name: "udp".into(), buffer: 1 },
+                ],
+                buffers: vec![
+                    BufferPolicy::Red(tcp).into(),
+                    BufferPolicy::LossRatio(LossRatioParams { lambda: 3.0, reads: 0, limit, reading }).into(),
+                ],
+                classify: vec![(46, 1)],
+                default_queue: 0,
+                scheduler: SchedulerKind::Beds { s: vec![1.0, 4.0], unit },
+            };
+        }
         let shared = shared || victim > 0;
         let mut cfg = QdiscConfig {
             queues: vec![
@@ -1051,11 +1197,13 @@ mod properties {
     proptest! {
         /// Every offered packet is either dropped, taken or still queued;
         /// lengths agree with the contents; each class leaves in FIFO order;
+        /// a buffer coupled to a RED (BEDS) drops exactly as `λ·p_TCP` says
+        /// when it is 0 or at least 1, and only early otherwise;
         /// under strict priority the higher-priority queue is never passed
         /// over; only PLR and PLC push queued packets out; no buffer ever
         /// holds more than its limit allows (see [`LimitRule`]).
         #[test]
-        fn packets_are_conserved_and_ordered(ops in proptest::collection::vec(op(), 0..400), shared: bool, red: bool, byte_limit: bool, victim in 0u8..3) {
+        fn packets_are_conserved_and_ordered(ops in proptest::collection::vec(op(), 0..400), shared: bool, red: bool, byte_limit: bool, victim in 0u8..4) {
             let cfg = config(shared, red, byte_limit, victim);
             let udp_queue = cfg.classify[0].1;
             let mut q: Classful<u32> = Classful::new(&cfg, 10_000_000, Rng::derive(5, "prop"));
@@ -1069,7 +1217,28 @@ mod properties {
                         offered += 1;
                         seq += 1;
                         let class = if udp { 46 } else { 0 };
+                        // BEDS' coupled UDP buffer: what λ·p_TCP says before the arrival.
+                        let coupled = (victim == 3 && udp).then(|| {
+                            let Admission::LossRatio(lr) = &q.buffers[1].admission else { unreachable!() };
+                            let p = 3.0 * q.buffers[0].admission.coupled_probability(lr.reading(), now);
+                            let b = &q.buffers[1].backlog;
+                            (p, lr.params().limit.admits(LossRatio::LIMIT_RULE, b.pkts, b.bytes, size))
+                        });
+                        let before = dropped.len();
                         q.enqueue(Packet { flow: 0, class, colour: Colour::Green, size, created: now, enqueued: now, meta: seq }, now, &mut dropped);
+                        if let Some((p, fits)) = coupled {
+                            let verdict = dropped.get(before).map(|(_, r)| *r);
+                            let expected = match (fits, p) {
+                                (false, _) => Some(Some(DropReason::Overflow)),
+                                (true, p) if p >= 1.0 => Some(Some(DropReason::ForcedDrop)),
+                                (true, 0.0) => Some(None),
+                                _ => None, // a coin: admitted or an early drop
+                            };
+                            match expected {
+                                Some(e) => prop_assert_eq!(verdict, e, "λ·p_TCP = {}, fits {}", p, fits),
+                                None => prop_assert!(verdict.is_none() || verdict == Some(DropReason::EarlyDrop)),
+                            }
+                        }
                     }
                     Op::Take => {
                         let udp_waiting = !q.queues[udp_queue].packets.is_empty();
@@ -1101,8 +1270,9 @@ mod properties {
                     };
                     prop_assert!(within, "buffer over its limit: {:?}", buffer.backlog);
                 }
-                prop_assert!(dropped.iter().all(|(p, r)| *r != DropReason::Eviction || victim > 0 && (victim == 1 || p.class == 46)),
+                prop_assert!(dropped.iter().all(|(p, r)| *r != DropReason::Eviction || (victim == 1 || victim == 2 && p.class == 46)),
                     "only PLR evicts, and PLC evicts only UDP");
+
                 prop_assert_eq!(offered, taken + dropped.len() as u64 + queued);
             }
         }

@@ -64,6 +64,11 @@
 //! - [`mdp`] — Mean-Delay Proportional (rule assumed, see the module).
 //! - [`dwfq`] — Dynamic WFQ (weight rule assumed, see the module).
 //!
+//! Best Effort Differentiated Services (Firoiu, Zhang, Guo 2001):
+//!
+//! - [`beds`] — WFQ whose weights follow the backlogs, eq. (5): the forced
+//!   delay ratio `d_TCP/d_UDP → δ` (`s = [1, δ]`, queue 0 the reference).
+//!
 //! [`AnySched`] dispatches statically over all of them. Constructors
 //! validate their parameters and return a [`SchedError`].
 //!
@@ -80,6 +85,7 @@
 //! - `select` may update internal state (round pointers, virtual time), but a
 //!   second `select` before the `on_dequeue` returns the same queue.
 
+pub mod beds;
 pub mod bpr;
 pub mod bpr_plus;
 pub mod capped_priority;
@@ -99,6 +105,7 @@ pub mod wtp;
 #[cfg(test)]
 mod tests;
 
+pub use beds::{BacklogUnit, Beds};
 pub use bpr::Bpr;
 pub use bpr_plus::BprPlus;
 pub use capped_priority::CappedPriority;
@@ -253,6 +260,7 @@ pub enum AnySched {
     Pad(Pad),
     Mdp(Mdp),
     Dwfq(Dwfq),
+    Beds(Beds),
 }
 
 macro_rules! dispatch {
@@ -273,6 +281,7 @@ macro_rules! dispatch {
             AnySched::Pad($s) => $body,
             AnySched::Mdp($s) => $body,
             AnySched::Dwfq($s) => $body,
+            AnySched::Beds($s) => $body,
         }
     };
 }
@@ -324,4 +333,4 @@ macro_rules! impl_from {
     };
 }
 impl_from!(Priority, CappedPriority, Wrr, Wirr, Drr, Wfq, Wf2qPlus, Scfq, VirtualClock);
-impl_from!(Bpr, BprPlus, Wtp, Pad, Mdp, Dwfq);
+impl_from!(Bpr, BprPlus, Wtp, Pad, Mdp, Dwfq, Beds);

@@ -26,8 +26,10 @@ use super::ScenarioError;
 mod budget;
 mod conditioner;
 mod generators;
+mod coupling;
 mod policy;
 mod sched;
+mod schedule;
 mod tcp;
 mod victim;
 
@@ -434,6 +436,7 @@ impl Context<'_> {
         let classful_keys: &Present = &[
             ("scheduler", q.scheduler.is_some()),
             ("delta", q.delta.is_some()),
+            ("backlog_unit", q.backlog_unit.is_some()),
             ("cap_rate", q.cap_rate.is_some()),
             ("cap_depth", q.cap_depth.is_some()),
             ("buffers", q.buffers.is_some()),
@@ -488,7 +491,7 @@ impl Context<'_> {
                     self.err(&join(&bpath, "name"), format!("a buffer named {} already exists in this qdisc", b.name))
                 );
             }
-            buffers.push(self.buffer(&bpath, b)?);
+            buffers.push(self.buffer(&bpath, b, buffers_raw)?);
         }
         let buffer_names = || list(buffers_raw.iter().map(|b| b.name.as_str()));
         let mut queues = Vec::with_capacity(queues_raw.len());
@@ -544,7 +547,19 @@ impl Context<'_> {
         Ok(QdiscConfig { queues, buffers, classify, default_queue, scheduler })
     }
 
-    fn buffer(&self, path: &str, b: &raw::Buffer) -> Result<BufferPolicy> {
+    /// Buffer `b` at `path`, one of the qdisc's `buffers` (which a coupled
+    /// policy may name).
+    fn buffer(&self, path: &str, b: &raw::Buffer, buffers: &[raw::Buffer]) -> Result<BufferPolicy> {
+        if b.policy == raw::Policy::LossRatio {
+            return self.loss_ratio(path, b, buffers);
+        }
+        for (key, set) in
+            [("reads", b.reads.is_some()), ("lambda", b.lambda.is_some()), ("reading", b.reading.is_some())]
+        {
+            if set {
+                return Err(self.err(&join(path, key), format!("`{key}` applies only to `policy = \"loss_ratio\"`")));
+            }
+        }
         let what = match b.policy {
             raw::Policy::Droptail => "a droptail buffer",
             raw::Policy::Red => "a red buffer",
@@ -554,6 +569,7 @@ impl Context<'_> {
             raw::Policy::AdaptiveRed => "an adaptive_red buffer",
             raw::Policy::Codel => "a codel buffer",
             raw::Policy::Pie => "a pie buffer",
+            raw::Policy::LossRatio => unreachable!("handled above"),
         };
         self.policy(path, b.policy, &policy_keys!(b), what)
     }
@@ -701,12 +717,29 @@ impl Context<'_> {
                 ));
             }
             let class = class_index(classes, &t.class).map_err(|m| self.err(&key("class"), m))?;
+            if t.schedule.is_some() {
+                for (k, set) in [("count", t.count.is_some()), ("start", t.start.is_some()), ("stop", t.stop.is_some())]
+                {
+                    if set {
+                        return Err(self.err(
+                            &key(k),
+                            format!(
+                                "`{k}` and `schedule` exclude each other: the schedule says when flows start and stop"
+                            ),
+                        ));
+                    }
+                }
+            }
             let count = t.count.unwrap_or(1);
             if count == 0 {
                 return Err(self.err(&key("count"), "count must be at least 1"));
             }
             let transport = match t.kind {
                 raw::TrafficKind::Tcp => Transport::Tcp(self.tcp_flow(&path, t)?),
+                raw::TrafficKind::Voip => {
+                    self.no_tcp_keys(&path, t)?;
+                    Transport::Udp(self.voip(&path, t)?)
+                }
                 _ => {
                     self.no_tcp_keys(&path, t)?;
                     let size_key = key("packet_size");
@@ -735,6 +768,11 @@ impl Context<'_> {
                 let at = if t.stop.is_some() { "stop" } else { "start" };
                 return Err(self.err(&key(at), format!("start ({start}) must be before stop ({stop})")));
             }
+            let windows = match &t.schedule {
+                Some(steps) => Some(self.schedule(&key("schedule"), steps, run.duration)?),
+                None => None,
+            };
+            let count = windows.as_ref().map_or(count, |w| w.len() as u32);
             let pinned = match &t.path {
                 Some(names) => Some(self.pinned_path(&key("path"), names, nodes, links, src, dst)?),
                 None => None,
@@ -749,6 +787,7 @@ impl Context<'_> {
                 start,
                 start_jitter,
                 stop,
+                windows,
                 transport,
             });
         }
@@ -769,6 +808,40 @@ impl Context<'_> {
         }
     }
 
+    /// A `voip` source (`crate::traffic::voip`): the codec's frames, with or
+    /// without Ethernet bytes, in exponential talk spurts (default ON 3 s,
+    /// OFF 6 s: the BEDS paper's Section II.B).
+    fn voip(&self, path: &str, t: &raw::Traffic) -> Result<SourceModel> {
+        use crate::traffic::voip::{Codec, OFF_MEAN, ON_MEAN};
+        let what = "a voip source";
+        let present: &Present = &[
+            ("packet_size", t.packet_size.is_some()),
+            ("rate", t.rate.is_some()),
+            ("interval", t.interval.is_some()),
+            ("on_mean", t.on_mean.is_some()),
+            ("off_mean", t.off_mean.is_some()),
+            ("shape", t.shape.is_some()),
+            ("codec", t.codec.is_some()),
+            ("link_layer", t.link_layer.is_some()),
+        ];
+        self.only(path, what, present, &["on_mean", "off_mean", "codec", "link_layer"])?;
+        let codec = match t.codec {
+            Some(raw::Codec::G7231) | None => Codec::G7231,
+            Some(raw::Codec::G711) => Codec::G711,
+            Some(raw::Codec::G729) => Codec::G729,
+        };
+        let ethernet = t.link_layer != Some(raw::LinkLayer::None);
+        let mean = |k: &str, value: &Option<Quantity>, default: Time| -> Result<Time> {
+            value.as_ref().map_or(Ok(default), |q| self.positive_time(&join(path, k), q))
+        };
+        Ok(SourceModel::Voip {
+            packet_size: codec.packet_size(ethernet),
+            interval: codec.frame_interval(),
+            on_mean: mean("on_mean", &t.on_mean, ON_MEAN)?,
+            off_mean: mean("off_mean", &t.off_mean, OFF_MEAN)?,
+        })
+    }
+
     fn source(&self, path: &str, t: &raw::Traffic, packet_size: u32) -> Result<SourceModel> {
         let present: &Present = &[
             ("rate", t.rate.is_some()),
@@ -776,6 +849,8 @@ impl Context<'_> {
             ("on_mean", t.on_mean.is_some()),
             ("off_mean", t.off_mean.is_some()),
             ("shape", t.shape.is_some()),
+            ("codec", t.codec.is_some()),
+            ("link_layer", t.link_layer.is_some()),
         ];
         let key = |k: &str| join(path, k);
         let on_off = |what: &str| -> Result<(Time, Time)> {
@@ -817,6 +892,7 @@ impl Context<'_> {
                 SourceModel::Poisson { packet_size, rate_bps }
             }
             raw::TrafficKind::Tcp => unreachable!("TCP groups are validated by tcp_flow"),
+            raw::TrafficKind::Voip => unreachable!("VoIP groups are validated by voip"),
             raw::TrafficKind::ExpOnoff => {
                 let what = "an exp_onoff source";
                 self.only(path, what, present, &["rate", "interval", "on_mean", "off_mean"])?;

@@ -253,6 +253,7 @@ impl Context<'_> {
                     },
                 })
             }
+            raw::Policy::LossRatio => unreachable!("a loss_ratio buffer is validated by Context::loss_ratio"),
             raw::Policy::Pie => {
                 self.only(path, what, present, PIE_KEYS)?;
                 let d = PieParams::default();
@@ -280,6 +281,7 @@ impl Context<'_> {
             BufferPolicy::AdaptiveRed(p) => p.validate(),
             BufferPolicy::CoDel(p) => p.validate(),
             BufferPolicy::Pie(p) => p.validate(),
+            BufferPolicy::LossRatio(p) => p.validate(),
         };
         self.checked(path, result, &all)?;
         Ok(policy)

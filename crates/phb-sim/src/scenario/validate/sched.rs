@@ -1,11 +1,13 @@
 //! Validation of a classful qdisc's scheduler and its per-queue parameters.
 //!
-//! The proportional delay schedulers (BPR, BPR+, WTP, PAD, MDP, DWFQ) take
-//! either `s` on every queue, or the thesis' two-queue shorthand `delta` on
-//! the qdisc: `s = [1, delta]`, the first queue throughput-sensitive (the
-//! higher delay), the second delay-sensitive.
+//! The proportional delay schedulers (BPR, BPR+, WTP, PAD, MDP, DWFQ) and
+//! BEDS' backlog-weighted WFQ take either `s` on every queue, or the
+//! two-queue shorthand `delta` on the qdisc: `s = [1, delta]`, the first
+//! queue throughput-sensitive (the higher delay; BEDS' TCP queue), the
+//! second delay-sensitive. BEDS also takes `backlog_unit`.
 
 use phb::queue::SchedulerKind;
+use phb::sched::BacklogUnit;
 
 use super::{number, Context, Result};
 use crate::scenario::location::join;
@@ -32,6 +34,7 @@ impl Context<'_> {
             raw::Scheduler::Pad => "pad",
             raw::Scheduler::Mdp => "mdp",
             raw::Scheduler::Dwfq => "dwfq",
+            raw::Scheduler::Beds => "beds",
         };
         let proportional = matches!(
             kind,
@@ -41,6 +44,7 @@ impl Context<'_> {
                 | raw::Scheduler::Pad
                 | raw::Scheduler::Mdp
                 | raw::Scheduler::Dwfq
+                | raw::Scheduler::Beds
         );
         let wants = match kind {
             raw::Scheduler::Priority | raw::Scheduler::CappedPriority => None,
@@ -53,7 +57,7 @@ impl Context<'_> {
         if let Some(delta) = q.delta {
             let key = join(path, "delta");
             if !proportional {
-                return Err(self.err(&key, format!("`delta` does not apply to the {name} scheduler; it is for bpr, bpr_plus, wtp, pad, mdp and dwfq")));
+                return Err(self.err(&key, format!("`delta` does not apply to the {name} scheduler; it is for bpr, bpr_plus, wtp, pad, mdp, dwfq and beds")));
             }
             if queues.len() != 2 {
                 return Err(self.err(&key, format!("`delta` needs exactly two queues (throughput-sensitive first, delay-sensitive second), this qdisc has {}; give `s` on every queue instead", queues.len())));
@@ -61,6 +65,12 @@ impl Context<'_> {
             if !(delta.is_finite() && delta > 0.0) {
                 return Err(self.err(&key, format!("delta must be positive and finite, got {}", number(delta))));
             }
+        }
+        if kind != raw::Scheduler::Beds && q.backlog_unit.is_some() {
+            return Err(self.err(
+                &join(path, "backlog_unit"),
+                format!("`backlog_unit` applies only to scheduler = \"beds\", not {name}"),
+            ));
         }
         for (i, queue) in queues.iter().enumerate() {
             let qpath = format!("{}[{i}]", join(path, "queues"));
@@ -185,6 +195,13 @@ impl Context<'_> {
             raw::Scheduler::Pad => SchedulerKind::Pad { s: s()? },
             raw::Scheduler::Mdp => SchedulerKind::Mdp { s: s()? },
             raw::Scheduler::Dwfq => SchedulerKind::Dwfq { s: s()? },
+            raw::Scheduler::Beds => SchedulerKind::Beds {
+                s: s()?,
+                unit: match q.backlog_unit {
+                    Some(raw::BacklogUnit::Packets) => BacklogUnit::Packets,
+                    Some(raw::BacklogUnit::Bytes) | None => BacklogUnit::Bytes,
+                },
+            },
         })
     }
 }

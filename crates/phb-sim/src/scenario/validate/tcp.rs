@@ -11,7 +11,7 @@ use crate::scenario::raw::{self, AppKind, PhaseKind, SizeDistKind, TcpProfile, T
 use crate::tcp::{TcpConfig, Variant};
 
 /// The keys only TCP groups take, and whether each is set.
-fn tcp_keys(t: &raw::Traffic) -> [(&'static str, bool); 20] {
+fn tcp_keys(t: &raw::Traffic) -> [(&'static str, bool); 21] {
     [
         ("profile", t.profile.is_some()),
         ("variant", t.variant.is_some()),
@@ -27,6 +27,7 @@ fn tcp_keys(t: &raw::Traffic) -> [(&'static str, bool); 20] {
         ("granularity", t.granularity.is_some()),
         ("delayed_ack", t.delayed_ack.is_some()),
         ("delack_timeout", t.delack_timeout.is_some()),
+        ("slow_start_restart", t.slow_start_restart.is_some()),
         ("trace", t.trace.is_some()),
         ("app", t.app.is_some()),
         ("file_size", t.file_size.is_some()),
@@ -70,6 +71,8 @@ impl Context<'_> {
             ("interval", t.interval.is_some()),
             ("on_mean", t.on_mean.is_some()),
             ("off_mean", t.off_mean.is_some()),
+            ("codec", t.codec.is_some()),
+            ("link_layer", t.link_layer.is_some()),
         ];
         if let Some((k, _)) = udp_keys.iter().find(|(_, set)| *set) {
             let hint = if *k == "packet_size" { "; TCP packets are mss + header bytes" } else { "" };
@@ -107,6 +110,7 @@ impl Context<'_> {
             granularity: self.time_or(&key("granularity"), &t.granularity, base.granularity)?,
             delayed_ack: t.delayed_ack.unwrap_or(base.delayed_ack),
             delack_timeout: self.time_or(&key("delack_timeout"), &t.delack_timeout, base.delack_timeout)?,
+            slow_start_restart: t.slow_start_restart.unwrap_or(base.slow_start_restart),
             ..base
         };
         if config.initial_rto == Time::ZERO {

@@ -1,0 +1,104 @@
+"""The BEDS paper's models (Firoiu, Zhang, Guo, ICT 2001) with the values the
+catalog entries in scenarios/firoiu-2001/ use, and its Fig. 11.
+
+    python scripts/firoiu_2001.py                 # the entries' predicted values
+    python scripts/firoiu_2001.py --fig11 out.png # Fig. 11: R against delay and loss
+
+The predictions come from `phblab.models` with the entries' assumptions
+(docs/reproductions.md, BEDS): 1000-byte packets (M = 8000 bits), b = 1 (ns-2's
+TCPSink acknowledges every packet), W_max = 20 (ns-2's window_), T_0 = 5R (the
+paper's "typically 5R"), R_0 = 41 ms (20 ms of propagation each way plus the
+transmission times), RED's drop rate with ns-2's wait (H of phblab.models).
+The entries hold the numbers this prints; rerun it after changing an
+assumption, never after seeing a simulation's result.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from phblab import models
+
+#: The model's parameters for every entry.
+PFTK = {"M": 8000.0, "b": 1.0, "W_max": 20.0, "T_0_rtts": 5.0}
+R_0 = 0.041
+#: One VoIP flow: 82 bytes every 30 ms for a third of the time.
+VOIP_BPS = 82 * 8 / 0.030 / 3
+VOIP_BITS = 82 * 8
+
+#: Fig. 4's loss probabilities (%), and RED's three control policies.
+FIG4_P_PCT = [0.5, 1, 2, 4, 6, 8, 12, 16, 20]
+RED_POLICIES = {
+    "drop_conservative": (50, 2000, 0.03),
+    "moderate": (50, 500, 0.1),
+    "delay_conservative": (10, 100, 0.2),
+}
+
+
+def queue_law_delay(p: float, n: float, c: float, m: float = 0, u: float = 0.0) -> float:
+    return models.queue_law(p, n, c, R_0, m=m, U=u, udp_packet_bits=VOIP_BITS, **PFTK).delay
+
+
+def operating_point(policy: str, n: float, c: float, m: float = 0) -> models.OperatingPoint:
+    min_th, max_th, max_p = RED_POLICIES[policy]
+    return models.operating_point(n, c, R_0, min_th, max_th, max_p, m=m, U=VOIP_BPS, udp_packet_bits=VOIP_BITS, **PFTK)
+
+
+def predictions() -> None:
+    print("Fig. 4: queue law G(p) as queueing delay, 80 flows at 9 Mb/s (ms)")
+    for p in FIG4_P_PCT:
+        print(f"  p = {p:>4}%: {1000 * queue_law_delay(p / 100, 80, 9e6):8.1f}")
+    print("Fig. 4: RED operating points, 80 flows at 9 Mb/s")
+    for name, red in RED_POLICIES.items():
+        op = operating_point(name, 80, 9e6)
+        print(f"  {name:20} {red}: p = {100 * op.p:.3f}%, delay {1000 * op.delay:.1f} ms, {op.queue_packets:.0f} pkts")
+    print("Fig. 5: 80 TCP + 110 VoIP (0.80 Mb/s) at 10 Mb/s against 80 TCP at 9 Mb/s (ms)")
+    for p in FIG4_P_PCT:
+        mixed = queue_law_delay(p / 100, 80, 10e6, 110, VOIP_BPS)
+        alone = queue_law_delay(p / 100, 80, 9e6)
+        print(f"  p = {p:>4}%: mixed {1000 * mixed:8.1f}, TCP alone {1000 * alone:8.1f}, ratio {mixed / alone:.3f}")
+    print("Table 1 mixes at 10 Mb/s under the drop-conservative RED (TCP; UDP beside it)")
+    for n, m in [(80, 60), (80, 120), (160, 120), (160, 60)]:
+        op = operating_point("drop_conservative", n, 10e6, m)
+        print(f"  {n} TCP + {m} VoIP: p = {100 * op.p:.3f}%, delay {1000 * op.delay:.1f} ms")
+    print("E-model (G.107): R at zero delay and loss")
+    for codec in models.CODECS:
+        print(f"  {codec:12} R = {models.emodel_r(0, 0, codec):.2f}")
+    print(f"  G.723.1 at 100 ms and 4%: R = {models.emodel_r(0.1, 0.04, 'g723.1'):.2f}")
+
+
+def fig11(out: str) -> None:
+    """R against one-way delay, one line per loss, G.711 and G.723.1 (Fig. 11)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    delays = [d / 1000 for d in range(0, 401, 5)]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    for ax, codec, title in zip(axes, ["g711", "g723.1"], ["G.711 (with PLC)", "G.723.1 (6.3 kb/s)"], strict=True):
+        for loss in [0, 0.01, 0.02, 0.04, 0.08]:
+            ax.plot([1000 * d for d in delays], [models.emodel_r(d, loss, codec) for d in delays], label=f"{loss:.0%}")
+        ax.axhline(60, color="grey", linestyle=":", linewidth=1)
+        ax.set_title(title)
+        ax.set_xlabel("one-way delay (ms)")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("R (ITU-T G.107)")
+    axes[1].legend(title="packet loss")
+    fig.tight_layout()
+    fig.savefig(out)
+    print(f"wrote {out}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--fig11", metavar="FILE", help="draw Fig. 11 into FILE (PNG or SVG)")
+    args = parser.parse_args()
+    if args.fig11:
+        fig11(args.fig11)
+    else:
+        predictions()
+
+
+if __name__ == "__main__":
+    main()
