@@ -93,14 +93,15 @@ fn congestion_available(name: &str) -> bool {
 
 fn run(args: &Args) -> Result<(), Failure> {
     let (scenario, congestion) = load(args)?;
+    let seed = args.seed.unwrap_or(scenario.run.seed);
+    let source = args.source_name.as_deref().unwrap_or(&args.positional[0]);
+    let plan = plan(&scenario, seed).map_err(|e| Failure::BadInput(format!("{source}: cannot be emulated: {e}")))?;
+    if let Some(missing) = sys::missing_privileges() {
+        return Err(Failure::BadInput(missing));
+    }
     let out = args.out.clone().ok_or_else(|| Failure::BadInput("--out DIR is required".into()))?;
     if !out.is_dir() {
         return Err(Failure::BadInput(format!("--out {}: not a directory", out.display())));
-    }
-    let seed = args.seed.unwrap_or(scenario.run.seed);
-    let plan = plan(&scenario, seed).map_err(|e| Failure::BadInput(format!("cannot emulate: {e}")))?;
-    if let Some(missing) = sys::missing_privileges() {
-        return Err(Failure::BadInput(missing));
     }
     if plan.flows.iter().any(|f| f.tcp) && !congestion_available(&congestion) {
         return Err(Failure::BadInput(format!(
