@@ -121,7 +121,9 @@ fn udp_sender(mut flows: Vec<UdpFlow>) {
         let Some(i) = (0..flows.len()).filter(|&i| flows[i].next < flows[i].stop).min_by_key(|&i| flows[i].next) else {
             return;
         };
-        sys::sleep_until(flows[i].next);
+        if sys::monotonic() < flows[i].next {
+            sys::sleep_until(flows[i].next);
+        }
         let flow = &mut flows[i];
         let _ = flow.socket.send(&data[..flow.payload]);
         flow.next += flow.source.next_gap();

@@ -146,12 +146,15 @@ fn run(args: &Args) -> Result<(), Failure> {
     }
     let mut router = router::Router::new(&scenario, &plan, seed, tun, POOL_SLOTS);
     sys::sleep_until(epoch);
+    let cpu_at_start = sys::cpu_time();
     let reached = router.run(epoch);
+    let cpu = sys::cpu_time() - cpu_at_start;
     stop_agents(&mut agents);
     if sys::stop_requested() {
         return Err(Failure::Interrupted);
     }
-    let facts = report::Facts { seed, congestion: &congestion, reached_s: reached.as_secs_f64(), interrupted: false };
+    let facts =
+        report::Facts { seed, congestion: &congestion, reached_s: reached.as_secs_f64(), cpu_s: cpu.as_secs_f64() };
     report::write(&out, &scenario, &plan, &router, &facts)
         .map_err(|e| Failure::Failed(format!("writing results to {}: {e}", out.display())))
 }

@@ -129,7 +129,8 @@ pub struct Facts<'a> {
     pub congestion: &'a str,
     /// Time the run reached (the duration, unless it was stopped).
     pub reached_s: f64,
-    pub interrupted: bool,
+    /// CPU time the router used during the run (user and system).
+    pub cpu_s: f64,
 }
 
 /// Writes `classes.parquet`, `flows.parquet` and `emulation.json` into `dir`.
@@ -144,15 +145,14 @@ pub fn write(dir: &Path, scenario: &Scenario, plan: &Plan, router: &Router, fact
     let quantile = |q: f64| json_number(emu.lateness.quantile(q).map_or(f64::NAN, |ns| ns * 1e-9));
     let json = format!(
         "{{\n  \"scenario\": {},\n  \"seed\": {},\n  \"duration_s\": {},\n  \"warmup_s\": {},\n  \"reached_s\": {},\n  \
-         \"interrupted\": {},\n  \"congestion_control\": {},\n  \"forwarded\": {},\n  \"lateness_p50_s\": {},\n  \
+         \"congestion_control\": {},\n  \"forwarded\": {},\n  \"lateness_p50_s\": {},\n  \
          \"lateness_p99_s\": {},\n  \"lateness_max_s\": {},\n  \"foreign_packets\": {},\n  \"pool_exhausted\": {},\n  \
-         \"write_errors\": {},\n  \"loop_turns\": {}\n}}\n",
+         \"write_errors\": {},\n  \"loop_turns\": {},\n  \"router_cpu_s\": {}\n}}\n",
         json_string(&scenario.name),
         facts.seed,
         json_number(scenario.run.duration.as_secs_f64()),
         json_number(scenario.run.warmup.as_secs_f64()),
         json_number(facts.reached_s),
-        facts.interrupted,
         json_string(facts.congestion),
         emu.forwarded,
         quantile(0.5),
@@ -162,6 +162,7 @@ pub fn write(dir: &Path, scenario: &Scenario, plan: &Plan, router: &Router, fact
         emu.pool_exhausted,
         emu.write_errors,
         emu.turns,
+        json_number(facts.cpu_s),
     );
     std::fs::write(dir.join("emulation.json"), json)
 }

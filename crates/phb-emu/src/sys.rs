@@ -31,6 +31,16 @@ fn timespec(t: Time) -> libc::timespec {
     libc::timespec { tv_sec: (ns / 1_000_000_000) as libc::time_t, tv_nsec: (ns % 1_000_000_000) as libc::c_long }
 }
 
+/// CPU time this process (not its children) has used, user and system.
+pub fn cpu_time() -> Time {
+    // SAFETY: rusage is plain data; getrusage fills it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid rusage to write.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    Time::from_nanos(ns(usage.ru_utime) + ns(usage.ru_stime))
+}
+
 /// Sleeps until the monotonic clock reads `t`.
 pub fn sleep_until(t: Time) {
     let ts = timespec(t);
