@@ -8,6 +8,8 @@
 #   make lint    rustfmt, clippy (warnings are errors) and ruff (check and format), as CI runs them
 #   make bench   the speed benchmark: each benches/scenarios/*.toml in its own process, in the
 #                core alone and through `phblab run` (benches/front_end.py: the front end's cost)
+#   make bench-emu  the emulator's fidelity (needs root): departure scheduling error at 10 and
+#                100 Mb/s, added latency per hop, packets/s through one FIFO link
 #   make clean   remove the venv, build products (cargo clean) and results/demo
 #
 # Needs python3 (>= 3.11) and cargo; everything else comes from PyPI and crates.io.
@@ -23,9 +25,13 @@ RUFF := ruff==0.17.6
 # installed in editable mode: edits under python/ need no reinstall.)
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml $(wildcard Cargo.lock)
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test lint bench bench-emu emulator clean
 
-setup: $(VENV)/.phblab-installed
+setup: $(VENV)/.phblab-installed emulator
+
+# The router of `phblab emulate` (found by the Python package in target/release).
+emulator:
+	cargo build --release -p phb-emu
 
 $(VENV)/.deps-installed: Makefile
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "phblab needs Python >= 3.11; set PYTHON=python3.11 or newer")'
@@ -56,7 +62,7 @@ demo: setup
 	$(BIN)/phblab reproduce $(DEMO_ENTRIES) --results results/demo/reproduce; status=$$?; test $$status -eq 0 -o $$status -eq 3
 	$(BIN)/phblab report $(DEMO_ENTRIES) --results results/demo/reproduce --out results/demo/report
 
-test: $(VENV)/.phblab-installed-release
+test: $(VENV)/.phblab-installed-release emulator
 	cargo test --workspace --release
 	$(BIN)/pytest -q
 
@@ -71,6 +77,9 @@ bench: setup
 	@for f in benches/scenarios/*.toml; do ./target/dist/examples/bench --repeat 3 $$f; done
 	@echo
 	$(BIN)/python benches/front_end.py --bench target/dist/examples/bench --phblab $(BIN)/phblab benches/scenarios/*.toml
+
+bench-emu: setup
+	$(BIN)/python benches/emulate_fidelity.py
 
 clean:
 	rm -rf $(VENV) results/demo .pytest_cache

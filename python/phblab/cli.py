@@ -131,6 +131,38 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(func=_run)
 
+    emu = sub.add_parser(
+        "emulate",
+        help="run a scenario on real Linux TCP through phblab's qdiscs (needs root)",
+        description=_wrap(
+            "Run a scenario's hosts in network namespaces with the kernel's TCP and UDP, "
+            "and its routers and links in the user-space router phb-emu, which runs the same "
+            "qdiscs as the simulator in real time; write summary.json, classes.parquet and "
+            "flows.parquet as `run` does. Needs CAP_NET_ADMIN and CAP_SYS_ADMIN (root) and "
+            "/dev/net/tun; nothing it creates outlives it. docs/emulation.md has the details."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    emu.add_argument("file", metavar="FILE", nargs="?", help="the scenario file (TOML)")
+    emu.add_argument(
+        "--out", metavar="DIR", help="directory for the results (default: results/<scenario name>-emulate)"
+    )
+    emu.add_argument("--seed", metavar="N", type=_seed, help="seed of the UDP sources and start jitters")
+    emu.add_argument("--duration", metavar="T", help='run for this long instead of run.duration (e.g. "5s")')
+    emu.add_argument(
+        "--congestion",
+        metavar="CC",
+        default="reno",
+        choices=("reno", "cubic", "bbr"),
+        help="the TCP senders' congestion control: reno (default), cubic or bbr",
+    )
+    emu.add_argument("--set", metavar="KEY=VALUE", action="append", default=[], dest="overrides", help=_SET_HELP)
+    emu.add_argument(
+        "--cleanup", action="store_true", help="remove what killed runs left behind (orphaned agents), then exit"
+    )
+    emu.add_argument("--quiet", "-q", action="store_true", help="print only where the results went")
+    emu.set_defaults(func=_emulate)
+
     validate = sub.add_parser(
         "validate",
         help="check a scenario file without running it",
@@ -347,6 +379,42 @@ def _run(args: argparse.Namespace) -> int:
         raw, wall_time_s=wall, overrides=args.overrides, version=_core.version(), scenario_text=text
     )
     out = Path(args.out) if args.out else Path("results") / results.summary["scenario"]
+    try:
+        results.write(out)
+    except OSError as e:
+        raise _BadInput(f"cannot write results to {out}: {e}") from None
+    if not args.quiet:
+        print_summary(results)
+        print()
+    print(f"results written to {out}/")
+    return 0
+
+
+def _emulate(args: argparse.Namespace) -> int:
+    from phblab import emulate
+    from phblab.summary import print_summary
+
+    if args.cleanup:
+        done = emulate.cleanup()
+        print("\n".join(done) if done else "nothing to clean up")
+        return 0
+    if args.file is None:
+        raise _BadInput("emulate: give a scenario FILE (or --cleanup)")
+    text = _read(args.file)
+    try:
+        results = emulate.emulate(
+            text,
+            args.file,
+            seed=args.seed,
+            duration=args.duration,
+            congestion=args.congestion,
+            overrides=args.overrides,
+        )
+    except emulate.EmulateError as e:
+        if e.bad_input:
+            raise _BadInput(str(e)) from None
+        raise
+    out = Path(args.out) if args.out else Path("results") / f"{results.summary['scenario']}-emulate"
     try:
         results.write(out)
     except OSError as e:
@@ -592,12 +660,15 @@ def _failure(e: Exception) -> tuple[int | None, str]:
     """The exit status and one-line message of an exception a command
     raised; status None for one that should not happen (a bug)."""
     from phblab import outdir
+    from phblab.emulate import EmulateError
     from phblab.sweep import SweepError
 
     if isinstance(e, (_core.ScenarioError, _BadInput, outdir.NotOurs, outdir.Busy)):
         return EXIT_BAD_INPUT, str(e)
     if isinstance(e, SweepError):
         return EXIT_RUN_FAILED, str(e)
+    if isinstance(e, EmulateError):
+        return EXIT_RUN_FAILED, f"the emulation failed: {e}"
     if isinstance(e, _core.RunError):
         return EXIT_RUN_FAILED, f"the simulation failed (a bug in phblab, please report it): {e}"
     if isinstance(e, OSError):  # a full disk, a permission, a vanished file

@@ -85,11 +85,12 @@ def format_summary(summary: dict[str, Any], classes: Mapping[str, list] | None) 
     """The summary text of a run (`summary` as in `Results.summary`,
     `classes` the table's columns as {column: list})."""
     out = []
+    emulated = summary.get("backend") == "emulate"
     head = (
         f"{summary.get('scenario')}: seed {summary.get('seed')}, "
-        f"{summary.get('duration_s', 0):g} s simulated "
+        f"{summary.get('duration_s', 0):g} s {'emulated' if emulated else 'simulated'} "
         f"(statistics from {summary.get('warmup_s', 0):g} s), "
-        f"{summary.get('events', 0):,} events"
+        f"{summary.get('events', 0):,} {'packets forwarded' if emulated else 'events'}"
     )
     if summary.get("wall_time_s") is not None:
         head += f" in {summary['wall_time_s']:.2f} s"

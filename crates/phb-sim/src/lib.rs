@@ -30,5 +30,6 @@ pub mod tcp;
 pub mod traffic;
 
 pub use output::{Column, RunOutput, Table};
+pub use report::{ClassRows, END_TO_END};
 pub use scenario::{load, Scenario, ScenarioError};
 pub use sim::{run, run_with, RunError};

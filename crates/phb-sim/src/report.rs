@@ -139,9 +139,10 @@ impl TimeSeries {
     }
 }
 
-/// Columns of the `classes` table, filled row by row.
+/// Columns of the `classes` table, filled row by row (also by the
+/// emulator, `phb-emu`, so both write the same table).
 #[derive(Default)]
-struct ClassRows {
+pub struct ClassRows {
     scope: Vec<String>,
     class: Vec<String>,
     arrivals: Vec<u64>,
@@ -155,7 +156,9 @@ struct ClassRows {
 }
 
 impl ClassRows {
-    fn push(&mut self, scope: &str, class: &str, stats: &ClassStats, measured_s: f64, queued_end: u64) {
+    /// Adds the row of `class` at `scope` from its counters; `measured_s`
+    /// is the length of the measured period.
+    pub fn push(&mut self, scope: &str, class: &str, stats: &ClassStats, measured_s: f64, queued_end: u64) {
         let counts = stats.measured();
         self.scope.push(scope.to_string());
         self.class.push(class.to_string());
@@ -184,7 +187,8 @@ impl ClassRows {
         self.queued_end.push(queued_end);
     }
 
-    fn into_table(self) -> Table {
+    /// The `classes` table.
+    pub fn into_table(self) -> Table {
         let mut t = Table::new("classes");
         t.push("scope", Column::Str(self.scope));
         t.push("class", Column::Str(self.class));

@@ -1,0 +1,220 @@
+//! The traffic agents: one process per host namespace (this binary's
+//! `agent` command), sending the flows that start at the host and sinking
+//! those that end there, on the kernel's own TCP and UDP.
+//!
+//! Written in Rust, in the router's binary: no interpreter to start in
+//! every namespace, sleeps to the nanosecond with `clock_nanosleep` on the
+//! monotonic clock, socket options (`TCP_CONGESTION`, `TCP_MAXSEG`,
+//! `IP_TOS`) set directly, and the UDP sources are the simulator's own
+//! ([`phb_sim::traffic::Source`], same random streams per flow), so an
+//! emulated flow's packet times are the simulated flow's.
+//!
+//! - A TCP flow connects from port `BASE_PORT + f` to the destination's
+//!   [`SINK_PORT`] at its start time with the chosen congestion control and
+//!   the scenario's MSS, and writes without end until its stop time (bulk).
+//! - The UDP flows of a host share one thread that sleeps until the next
+//!   flow's next packet is due.
+//! - The sinks read and discard; an accepted TCP connection takes its
+//!   flow's codepoint, so the ACKs carry the class as in the simulator.
+//!
+//! The agents run until the router kills them (they also die with it).
+
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream, UdpSocket};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::thread;
+use std::time::Duration;
+
+use phb::{Rng, Time};
+use phb_sim::scenario::{Scenario, Transport};
+use phb_sim::traffic::Source;
+
+use crate::plan::{host_addr, FlowPlan, Plan, BASE_PORT, SINK_PORT};
+use crate::sys;
+
+/// IPv4 and UDP headers: a UDP packet's size less its payload.
+pub const UDP_HEADERS: u32 = 28;
+
+fn setsockopt(fd: RawFd, level: libc::c_int, name: libc::c_int, value: &[u8]) -> Result<(), String> {
+    // SAFETY: `value` is a valid buffer of its length.
+    let ret = unsafe { libc::setsockopt(fd, level, name, value.as_ptr().cast(), value.len() as libc::socklen_t) };
+    if ret < 0 {
+        return Err(format!("setsockopt({level}, {name}): {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+fn set_int(fd: RawFd, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> Result<(), String> {
+    setsockopt(fd, level, name, &value.to_ne_bytes())
+}
+
+fn sockaddr(addr: [u8; 4], port: u16) -> libc::sockaddr_in {
+    libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: port.to_be(),
+        sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes(addr) },
+        sin_zero: [0; 8],
+    }
+}
+
+/// Connects flow `f`'s TCP socket with its options set before the handshake.
+fn tcp_connect(f: usize, flow: &FlowPlan, codepoint: u8, mss: u32, congestion: &str) -> Result<TcpStream, String> {
+    for attempt in 0.. {
+        // SAFETY: plain socket creation.
+        let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+        if fd < 0 {
+            return Err(format!("socket: {}", std::io::Error::last_os_error()));
+        }
+        // SAFETY: just created, owned here.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        let raw = fd.as_raw_fd();
+        set_int(raw, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)?;
+        setsockopt(raw, libc::IPPROTO_TCP, libc::TCP_CONGESTION, congestion.as_bytes())?;
+        set_int(raw, libc::IPPROTO_TCP, libc::TCP_MAXSEG, mss as libc::c_int)?;
+        set_int(raw, libc::IPPROTO_IP, libc::IP_TOS, libc::c_int::from(codepoint) << 2)?;
+        let local = sockaddr(host_addr(flow.src), BASE_PORT + f as u16);
+        let remote = sockaddr(host_addr(flow.dst), SINK_PORT);
+        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        // SAFETY: valid sockaddr_in values of `len` bytes.
+        if unsafe { libc::bind(raw, (&local as *const libc::sockaddr_in).cast(), len) } < 0 {
+            return Err(format!("bind: {}", std::io::Error::last_os_error()));
+        }
+        // SAFETY: as above.
+        if unsafe { libc::connect(raw, (&remote as *const libc::sockaddr_in).cast(), len) } == 0 {
+            return Ok(TcpStream::from(fd));
+        }
+        let error = std::io::Error::last_os_error();
+        if attempt >= 20 {
+            return Err(format!("connect: {error}"));
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    unreachable!("the loop returns")
+}
+
+/// A bulk TCP sender from `start` to `stop` (monotonic times).
+fn tcp_bulk(stream: TcpStream, stop: Time) {
+    let mut stream = stream;
+    let data = vec![0u8; 1 << 16];
+    let _ = stream.set_write_timeout(Some(Duration::from_millis(50)));
+    while sys::monotonic() < stop {
+        if let Err(e) = stream.write(&data) {
+            if !matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) {
+                return;
+            }
+        }
+    }
+}
+
+/// One UDP flow of the host's sending thread.
+struct UdpFlow {
+    socket: UdpSocket,
+    source: Source,
+    payload: usize,
+    next: Time,
+    stop: Time,
+}
+
+fn udp_sender(mut flows: Vec<UdpFlow>) {
+    let data = vec![0u8; 1 << 16];
+    loop {
+        let Some(i) = (0..flows.len()).filter(|&i| flows[i].next < flows[i].stop).min_by_key(|&i| flows[i].next) else {
+            return;
+        };
+        if sys::monotonic() < flows[i].next {
+            sys::sleep_until(flows[i].next);
+        }
+        let flow = &mut flows[i];
+        let _ = flow.socket.send(&data[..flow.payload]);
+        flow.next += flow.source.next_gap();
+    }
+}
+
+fn drain_udp(socket: UdpSocket) {
+    let mut buf = vec![0u8; 1 << 16];
+    while socket.recv(&mut buf).is_ok() {}
+}
+
+fn tcp_sink(listener: TcpListener, codepoints: Vec<Option<u8>>) {
+    for stream in listener.incoming().flatten() {
+        let flow = stream.peer_addr().ok().and_then(|a| a.port().checked_sub(BASE_PORT)).map(usize::from);
+        if let Some(codepoint) = flow.and_then(|f| codepoints.get(f).copied().flatten()) {
+            let _ = set_int(stream.as_raw_fd(), libc::IPPROTO_IP, libc::IP_TOS, libc::c_int::from(codepoint) << 2);
+        }
+        thread::spawn(move || {
+            let mut stream = stream;
+            let mut buf = vec![0u8; 1 << 16];
+            while matches!(stream.read(&mut buf), Ok(n) if n > 0) {}
+        });
+    }
+}
+
+/// Runs the agents of host node `host`; `epoch` is the monotonic time of
+/// the run's time 0. Returns only on an error (the router kills agents).
+pub fn run(scenario: &Scenario, plan: &Plan, host: usize, seed: u64, epoch: Time, congestion: &str) -> String {
+    match start(scenario, plan, host, seed, epoch, congestion) {
+        Ok(threads) => {
+            for t in threads {
+                let _ = t.join();
+            }
+            loop {
+                thread::park();
+            }
+        }
+        Err(e) => e,
+    }
+}
+
+fn start(
+    scenario: &Scenario,
+    plan: &Plan,
+    host: usize,
+    seed: u64,
+    epoch: Time,
+    congestion: &str,
+) -> Result<Vec<thread::JoinHandle<()>>, String> {
+    let mut threads = Vec::new();
+    let codepoint = |f: &FlowPlan| scenario.classes[f.class].codepoint;
+    let sink = SocketAddrV4::new(Ipv4Addr::from(host_addr(host)), SINK_PORT);
+    if plan.flows.iter().any(|f| f.dst == host && !f.tcp) {
+        let socket = UdpSocket::bind(sink).map_err(|e| format!("UDP sink {sink}: {e}"))?;
+        threads.push(thread::spawn(move || drain_udp(socket)));
+    }
+    if plan.flows.iter().any(|f| f.dst == host && f.tcp) {
+        let listener = TcpListener::bind(sink).map_err(|e| format!("TCP sink {sink}: {e}"))?;
+        let codepoints = plan.flows.iter().map(|f| (f.dst == host).then(|| codepoint(f))).collect();
+        threads.push(thread::spawn(move || tcp_sink(listener, codepoints)));
+    }
+    let mut udp = Vec::new();
+    for (f, flow) in plan.flows.iter().enumerate().filter(|(_, flow)| flow.src == host) {
+        let stop = epoch + flow.stop.min(scenario.run.duration);
+        match &scenario.groups[flow.group].transport {
+            Transport::Tcp(tcp) => {
+                let (flow, tos, mss) = (flow.clone(), codepoint(flow), tcp.config.mss);
+                let congestion = congestion.to_owned();
+                threads.push(thread::spawn(move || {
+                    sys::sleep_until(epoch + flow.start);
+                    match tcp_connect(f, &flow, tos, mss, &congestion) {
+                        Ok(stream) => tcp_bulk(stream, stop),
+                        Err(e) => eprintln!("phb-emu agent: flow {}: {e}", flow.name),
+                    }
+                }));
+            }
+            Transport::Udp(model) => {
+                let local = SocketAddrV4::new(Ipv4Addr::from(host_addr(host)), BASE_PORT + f as u16);
+                let socket = UdpSocket::bind(local).map_err(|e| format!("flow {}: bind {local}: {e}", flow.name))?;
+                set_int(socket.as_raw_fd(), libc::IPPROTO_IP, libc::IP_TOS, libc::c_int::from(codepoint(flow)) << 2)?;
+                let remote = SocketAddrV4::new(Ipv4Addr::from(host_addr(flow.dst)), SINK_PORT);
+                socket.connect(remote).map_err(|e| format!("flow {}: connect {remote}: {e}", flow.name))?;
+                let mut source = Source::new(model, Rng::derive(seed, &format!("flow/{}", flow.name)));
+                let next = epoch + flow.start + source.first_gap();
+                let payload = (model.packet_size() - UDP_HEADERS) as usize;
+                udp.push(UdpFlow { socket, source, payload, next, stop });
+            }
+        }
+    }
+    if !udp.is_empty() {
+        threads.push(thread::spawn(move || udp_sender(udp)));
+    }
+    Ok(threads)
+}

@@ -1,0 +1,80 @@
+//! The hosts' namespaces: one anonymous network namespace per host node,
+//! holding a loopback and one TUN device, `phb<pid>h<node>`, whose other
+//! end is the router process.
+//!
+//! **Why TUN, not veth + AF_PACKET.** A TUN device hands the router whole
+//! IP packets with one `read` and takes them back with one `write`: no
+//! Ethernet header, no ARP or neighbour tables to keep, no promiscuous
+//! capture of the host's own traffic, and the device belongs to the file
+//! descriptor, so it disappears with the router however the router ends.
+//! A veth pair would need a second end in the router's namespace, a packet
+//! socket per end, and an explicit deletion.
+//!
+//! **Nothing outlives the run.** The namespaces are anonymous (never
+//! mounted under `/run/netns`): each lives while the router holds its
+//! handle or an agent runs in it, and the agents die with the router
+//! (`PR_SET_PDEATHSIG`). Normal end, error, SIGINT, SIGTERM, a panic or
+//! SIGKILL of the router all leave nothing behind. The machine's own
+//! namespace is never configured: every address, route and sysctl is set
+//! inside a namespace this module created.
+
+use std::fs::File;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::process::{Child, Command, Stdio};
+
+use crate::plan::{host_addr, Plan};
+use crate::sys;
+
+/// A host's namespace and the router's end of its TUN device.
+pub struct Host {
+    pub node: usize,
+    pub netns: File,
+    pub tun: OwnedFd,
+}
+
+/// The TUN device name of host `node` in a run of process `pid`.
+pub fn device_name(pid: u32, node: usize) -> String {
+    format!("phb{pid}h{node}")
+}
+
+/// Creates the namespace of every host of `plan`, the calling thread
+/// staying in (or returning to) its own namespace whatever happens.
+pub fn create(plan: &Plan) -> Result<Vec<Host>, String> {
+    let root = sys::current_netns().map_err(|e| format!("reading the current network namespace: {e}"))?;
+    let mut hosts = Vec::with_capacity(plan.hosts.len());
+    for &node in &plan.hosts {
+        let host = create_one(node, plan.sack[node]);
+        sys::enter_netns(root.as_raw_fd()).map_err(|e| format!("returning to the original namespace: {e}"))?;
+        hosts.push(host?);
+    }
+    Ok(hosts)
+}
+
+fn create_one(node: usize, sack: bool) -> Result<Host, String> {
+    let name = device_name(std::process::id(), node);
+    let step = |what: &str, e: std::io::Error| format!("host namespace of node {node}: {what}: {e}");
+    let netns = sys::new_netns().map_err(|e| step("creating", e))?;
+    sys::sysctl("net/ipv6/conf/default/disable_ipv6", "1").map_err(|e| step("disabling IPv6", e))?;
+    sys::sysctl("net/ipv4/tcp_sack", if sack { "1" } else { "0" }).map_err(|e| step("tcp_sack", e))?;
+    sys::configure_interface("lo", None, 65536).map_err(|e| step("loopback", e))?;
+    let tun = sys::open_tun(&name).map_err(|e| step("TUN device", e))?;
+    sys::configure_interface(&name, Some((host_addr(node), 16)), 1500).map_err(|e| step("address", e))?;
+    Ok(Host { node, netns, tun })
+}
+
+/// Starts `program args` inside `host`'s namespace, killed when this
+/// process dies.
+pub fn spawn_in(host: &Host, program: &std::path::Path, args: &[String]) -> std::io::Result<Child> {
+    use std::os::unix::process::CommandExt;
+    let ns = host.netns.as_raw_fd();
+    let mut command = Command::new(program);
+    command.args(args).stdin(Stdio::null()).stdout(Stdio::null());
+    // SAFETY: between fork and exec the child only makes two system calls.
+    unsafe {
+        command.pre_exec(move || {
+            sys::enter_netns(ns)?;
+            sys::die_with_parent()
+        });
+    }
+    command.spawn()
+}

@@ -1,0 +1,31 @@
+//! # phb-emu — the user-space router of `phblab emulate`
+//!
+//! Runs a scenario's hosts as Linux network namespaces with the kernel's
+//! own TCP and UDP, and its routers and links in one user-space process
+//! that carries the real packets through the same qdiscs, conditioners and
+//! loss elements as the simulator (`crates/phb`, unchanged), in real time:
+//! `now` is the monotonic clock since the run's start.
+//!
+//! ## Map
+//!
+//! - [`plan`] — what can be emulated (refusals name the scenario key),
+//!   addresses, each flow's ports and routes.
+//! - [`hosts`] — one anonymous namespace and TUN device per host (and why
+//!   TUN); nothing outlives the process.
+//! - [`router`] — the forwarding loop: routes, serialisation at the link
+//!   rate, propagation delay, qdiscs; its design is in its module doc.
+//! - [`ipv4`] — the header fields read (five-tuple, DSCP) and written (DSCP).
+//! - [`agent`] — the traffic agents run inside the namespaces.
+//! - [`report`] — the `classes` and `flows` tables, as `phblab run` writes them.
+//! - [`sys`] — the Linux calls, wrapped once.
+//! - `main.rs` — the `phb-emu` command (`run`, `agent`, `check`).
+//!
+//! Start with [`plan::plan`], then [`router::Router::run`].
+
+pub mod agent;
+pub mod hosts;
+pub mod ipv4;
+pub mod plan;
+pub mod report;
+pub mod router;
+pub mod sys;

@@ -1,0 +1,204 @@
+//! The `phb-emu` command, which `phblab emulate` runs:
+//!
+//! ```text
+//! phb-emu check                       exit 0 if this process may emulate, else 2 and why
+//! phb-emu run SCENARIO --out DIR [--seed N] [--congestion CC] [--set KEY=VALUE]...
+//!                                     [--source-name NAME]
+//!                                     emulate; writes classes.parquet, flows.parquet
+//!                                     and emulation.json into DIR (which must exist);
+//!                                     NAME stands for the file in messages
+//! phb-emu agent SCENARIO --host NODE --seed N --epoch NS --congestion CC [--set ...]
+//!                                     (internal) a host's traffic agents
+//! ```
+//!
+//! Exit status: 0 done, 1 the emulation failed, 2 bad input or missing
+//! privileges (one line on stderr), 130 stopped by SIGINT or SIGTERM (no
+//! results written).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use phb::Time;
+use phb_emu::plan::{plan, CONGESTION_CONTROLS};
+use phb_emu::{agent, hosts, report, router, sys};
+use phb_sim::Scenario;
+
+/// Packet buffers of the router (2 KiB each).
+const POOL_SLOTS: usize = 16384;
+/// Time between starting the agents and the run's time 0.
+const START_MARGIN: Time = Time::from_millis(300);
+
+enum Failure {
+    BadInput(String),
+    Failed(String),
+    Interrupted,
+}
+
+#[derive(Default)]
+struct Args {
+    positional: Vec<String>,
+    out: Option<PathBuf>,
+    seed: Option<u64>,
+    congestion: Option<String>,
+    host: Option<usize>,
+    epoch: Option<u64>,
+    sets: Vec<String>,
+    source_name: Option<String>,
+}
+
+fn parse_args(args: &[String]) -> Result<Args, String> {
+    let mut parsed = Args::default();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| it.next().cloned().ok_or_else(|| format!("{name} needs a value"));
+        let number = |name: &str, v: String| v.parse::<u64>().map_err(|_| format!("{name}: {v:?} is not a number"));
+        match arg.as_str() {
+            "--out" => parsed.out = Some(value("--out")?.into()),
+            "--seed" => parsed.seed = Some(number("--seed", value("--seed")?)?),
+            "--congestion" => parsed.congestion = Some(value("--congestion")?),
+            "--host" => parsed.host = Some(number("--host", value("--host")?)? as usize),
+            "--epoch" => parsed.epoch = Some(number("--epoch", value("--epoch")?)?),
+            "--set" => parsed.sets.push(value("--set")?),
+            "--source-name" => parsed.source_name = Some(value("--source-name")?),
+            other if other.starts_with("--") => return Err(format!("unknown option {other}")),
+            other => parsed.positional.push(other.to_owned()),
+        }
+    }
+    Ok(parsed)
+}
+
+fn load(args: &Args) -> Result<(Scenario, String), Failure> {
+    let [path] = args.positional.as_slice() else {
+        return Err(Failure::BadInput("give one scenario file".into()));
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| Failure::BadInput(format!("{path}: {e}")))?;
+    let name = args.source_name.as_deref().unwrap_or(path);
+    let scenario = phb_sim::load(&text, name, &args.sets).map_err(|e| Failure::BadInput(e.to_string()))?;
+    let congestion = args.congestion.clone().unwrap_or_else(|| "reno".into());
+    if !CONGESTION_CONTROLS.contains(&congestion.as_str()) {
+        return Err(Failure::BadInput(format!(
+            "--congestion {congestion}: expected one of {}",
+            CONGESTION_CONTROLS.join(", ")
+        )));
+    }
+    Ok((scenario, congestion))
+}
+
+/// Whether the kernel offers congestion control `name` (read from the
+/// current namespace, never written).
+fn congestion_available(name: &str) -> bool {
+    let allowed = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap_or_default();
+    allowed.split_whitespace().any(|c| c == name)
+}
+
+fn run(args: &Args) -> Result<(), Failure> {
+    let (scenario, congestion) = load(args)?;
+    let seed = args.seed.unwrap_or(scenario.run.seed);
+    let source = args.source_name.as_deref().unwrap_or(&args.positional[0]);
+    let plan = plan(&scenario, seed).map_err(|e| Failure::BadInput(format!("{source}: cannot be emulated: {e}")))?;
+    if let Some(missing) = sys::missing_privileges() {
+        return Err(Failure::BadInput(missing));
+    }
+    let out = args.out.clone().ok_or_else(|| Failure::BadInput("--out DIR is required".into()))?;
+    if !out.is_dir() {
+        return Err(Failure::BadInput(format!("--out {}: not a directory", out.display())));
+    }
+    if plan.flows.iter().any(|f| f.tcp) && !congestion_available(&congestion) {
+        return Err(Failure::BadInput(format!(
+            "--congestion {congestion}: not offered by this kernel (net.ipv4.tcp_available_congestion_control)"
+        )));
+    }
+    sys::catch_stop_signals();
+    sys::tight_timers();
+    let hosts = hosts::create(&plan).map_err(Failure::Failed)?;
+    let epoch = sys::monotonic() + START_MARGIN;
+    let program = std::env::current_exe().map_err(|e| Failure::Failed(format!("finding phb-emu: {e}")))?;
+    let mut agents = Vec::with_capacity(hosts.len());
+    for host in &hosts {
+        let mut agent_args = vec![
+            "agent".to_owned(),
+            args.positional[0].clone(),
+            "--host".into(),
+            host.node.to_string(),
+            "--seed".into(),
+            seed.to_string(),
+            "--epoch".into(),
+            epoch.as_nanos().to_string(),
+            "--congestion".into(),
+            congestion.clone(),
+        ];
+        for set in &args.sets {
+            agent_args.extend(["--set".to_owned(), set.clone()]);
+        }
+        match hosts::spawn_in(host, &program, &agent_args) {
+            Ok(child) => agents.push(child),
+            Err(e) => {
+                stop_agents(&mut agents);
+                return Err(Failure::Failed(format!("starting the agents of node {}: {e}", host.node)));
+            }
+        }
+    }
+    let mut tun: Vec<Option<_>> = (0..scenario.nodes.len()).map(|_| None).collect();
+    let mut netns = Vec::with_capacity(hosts.len());
+    for host in hosts {
+        tun[host.node] = Some(host.tun);
+        netns.push(host.netns);
+    }
+    let mut router = router::Router::new(&scenario, &plan, seed, tun, POOL_SLOTS);
+    sys::sleep_until(epoch);
+    let cpu_at_start = sys::cpu_time();
+    let reached = router.run(epoch);
+    let cpu = sys::cpu_time() - cpu_at_start;
+    stop_agents(&mut agents);
+    if sys::stop_requested() {
+        return Err(Failure::Interrupted);
+    }
+    let facts =
+        report::Facts { seed, congestion: &congestion, reached_s: reached.as_secs_f64(), cpu_s: cpu.as_secs_f64() };
+    report::write(&out, &scenario, &plan, &router, &facts)
+        .map_err(|e| Failure::Failed(format!("writing results to {}: {e}", out.display())))
+}
+
+fn stop_agents(agents: &mut [std::process::Child]) {
+    for child in agents.iter_mut() {
+        let _ = child.kill();
+    }
+    for child in agents.iter_mut() {
+        let _ = child.wait();
+    }
+}
+
+fn run_agent(args: &Args) -> Result<(), Failure> {
+    let (scenario, congestion) = load(args)?;
+    let (Some(host), Some(seed), Some(epoch)) = (args.host, args.seed, args.epoch) else {
+        return Err(Failure::BadInput("agent needs --host, --seed and --epoch".into()));
+    };
+    let plan = plan(&scenario, seed).map_err(Failure::BadInput)?;
+    Err(Failure::Failed(agent::run(&scenario, &plan, host, seed, Time::from_nanos(epoch), &congestion)))
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some((command, rest)) = args.split_first() else {
+        eprintln!("phb-emu: give a command: run, check or agent");
+        return ExitCode::from(2);
+    };
+    let result = parse_args(rest).map_err(Failure::BadInput).and_then(|parsed| match command.as_str() {
+        "run" => run(&parsed),
+        "agent" => run_agent(&parsed),
+        "check" => sys::missing_privileges().map_or(Ok(()), |m| Err(Failure::BadInput(m))),
+        other => Err(Failure::BadInput(format!("unknown command {other}; expected run, check or agent"))),
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::BadInput(message)) => {
+            eprintln!("phb-emu: {message}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Failed(message)) => {
+            eprintln!("phb-emu: {message}");
+            ExitCode::from(1)
+        }
+        Err(Failure::Interrupted) => ExitCode::from(130),
+    }
+}

@@ -1,0 +1,180 @@
+//! An emulation's results: the `classes` table (built by the simulator's
+//! own [`ClassRows`]), the `flows` table with the columns of `phblab run`,
+//! and `emulation.json`, the run's facts and the emulator's fidelity.
+//!
+//! Differences from the simulator's tables, by nature of a real stack:
+//! a flow's packets are counted as the router sees them (sent: read from
+//! the source's TUN device; received: written to the destination's); the
+//! one-way delay runs from the first to the last device, without the
+//! hosts' stacks; `goodput_bps` counts the TCP payload bytes received,
+//! retransmitted bytes included; `retransmissions`, `fast_retransmits` and
+//! `timeouts` are not measured yet (0).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use phb_sim::output::parquet_file::to_parquet;
+use phb_sim::scenario::Scenario;
+use phb_sim::{ClassRows, Column, Table, END_TO_END};
+
+use crate::plan::Plan;
+use crate::router::{FlowCounts, Router};
+
+fn classes_table(scenario: &Scenario, router: &Router, measured_s: f64) -> Table {
+    let mut rows = ClassRows::default();
+    for (c, class) in scenario.classes.iter().enumerate() {
+        let stats = &router.end_to_end[c];
+        if stats.total.arrivals > 0 {
+            rows.push(END_TO_END, &class.name, stats, measured_s, stats.backlog());
+        }
+    }
+    for (from, to, stats) in router.ports() {
+        let scope = format!("{}->{}", scenario.nodes[from].name, scenario.nodes[to].name);
+        for (c, class) in scenario.classes.iter().enumerate() {
+            if stats[c].total.arrivals > 0 {
+                rows.push(&scope, &class.name, &stats[c], measured_s, stats[c].backlog());
+            }
+        }
+    }
+    rows.into_table()
+}
+
+fn flows_table(scenario: &Scenario, plan: &Plan, router: &Router, measured_s: f64) -> Table {
+    let counts: Vec<FlowCounts> = router
+        .flows
+        .iter()
+        .zip(&router.flows_at_warmup)
+        .map(|(now, then)| FlowCounts {
+            sent: now.sent - then.sent,
+            sent_bytes: now.sent_bytes - then.sent_bytes,
+            received: now.received - then.received,
+            received_bytes: now.received_bytes - then.received_bytes,
+            payload_bytes: now.payload_bytes - then.payload_bytes,
+            lost: now.lost - then.lost,
+            delay_sum: now.delay_sum - then.delay_sum,
+            queueing_sum: now.queueing_sum - then.queueing_sum,
+            acks_sent: now.acks_sent - then.acks_sent,
+            acks_lost: now.acks_lost - then.acks_lost,
+        })
+        .collect();
+    let flows = &plan.flows;
+    let strings = |get: &dyn Fn(usize) -> String| Column::Str((0..flows.len()).map(get).collect());
+    let numbers = |get: &dyn Fn(&FlowCounts) -> u64| Column::U64(counts.iter().map(get).collect());
+    let ratio = |num: &dyn Fn(&FlowCounts) -> f64, den: &dyn Fn(&FlowCounts) -> u64| {
+        Column::F64(counts.iter().map(|c| if den(c) > 0 { num(c) / den(c) as f64 } else { f64::NAN }).collect())
+    };
+    let node = |n: usize| scenario.nodes[n].name.clone();
+    let mut t = Table::new("flows");
+    t.push("flow", strings(&|f| flows[f].name.clone()));
+    t.push("group", strings(&|f| scenario.groups[flows[f].group].name.clone()));
+    t.push("transport", strings(&|f| if flows[f].tcp { "tcp" } else { "udp" }.to_owned()));
+    t.push("class", strings(&|f| scenario.classes[flows[f].class].name.clone()));
+    t.push("src", strings(&|f| node(flows[f].src)));
+    t.push("dst", strings(&|f| node(flows[f].dst)));
+    t.push("start_s", Column::F64(flows.iter().map(|f| f.start.as_secs_f64()).collect()));
+    t.push("sent_pkts", numbers(&|c| c.sent));
+    t.push("sent_bytes", numbers(&|c| c.sent_bytes));
+    t.push("received_pkts", numbers(&|c| c.received));
+    t.push("received_bytes", numbers(&|c| c.received_bytes));
+    t.push("lost_pkts", numbers(&|c| c.lost));
+    t.push("loss_rate", ratio(&|c| c.lost as f64, &|c| c.received + c.lost));
+    t.push("delay_mean_s", ratio(&|c| c.delay_sum as f64 * 1e-9, &|c| c.received));
+    t.push("queueing_delay_mean_s", ratio(&|c| c.queueing_sum as f64 * 1e-9, &|c| c.received));
+    t.push("throughput_bps", Column::F64(counts.iter().map(|c| c.received_bytes as f64 * 8.0 / measured_s).collect()));
+    t.push(
+        "goodput_bps",
+        Column::F64(
+            counts
+                .iter()
+                .zip(flows)
+                .map(|(c, f)| if f.tcp { c.payload_bytes } else { c.received_bytes } as f64 * 8.0 / measured_s)
+                .collect(),
+        ),
+    );
+    t.push("acks_sent", numbers(&|c| c.acks_sent));
+    t.push("acks_lost", numbers(&|c| c.acks_lost));
+    for name in ["retransmissions", "fast_retransmits", "timeouts"] {
+        t.push(name, Column::U64(vec![0; flows.len()]));
+    }
+    t
+}
+
+/// A JSON string literal.
+fn json_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => write!(out, "\\u{:04x}", c as u32).expect("a String"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A JSON number, `null` for NaN or infinities.
+fn json_number(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x}")
+    } else {
+        "null".to_owned()
+    }
+}
+
+/// Facts the command line turns into summary.json.
+pub struct Facts<'a> {
+    pub seed: u64,
+    pub congestion: &'a str,
+    /// Time the run reached (the duration, unless it was stopped).
+    pub reached_s: f64,
+    /// CPU time the router used during the run (user and system).
+    pub cpu_s: f64,
+}
+
+/// Writes `classes.parquet`, `flows.parquet` and `emulation.json` into `dir`.
+pub fn write(dir: &Path, scenario: &Scenario, plan: &Plan, router: &Router, facts: &Facts) -> std::io::Result<()> {
+    let measured_s = (facts.reached_s - scenario.run.warmup.as_secs_f64()).max(1e-9);
+    let metadata = [("phblab_version", env!("CARGO_PKG_VERSION")), ("backend", "emulate")];
+    for table in [classes_table(scenario, router, measured_s), flows_table(scenario, plan, router, measured_s)] {
+        let bytes = to_parquet(&table, &metadata).map_err(std::io::Error::other)?;
+        std::fs::write(dir.join(format!("{}.parquet", table.name)), bytes)?;
+    }
+    let emu = &router.emu;
+    let quantile = |q: f64| json_number(emu.lateness.quantile(q).map_or(f64::NAN, |ns| ns * 1e-9));
+    let json = format!(
+        "{{\n  \"scenario\": {},\n  \"seed\": {},\n  \"duration_s\": {},\n  \"warmup_s\": {},\n  \"reached_s\": {},\n  \
+         \"congestion_control\": {},\n  \"forwarded\": {},\n  \"lateness_p50_s\": {},\n  \
+         \"lateness_p99_s\": {},\n  \"lateness_max_s\": {},\n  \"foreign_packets\": {},\n  \"pool_exhausted\": {},\n  \
+         \"write_errors\": {},\n  \"loop_turns\": {},\n  \"router_cpu_s\": {}\n}}\n",
+        json_string(&scenario.name),
+        facts.seed,
+        json_number(scenario.run.duration.as_secs_f64()),
+        json_number(scenario.run.warmup.as_secs_f64()),
+        json_number(facts.reached_s),
+        json_string(facts.congestion),
+        emu.forwarded,
+        quantile(0.5),
+        quantile(0.99),
+        json_number(emu.lateness.max().map_or(f64::NAN, |ns| ns as f64 * 1e-9)),
+        emu.foreign,
+        emu.pool_exhausted,
+        emu.write_errors,
+        emu.turns,
+        json_number(facts.cpu_s),
+    );
+    std::fs::write(dir.join("emulation.json"), json)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_strings_and_numbers_are_escaped() {
+        assert_eq!(json_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
+        assert_eq!(json_number(f64::NAN), "null");
+        assert_eq!(json_number(0.25), "0.25");
+    }
+}

@@ -1,0 +1,462 @@
+//! The forwarding loop: real packets through the scenario's links and
+//! qdiscs, in real time.
+//!
+//! One thread serves every port. Each turn of the loop it
+//! 1. delivers the packets whose propagation ends by `now` (a wire is a
+//!    FIFO: its delay is fixed) — to the next port of the packet's route,
+//!    or, at its destination host, into that host's TUN device;
+//! 2. starts transmissions on the ports whose transmitter is free;
+//! 3. reads what the hosts sent (up to [`READ_BATCH`] packets per device);
+//! 4. sleeps in `ppoll` until a device is readable or the earliest timer
+//!    (a wire's next arrival, a transmitter becoming free, a qdisc's wake-up,
+//!    the end of the warm-up or of the run).
+//!
+//! A transmission starts at the ideal time, not at the time the loop
+//! noticed: `max(when the transmitter became free, when the packet
+//! arrived)`, so a backlogged link sends at exactly its rate on average
+//! whatever the wake-up latency; the latency shows as a lateness of the
+//! deliveries, measured against their ideal times (`lateness`).
+//!
+//! Packets live in a pool of fixed buffers allocated at start: a packet in
+//! a qdisc or on a wire is a [`Packet`] whose [`Meta`] names its buffer, so
+//! the loop allocates nothing per packet (the qdiscs' and wires' queues grow
+//! to their high-water mark once).
+
+use std::collections::VecDeque;
+use std::os::fd::{AsRawFd, OwnedFd};
+
+use phb::classify::{Conditioner, PacketKey, Protocol};
+use phb::queue::Dropped;
+use phb::{Colour, DropReason, Packet, Qdisc, Rng, Time};
+use phb_sim::measure::histogram::DelayHistogram;
+use phb_sim::measure::ClassStats;
+use phb_sim::scenario::Scenario;
+
+use crate::ipv4;
+use crate::plan::{node_of_addr, Plan, BASE_PORT};
+use crate::sys;
+
+/// Bytes per packet buffer: more than the TUN devices' MTU.
+pub const BUFFER: usize = 2048;
+/// The most packets read from one device per turn of the loop.
+pub const READ_BATCH: usize = 64;
+
+/// What the router keeps of a packet beside what the qdiscs see.
+#[derive(Clone, Copy, Debug)]
+pub struct Meta {
+    /// Its buffer in the pool.
+    slot: u32,
+    /// Route index and the hop it is on.
+    route: u32,
+    hop: u32,
+    /// The reverse direction of its flow (a TCP ACK or any packet sent by
+    /// the flow's destination).
+    reverse: bool,
+    /// Time spent waiting in qdiscs so far.
+    queueing: Time,
+}
+
+type EmuPacket = Packet<Meta>;
+
+/// Fixed packet buffers and the list of free ones.
+struct Pool {
+    buffers: Vec<[u8; BUFFER]>,
+    free: Vec<u32>,
+}
+
+impl Pool {
+    fn new(slots: usize) -> Pool {
+        Pool { buffers: vec![[0; BUFFER]; slots], free: (0..slots as u32).rev().collect() }
+    }
+}
+
+/// One direction of a link.
+struct Port {
+    from: usize,
+    to: usize,
+    rate_bps: u64,
+    delay: Time,
+    qdisc: Qdisc<Meta>,
+    conditioner: Option<Conditioner>,
+    loss: f64,
+    loss_rng: Rng,
+    /// When the transmitter finishes the packet it is sending.
+    free_at: Time,
+    /// Packets serialised, with the time their propagation ends.
+    wire: VecDeque<(Time, EmuPacket)>,
+    stats: Vec<ClassStats>,
+}
+
+/// Per-flow counters (packets are UDP packets or TCP data segments).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FlowCounts {
+    pub sent: u64,
+    pub sent_bytes: u64,
+    pub received: u64,
+    pub received_bytes: u64,
+    /// Transport payload bytes received (TCP: retransmitted bytes included).
+    pub payload_bytes: u64,
+    pub lost: u64,
+    pub delay_sum: u64,
+    pub queueing_sum: u64,
+    pub acks_sent: u64,
+    pub acks_lost: u64,
+}
+
+/// Counters of the emulator itself.
+#[derive(Debug, Default)]
+pub struct EmuStats {
+    /// Deliveries' lateness against their ideal times (ns).
+    pub lateness: DelayHistogram,
+    /// Packets forwarded (each hop counted).
+    pub forwarded: u64,
+    /// Packets read that belong to no flow (not forwarded).
+    pub foreign: u64,
+    /// Packets read while every buffer was in use (dropped).
+    pub pool_exhausted: u64,
+    /// Packets a host's TUN device refused.
+    pub write_errors: u64,
+    /// Turns of the loop.
+    pub turns: u64,
+}
+
+/// The router: ports, routes, the hosts' devices and every counter.
+pub struct Router<'s> {
+    scenario: &'s Scenario,
+    plan: &'s Plan,
+    ports: Vec<Port>,
+    /// Per node: its TUN device, for hosts.
+    tun: Vec<Option<OwnedFd>>,
+    pool: Pool,
+    dropped: Dropped<Meta>,
+    class_of_codepoint: [usize; 64],
+    warm: bool,
+    pub flows: Vec<FlowCounts>,
+    pub flows_at_warmup: Vec<FlowCounts>,
+    pub end_to_end: Vec<ClassStats>,
+    pub emu: EmuStats,
+}
+
+impl<'s> Router<'s> {
+    /// A router for `scenario`, with `tun[n]` the device of host node `n`.
+    pub fn new(scenario: &'s Scenario, plan: &'s Plan, seed: u64, tun: Vec<Option<OwnedFd>>, slots: usize) -> Self {
+        let classes = scenario.classes.len();
+        let mut ports = Vec::with_capacity(2 * scenario.links.len());
+        for link in &scenario.links {
+            let directions = [
+                (link.a, link.b, &link.qdisc_ab, &link.conditioner_ab, link.loss_ab),
+                (link.b, link.a, &link.qdisc_ba, &link.conditioner_ba, link.loss_ba),
+            ];
+            for (from, to, qdisc, conditioner, loss) in directions {
+                let name = format!("{}->{}", scenario.nodes[from].name, scenario.nodes[to].name);
+                ports.push(Port {
+                    from,
+                    to,
+                    rate_bps: link.rate_bps,
+                    delay: link.delay,
+                    qdisc: Qdisc::new(qdisc, link.rate_bps, Rng::derive(seed, &format!("port/{name}"))),
+                    conditioner: conditioner
+                        .as_ref()
+                        .map(|c| c.build(Rng::derive(seed, &format!("conditioner/{name}")))),
+                    loss,
+                    loss_rng: Rng::derive(seed, &format!("loss/{name}")),
+                    free_at: Time::ZERO,
+                    wire: VecDeque::with_capacity(1024),
+                    stats: vec![ClassStats::default(); classes],
+                });
+            }
+        }
+        let mut class_of_codepoint = [0; 64];
+        for (index, class) in scenario.classes.iter().enumerate() {
+            class_of_codepoint[class.codepoint as usize] = index;
+        }
+        Router {
+            scenario,
+            plan,
+            ports,
+            tun,
+            pool: Pool::new(slots),
+            dropped: Vec::with_capacity(64),
+            class_of_codepoint,
+            warm: false,
+            flows: vec![FlowCounts::default(); plan.flows.len()],
+            flows_at_warmup: vec![FlowCounts::default(); plan.flows.len()],
+            end_to_end: vec![ClassStats::default(); classes],
+            emu: EmuStats::default(),
+        }
+    }
+
+    /// Runs from `epoch` (the monotonic time of the run's time 0) until
+    /// the run's duration has passed or SIGINT/SIGTERM arrives; returns the
+    /// time reached.
+    pub fn run(&mut self, epoch: Time) -> Time {
+        let end = self.scenario.run.duration;
+        let warmup = self.scenario.run.warmup;
+        let hosts: Vec<usize> = (0..self.tun.len()).filter(|&n| self.tun[n].is_some()).collect();
+        let mut pollfds: Vec<libc::pollfd> = hosts
+            .iter()
+            .map(|&n| libc::pollfd {
+                fd: self.tun[n].as_ref().expect("a host").as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        loop {
+            let now = sys::monotonic().saturating_sub(epoch);
+            if now >= end || sys::stop_requested() {
+                return now.min(end);
+            }
+            self.emu.turns += 1;
+            if !self.warm && now >= warmup {
+                self.end_warmup();
+            }
+            for p in 0..self.ports.len() {
+                self.service_port(p, now);
+            }
+            for (i, &host) in hosts.iter().enumerate() {
+                if pollfds[i].revents & libc::POLLIN != 0 {
+                    self.read_host(host, now);
+                }
+            }
+            let mut deadline = if self.warm { end } else { warmup };
+            for port in &self.ports {
+                if let Some(&(arrive, _)) = port.wire.front() {
+                    deadline = deadline.min(arrive);
+                }
+                if port.qdisc.len_packets() > 0 {
+                    deadline = deadline.min(port.free_at.max(port.qdisc.next_wakeup(now).unwrap_or(now)));
+                }
+            }
+            for fd in pollfds.iter_mut() {
+                fd.revents = 0;
+            }
+            sys::wait(&mut pollfds, Some(epoch + deadline));
+        }
+    }
+
+    fn end_warmup(&mut self) {
+        self.warm = true;
+        self.flows_at_warmup.copy_from_slice(&self.flows);
+        for stats in self.end_to_end.iter_mut().chain(self.ports.iter_mut().flat_map(|p| p.stats.iter_mut())) {
+            stats.end_warmup();
+        }
+    }
+
+    /// Delivers port `p`'s packets whose propagation has ended, then starts
+    /// transmissions while its transmitter is free.
+    fn service_port(&mut self, p: usize, now: Time) {
+        while let Some(&(arrive, _)) = self.ports[p].wire.front() {
+            if arrive > now {
+                break;
+            }
+            let (_, pkt) = self.ports[p].wire.pop_front().expect("checked");
+            self.emu.lateness.record((now - arrive).as_nanos());
+            let to = self.ports[p].to;
+            self.arrive(to, pkt, now);
+        }
+        self.transmit(p, now);
+    }
+
+    /// Starts transmissions on port `p` while its transmitter is free at `now`.
+    fn transmit(&mut self, p: usize, now: Time) {
+        while self.ports[p].free_at <= now {
+            let port = &mut self.ports[p];
+            let Some(mut pkt) = port.qdisc.dequeue(now, &mut self.dropped) else {
+                self.count_drops(p);
+                return;
+            };
+            let start = port.free_at.max(pkt.enqueued).min(now);
+            let wait = start.saturating_sub(pkt.enqueued);
+            pkt.meta.queueing += wait;
+            let class = self.class_of_codepoint[usize::from(pkt.class & 63)];
+            port.stats[class].depart(pkt.size, wait.as_nanos(), self.warm);
+            let done = start + Time::transmission(pkt.size, port.rate_bps);
+            port.free_at = done;
+            port.wire.push_back((done + port.delay, pkt));
+            self.emu.forwarded += 1;
+            self.count_drops(p);
+        }
+    }
+
+    /// A packet reaches `node`: forwarded, or delivered at its host.
+    fn arrive(&mut self, node: usize, mut pkt: EmuPacket, now: Time) {
+        pkt.meta.hop += 1;
+        match self.plan.routes.next_port(pkt.meta.route, pkt.meta.hop) {
+            Some(p) => self.enqueue(p, pkt, now),
+            None => self.deliver(node, pkt, now),
+        }
+    }
+
+    fn deliver(&mut self, node: usize, pkt: EmuPacket, now: Time) {
+        let slot = pkt.meta.slot as usize;
+        let bytes = &self.pool.buffers[slot][..pkt.size as usize];
+        let fd = self.tun[node].as_ref().expect("routes end at hosts").as_raw_fd();
+        // SAFETY: `bytes` is a valid buffer of its length.
+        let written = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+        if written != bytes.len() as isize {
+            self.emu.write_errors += 1;
+        }
+        if !pkt.meta.reverse {
+            let delay = now - pkt.created;
+            let flow = &mut self.flows[pkt.flow as usize];
+            flow.received += 1;
+            flow.received_bytes += u64::from(pkt.size);
+            flow.payload_bytes += payload_len(bytes) as u64;
+            flow.delay_sum += delay.as_nanos();
+            flow.queueing_sum += pkt.meta.queueing.as_nanos();
+            let class = self.plan.flows[pkt.flow as usize].class;
+            self.end_to_end[class].depart(pkt.size, delay.as_nanos(), self.warm);
+        }
+        self.pool.free.push(pkt.meta.slot);
+    }
+
+    /// Reads what host `host` sent, up to a batch.
+    fn read_host(&mut self, host: usize, now: Time) {
+        let fd = self.tun[host].as_ref().expect("a host").as_raw_fd();
+        for _ in 0..READ_BATCH {
+            let Some(slot) = self.pool.free.pop() else {
+                let mut scratch = [0u8; BUFFER];
+                // SAFETY: reading into a local buffer of its length.
+                if unsafe { libc::read(fd, scratch.as_mut_ptr().cast(), BUFFER) } > 0 {
+                    self.emu.pool_exhausted += 1;
+                    continue;
+                }
+                return;
+            };
+            let buffer = &mut self.pool.buffers[slot as usize];
+            // SAFETY: reading into a pool buffer of its length.
+            let n = unsafe { libc::read(fd, buffer.as_mut_ptr().cast(), BUFFER) };
+            if n <= 0 {
+                self.pool.free.push(slot);
+                return;
+            }
+            match self.admit(host, slot, n as usize, now) {
+                Some((p, pkt)) => self.enqueue(p, pkt, now),
+                None => {
+                    self.emu.foreign += 1;
+                    self.pool.free.push(slot);
+                }
+            }
+        }
+    }
+
+    /// The packet host `host` just sent in `slot`, with its first port, if
+    /// it belongs to a flow of the scenario.
+    fn admit(&mut self, host: usize, slot: u32, len: usize, now: Time) -> Option<(usize, EmuPacket)> {
+        let header = ipv4::parse(&self.pool.buffers[slot as usize][..len])?;
+        let flows = &self.plan.flows;
+        let flow_at = |port: u16| port.checked_sub(BASE_PORT).map(usize::from).filter(|&f| f < flows.len());
+        let src = node_of_addr(header.src)?;
+        let dst = node_of_addr(header.dst)?;
+        let (f, reverse) = match (flow_at(header.src_port), flow_at(header.dst_port)) {
+            (Some(f), _) if flows[f].src == host && src == host && flows[f].dst == dst => (f, false),
+            (_, Some(f)) if flows[f].dst == host && src == host && flows[f].src == dst => (f, true),
+            _ => return None,
+        };
+        let plan = &flows[f];
+        if plan.tcp != (header.protocol == Protocol::Tcp) {
+            return None;
+        }
+        let route = if reverse { plan.route_rev } else { plan.route_fwd };
+        let first = self.plan.routes.next_port(route, 0)?;
+        let size = len as u32;
+        let counts = &mut self.flows[f];
+        let is_ack = reverse && plan.tcp;
+        if reverse {
+            counts.acks_sent += u64::from(is_ack);
+        } else {
+            counts.sent += 1;
+            counts.sent_bytes += u64::from(size);
+            self.end_to_end[plan.class].arrive();
+        }
+        let meta = Meta { slot, route, hop: 0, reverse, queueing: Time::ZERO };
+        let pkt = Packet {
+            flow: f as u32,
+            class: header.dscp,
+            colour: Colour::Green,
+            size,
+            created: now,
+            enqueued: now,
+            meta,
+        };
+        Some((first, pkt))
+    }
+
+    /// Port `p`'s ingress: conditioner, loss element, qdisc; then the
+    /// transmitter starts if it is free.
+    fn enqueue(&mut self, p: usize, mut pkt: EmuPacket, now: Time) {
+        pkt.enqueued = now;
+        let arrived_with = pkt.class;
+        if self.ports[p].conditioner.is_some() {
+            let key = self.packet_key(&pkt);
+            let conditioner = self.ports[p].conditioner.as_mut().expect("checked");
+            let verdict = conditioner.condition(&key, pkt.colour, pkt.size, now);
+            if let Err(reason) = verdict.apply(&mut pkt) {
+                let class = self.class_of_codepoint[usize::from(pkt.class & 63)];
+                self.ports[p].stats[class].arrive();
+                self.dropped.push((pkt, reason));
+                self.count_drops(p);
+                return;
+            }
+            if pkt.class != arrived_with {
+                ipv4::set_dscp(&mut self.pool.buffers[pkt.meta.slot as usize], pkt.class);
+            }
+        }
+        let class = self.class_of_codepoint[usize::from(pkt.class & 63)];
+        let port = &mut self.ports[p];
+        port.stats[class].arrive();
+        if port.loss > 0.0 && port.loss_rng.uniform() < port.loss {
+            self.dropped.push((pkt, DropReason::LossModule));
+        } else {
+            port.qdisc.enqueue(pkt, now, &mut self.dropped);
+        }
+        self.count_drops(p);
+        self.transmit(p, now);
+    }
+
+    /// What an edge conditioner sees of a packet (as in the simulator:
+    /// reverse packets are sent by the flow's destination).
+    fn packet_key(&self, pkt: &EmuPacket) -> PacketKey {
+        let flow = &self.plan.flows[pkt.flow as usize];
+        let (src, dst) = if pkt.meta.reverse { (flow.dst, flow.src) } else { (flow.src, flow.dst) };
+        PacketKey {
+            flow: pkt.flow,
+            group: flow.group as u32,
+            src: src as u32,
+            dst: dst as u32,
+            protocol: if flow.tcp { Protocol::Tcp } else { Protocol::Udp },
+            codepoint: pkt.class,
+        }
+    }
+
+    /// Counts (and frees the buffers of) the packets port `p` just dropped.
+    fn count_drops(&mut self, p: usize) {
+        while let Some((lost, reason)) = self.dropped.pop() {
+            let class = self.class_of_codepoint[usize::from(lost.class & 63)];
+            self.ports[p].stats[class].drop(reason);
+            let flow = &mut self.flows[lost.flow as usize];
+            if lost.meta.reverse {
+                flow.acks_lost += 1;
+            } else {
+                flow.lost += 1;
+                self.end_to_end[self.plan.flows[lost.flow as usize].class].drop(reason);
+            }
+            self.pool.free.push(lost.meta.slot);
+        }
+    }
+
+    /// Per port: (from, to, per-class stats).
+    pub fn ports(&self) -> impl Iterator<Item = (usize, usize, &[ClassStats])> {
+        self.ports.iter().map(|p| (p.from, p.to, p.stats.as_slice()))
+    }
+}
+
+/// The transport payload length of an IPv4 packet (0 if its headers are cut).
+fn payload_len(packet: &[u8]) -> usize {
+    let ihl = usize::from(packet[0] & 0x0f) * 4;
+    let transport = match packet[9] {
+        6 => packet.get(ihl + 12).map_or(packet.len(), |b| usize::from(b >> 4) * 4),
+        _ => 8,
+    };
+    packet.len().saturating_sub(ihl + transport)
+}

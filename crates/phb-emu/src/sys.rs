@@ -1,0 +1,205 @@
+//! The few Linux calls the emulator makes, each wrapped once: the monotonic
+//! clock, network namespaces, TUN devices and their addresses, sysctls of
+//! the current namespace, waiting on file descriptors, signals.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use phb::Time;
+
+fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+/// The monotonic clock, shared by every namespace of the machine.
+pub fn monotonic() -> Time {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid timespec to write.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    Time::from_nanos(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+}
+
+fn timespec(t: Time) -> libc::timespec {
+    let ns = t.as_nanos();
+    libc::timespec { tv_sec: (ns / 1_000_000_000) as libc::time_t, tv_nsec: (ns % 1_000_000_000) as libc::c_long }
+}
+
+/// CPU time this process (not its children) has used, user and system.
+pub fn cpu_time() -> Time {
+    // SAFETY: rusage is plain data; getrusage fills it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid rusage to write.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    Time::from_nanos(ns(usage.ru_utime) + ns(usage.ru_stime))
+}
+
+/// Sleeps until the monotonic clock reads `t`.
+pub fn sleep_until(t: Time) {
+    let ts = timespec(t);
+    // SAFETY: `ts` is a valid timespec; a null remainder is allowed with TIMER_ABSTIME.
+    while unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) }
+        == libc::EINTR
+    {}
+}
+
+/// Asks for timer wake-ups within 1 µs of the time asked (the default
+/// slack is 50 µs).
+pub fn tight_timers() {
+    // SAFETY: PR_SET_TIMERSLACK takes a plain integer.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong) };
+}
+
+/// The network namespace of the calling thread.
+pub fn current_netns() -> io::Result<File> {
+    File::open("/proc/thread-self/ns/net")
+}
+
+/// Moves the calling thread into a new, anonymous network namespace and
+/// returns a handle on it: it lives while a handle or a process in it does.
+pub fn new_netns() -> io::Result<File> {
+    // SAFETY: unshare takes flags only.
+    check(unsafe { libc::unshare(libc::CLONE_NEWNET) })?;
+    current_netns()
+}
+
+/// Moves the calling thread into namespace `ns`.
+pub fn enter_netns(ns: RawFd) -> io::Result<()> {
+    // SAFETY: setns takes a descriptor and flags.
+    check(unsafe { libc::setns(ns, libc::CLONE_NEWNET) }).map(drop)
+}
+
+/// Writes a sysctl of the current namespace (`net/ipv4/tcp_sack`).
+pub fn sysctl(path: &str, value: &str) -> io::Result<()> {
+    std::fs::write(format!("/proc/sys/{path}"), value)
+}
+
+fn ifreq(name: &str) -> libc::ifreq {
+    // SAFETY: ifreq is plain data; all zeroes is a valid value.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (dst, src) in req.ifr_name.iter_mut().zip(name.bytes().take(libc::IFNAMSIZ - 1)) {
+        *dst = src as libc::c_char;
+    }
+    req
+}
+
+/// Opens a new TUN device `name` in the current namespace (raw IP packets,
+/// no packet-information header, non-blocking). It disappears when the
+/// descriptor is closed.
+pub fn open_tun(name: &str) -> io::Result<OwnedFd> {
+    let path = CString::new("/dev/net/tun").expect("no NUL");
+    // SAFETY: a valid C string and flags.
+    let fd = check(unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC) })?;
+    // SAFETY: `fd` was just opened and is owned by nobody else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let mut req = ifreq(name);
+    req.ifr_ifru.ifru_flags = (libc::IFF_TUN | libc::IFF_NO_PI) as libc::c_short;
+    // SAFETY: TUNSETIFF reads an ifreq.
+    check(unsafe { libc::ioctl(fd.as_raw_fd(), libc::TUNSETIFF as _, &req) })?;
+    Ok(fd)
+}
+
+fn sockaddr(addr: [u8; 4]) -> libc::sockaddr {
+    let sin = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: 0,
+        sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes(addr) },
+        sin_zero: [0; 8],
+    };
+    // SAFETY: sockaddr_in and sockaddr have the same size; this is how the ioctls take it.
+    unsafe { std::mem::transmute::<libc::sockaddr_in, libc::sockaddr>(sin) }
+}
+
+/// Gives interface `name` of the current namespace an IPv4 address (with
+/// its prefix's route, if `addr` is given), an MTU and brings it up.
+pub fn configure_interface(name: &str, addr: Option<([u8; 4], u8)>, mtu: i32) -> io::Result<()> {
+    // SAFETY: plain socket creation.
+    let sock = check(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) })?;
+    // SAFETY: just created, owned here.
+    let sock = unsafe { OwnedFd::from_raw_fd(sock) };
+    let ioctl = |request: libc::c_ulong, req: &mut libc::ifreq| {
+        // SAFETY: each request below reads or writes an ifreq.
+        check(unsafe { libc::ioctl(sock.as_raw_fd(), request as _, req as *mut libc::ifreq) }).map(drop)
+    };
+    if let Some((ip, prefix)) = addr {
+        let mut req = ifreq(name);
+        req.ifr_ifru.ifru_addr = sockaddr(ip);
+        ioctl(libc::SIOCSIFADDR, &mut req)?;
+        let mask = if prefix == 0 { 0 } else { u32::MAX << (32 - u32::from(prefix)) };
+        req.ifr_ifru.ifru_netmask = sockaddr(mask.to_be_bytes());
+        ioctl(libc::SIOCSIFNETMASK, &mut req)?;
+    }
+    let mut req = ifreq(name);
+    req.ifr_ifru.ifru_mtu = mtu;
+    ioctl(libc::SIOCSIFMTU, &mut req)?;
+    let mut req = ifreq(name);
+    ioctl(libc::SIOCGIFFLAGS, &mut req)?;
+    // SAFETY: SIOCGIFFLAGS filled ifru_flags.
+    unsafe { req.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short };
+    ioctl(libc::SIOCSIFFLAGS, &mut req)
+}
+
+/// What the process lacks to create namespaces and TUN devices, if anything.
+pub fn missing_privileges() -> Option<String> {
+    const CAP_NET_ADMIN: u32 = 12;
+    const CAP_SYS_ADMIN: u32 = 21;
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let effective = status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        .unwrap_or(0);
+    let mut missing: Vec<&str> = [(CAP_NET_ADMIN, "CAP_NET_ADMIN"), (CAP_SYS_ADMIN, "CAP_SYS_ADMIN")]
+        .iter()
+        .filter(|(bit, _)| effective & (1 << bit) == 0)
+        .map(|&(_, name)| name)
+        .collect();
+    let tun = std::fs::OpenOptions::new().read(true).write(true).open("/dev/net/tun");
+    if tun.is_err() {
+        missing.push("read-write access to /dev/net/tun");
+    }
+    (!missing.is_empty())
+        .then(|| format!("emulation needs {} (run as root, or with those capabilities)", missing.join(" and ")))
+}
+
+/// Waits until one of `fds` is readable or the clock reaches `deadline`
+/// (`None`: no deadline), whichever comes first; a signal ends the wait too.
+pub fn wait(fds: &mut [libc::pollfd], deadline: Option<Time>) {
+    let timeout = deadline.map(|d| timespec(d.saturating_sub(monotonic())));
+    let ptr = timeout.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: `fds` is a valid array of pollfd; `ptr` is null or a valid timespec.
+    unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ptr, std::ptr::null()) };
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::Relaxed);
+}
+
+/// Makes SIGINT and SIGTERM set a flag ([`stop_requested`]) instead of
+/// killing the process, so that the run ends through its normal clean-up.
+pub fn catch_stop_signals() {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: the handler only stores to an atomic.
+        unsafe { libc::signal(signal, on_signal as *const () as libc::sighandler_t) };
+    }
+}
+
+/// Whether SIGINT or SIGTERM arrived.
+pub fn stop_requested() -> bool {
+    STOP.load(Ordering::Relaxed)
+}
+
+/// In a child about to exec: be killed when the parent dies.
+pub fn die_with_parent() -> io::Result<()> {
+    // SAFETY: PR_SET_PDEATHSIG takes a signal number.
+    check(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) }).map(drop)
+}

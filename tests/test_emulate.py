@@ -1,0 +1,161 @@
+"""`phblab emulate`: a short emulation of a small dumbbell, and nothing left
+behind after a normal end, SIGINT, or SIGKILL of the router. The tests
+that create namespaces run only with the privileges (root, /dev/net/tun)
+and skip with the reason otherwise; they take about 15 s together."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from phblab import emulate
+from phblab.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+DUMBBELL = ROOT / "tests" / "emulate" / "dumbbell-tcp.toml"
+
+
+def _emulator() -> Path:
+    try:
+        return emulate.emulator()
+    except emulate.EmulateError as e:
+        pytest.skip(str(e))
+
+
+def _privileged() -> None:
+    check = subprocess.run([str(_emulator()), "check"], capture_output=True, text=True)
+    if check.returncode != 0:
+        pytest.skip(check.stderr.strip())
+
+
+def _network_state() -> tuple[list[str], list[str], set[str]]:
+    """Named namespaces, the links of this namespace, and every network
+    namespace any process is in."""
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split("\n")
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    names = sorted(line.split(":")[1].strip() for line in links.splitlines())
+    spaces = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            spaces.add(os.readlink(entry / "ns" / "net"))
+        except OSError:
+            continue
+    return sorted(netns), names, spaces
+
+
+def _our_processes() -> list[int]:
+    """Processes running phb-emu (router or agents)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"phb-emu") and entry.name.isdigit():
+            found.append(int(entry.name))
+    return found
+
+
+def _assert_same_state(before, after) -> None:
+    assert after[0] == before[0], "named network namespaces changed"
+    assert after[1] == before[1], "links of the host namespace changed"
+    assert after[2] <= before[2], f"network namespaces left behind: {after[2] - before[2]}"
+
+
+def _wait_gone(timeout_s: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while _our_processes() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _our_processes(), "phb-emu processes left behind"
+
+
+def test_an_ns2_profile_is_refused_naming_the_key(tmp_path, capsys):
+    _emulator()
+    status = main(["emulate", str(DUMBBELL), "--out", str(tmp_path / "out"), "--set", 'traffic[0].profile="ns2"'])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.count("\n") == 1 and "traffic[0].profile" in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_without_privileges_nothing_is_created(tmp_path):
+    exe = _emulator()
+    if os.geteuid() != 0:
+        pytest.skip("needs root to drop privileges")
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = subprocess.run(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", str(exe), "run"]
+        + [str(DUMBBELL), "--out", str(out)],
+        capture_output=True,
+        text=True,
+    )
+    if "Permission denied" in proc.stderr and "phb-emu:" not in proc.stderr:
+        pytest.skip("phb-emu is not executable by an unprivileged user here")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "CAP_NET_ADMIN" in proc.stderr, proc.stderr
+    assert list(out.iterdir()) == []
+
+
+def test_a_short_dumbbell_fills_the_bottleneck_and_leaves_nothing(tmp_path):
+    _privileged()
+    before = _network_state()
+    out = tmp_path / "out"
+    status = main(["emulate", str(DUMBBELL), "--out", str(out), "--duration", "3s", "--quiet"])
+    assert status == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["backend"] == "emulate"
+    classes = pd.read_parquet(out / "classes.parquet")
+    flows = pd.read_parquet(out / "flows.parquet")
+    bottleneck = classes[classes.scope == "r1->r2"].throughput_bps.sum()
+    assert 8.5e6 < bottleneck < 10.05e6, classes
+    assert (flows.received_pkts > 0).all(), flows
+    # the same columns as a simulated run
+    run_out = tmp_path / "run"
+    assert main(["run", str(DUMBBELL), "--out", str(run_out), "--quiet"]) == 0
+    for table in ("classes", "flows"):
+        simulated = pd.read_parquet(run_out / f"{table}.parquet")
+        emulated = pd.read_parquet(out / f"{table}.parquet")
+        assert list(emulated.columns) == list(simulated.columns)
+    _wait_gone()
+    _assert_same_state(before, _network_state())
+
+
+def test_sigint_stops_the_run_and_leaves_nothing(tmp_path):
+    _privileged()
+    before = _network_state()
+    command = [sys.executable, "-m", "phblab", "emulate", str(DUMBBELL), "--out", str(tmp_path / "out")]
+    proc = subprocess.Popen(command + ["--duration", "30s"], stderr=subprocess.PIPE, text=True)
+    time.sleep(2.0)
+    assert _our_processes(), "the emulation did not start"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=15)
+    assert proc.returncode == 130, err
+    _wait_gone()
+    _assert_same_state(before, _network_state())
+
+
+def test_sigkill_of_the_router_leaves_nothing(tmp_path):
+    _privileged()
+    before = _network_state()
+    out = tmp_path / "out"
+    out.mkdir()
+    router = subprocess.Popen(
+        [str(_emulator()), "run", str(DUMBBELL), "--out", str(out), "--set", 'run.duration="30s"'],
+        stderr=subprocess.PIPE,
+    )
+    time.sleep(1.5)
+    assert len(_our_processes()) > 1, "the agents did not start"
+    router.kill()
+    router.wait()
+    _wait_gone()
+    _assert_same_state(before, _network_state())
+    assert emulate.cleanup() == []
