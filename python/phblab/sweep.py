@@ -67,7 +67,7 @@ if TYPE_CHECKING:
 
 #: columns the sweep adds to every table besides the grid keys
 RUN_COLUMNS = ["seed", "run"]
-DATASET_TABLES = ["classes", "flows"]
+DATASET_TABLES = ["classes", "flows", "counters"]
 
 
 class SweepError(RuntimeError):
@@ -601,6 +601,8 @@ class Sweep:
 
         self.classes = pd.read_parquet(self.dir / "classes.parquet")
         self.flows = pd.read_parquet(self.dir / "flows.parquet")
+        counters = self.dir / "counters.parquet"
+        self.counters = pd.read_parquet(counters) if counters.is_file() else pd.DataFrame()
         self.runs = pd.read_parquet(self.dir / "runs.parquet")
 
     @property

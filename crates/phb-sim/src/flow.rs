@@ -89,7 +89,9 @@ pub struct Flow {
 }
 
 impl Flow {
-    /// Flow `name` of `group`, its routes already resolved.
+    /// Flow `name` of `group`, its routes already resolved; the first link
+    /// of `route` runs at `line_rate_bps`.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: String,
         g: usize,
@@ -97,6 +99,7 @@ impl Flow {
         codepoint: u8,
         route: u32,
         ack_route: u32,
+        line_rate_bps: u64,
         seed: u64,
     ) -> Flow {
         let jitter = if group.start_jitter > Time::ZERO {
@@ -107,7 +110,7 @@ impl Flow {
         };
         let transport = match &group.transport {
             Transport::Udp(model) => FlowTransport::Udp {
-                source: Source::new(model, Rng::derive(seed, &format!("flow/{name}"))),
+                source: Source::new(model, line_rate_bps, Rng::derive(seed, &format!("flow/{name}"))),
                 packet_size: model.packet_size(),
                 next_seq: 0,
             },

@@ -13,6 +13,8 @@
 //! - `transfers`: one row per completed TCP file transfer.
 //! - `timeseries`: long form `(time_s, scope, class, metric, value)`;
 //!   traced TCP flows appear with scope `flow/<name>`.
+//! - `counters`: long form `(scope, queue, counter, value)`: what a qdisc
+//!   counts of its own decisions (JoBS), after the warm-up.
 
 use phb::{DropReason, Time};
 
@@ -49,7 +51,8 @@ impl TimeSeries {
         self.value.push(value);
     }
 
-    /// Per-class throughput and mean delay over the last interval.
+    /// Per-class throughput and mean delay over the last interval; at a
+    /// link (`link`) also the offered load and the loss rate.
     fn record_classes(
         &mut self,
         scenario: &Scenario,
@@ -57,15 +60,24 @@ impl TimeSeries {
         interval: Time,
         scope: &str,
         stats: &mut [ClassStats],
+        link: bool,
     ) {
+        let per_second = 8.0 / interval.as_secs_f64();
         for (class, s) in scenario.classes.iter().zip(stats) {
             if s.total.arrivals == 0 {
                 continue;
             }
-            let (departures, bytes, delay_sum) = s.take_interval();
-            self.push(now, scope, &class.name, "throughput_bps", bytes as f64 * 8.0 / interval.as_secs_f64());
-            if departures > 0 {
-                self.push(now, scope, &class.name, "delay_mean_s", delay_sum as f64 * 1e-9 / departures as f64);
+            let i = s.take_interval();
+            self.push(now, scope, &class.name, "throughput_bps", i.departed_bytes as f64 * per_second);
+            if i.departures > 0 {
+                self.push(now, scope, &class.name, "delay_mean_s", i.delay_sum_ns as f64 * 1e-9 / i.departures as f64);
+            }
+            if link {
+                self.push(now, scope, &class.name, "offered_bps", i.arrived_bytes as f64 * per_second);
+                let resolved = i.departures + i.drops;
+                if resolved > 0 {
+                    self.push(now, scope, &class.name, "loss_rate", i.drops as f64 / resolved as f64);
+                }
             }
         }
     }
@@ -91,7 +103,7 @@ impl TimeSeries {
                 self.push(now, &scope, &label, "red_avg", *avg);
             }
         }
-        self.record_classes(scenario, now, interval, &scope, &mut port.stats);
+        self.record_classes(scenario, now, interval, &scope, &mut port.stats, true);
     }
 
     /// Congestion state of a traced TCP flow.
@@ -109,7 +121,7 @@ impl TimeSeries {
         if !scenario.run.samples(END_TO_END) {
             return;
         }
-        self.record_classes(scenario, now, interval, END_TO_END, stats);
+        self.record_classes(scenario, now, interval, END_TO_END, stats, false);
     }
 
     fn into_table(self) -> Table {
@@ -240,6 +252,36 @@ fn flows_table(sim: &Sim, measured_s: f64) -> Table {
     t
 }
 
+/// The qdiscs' own counters (JoBS' relaxations and the like), per link
+/// direction, counted after the warm-up.
+fn counters_table(sim: &Sim) -> Table {
+    let (mut scope, mut queue, mut counter, mut value) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut now = Vec::new();
+    for port in &sim.ports {
+        port.qdisc.counters(&mut now);
+        if now.is_empty() {
+            continue;
+        }
+        let name = port_scope(sim.scenario, port);
+        for (i, c) in now.iter().enumerate() {
+            let before = port.counters_at_warmup.get(i).map_or(0, |b| {
+                debug_assert_eq!((b.queue, b.name), (c.queue, c.name));
+                b.value
+            });
+            scope.push(name.clone());
+            queue.push(c.queue.map_or(String::new(), |q| port.queue_names[q].clone()));
+            counter.push(c.name.to_string());
+            value.push(c.value - before);
+        }
+    }
+    let mut t = Table::new("counters");
+    t.push("scope", Column::Str(scope));
+    t.push("queue", Column::Str(queue));
+    t.push("counter", Column::Str(counter));
+    t.push("value", Column::U64(value));
+    t
+}
+
 fn transfers_table(sim: &Sim) -> Table {
     let (mut flow, mut size, mut start, mut end) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for f in &sim.flows {
@@ -284,6 +326,7 @@ pub(crate) fn collect(sim: &mut Sim, seed: u64) -> RunOutput {
     }
     let flows = flows_table(sim, measured_s);
     let transfers = transfers_table(sim);
+    let counters = counters_table(sim);
     let series = std::mem::take(&mut sim.series).into_table();
     RunOutput {
         scenario: scenario.name.clone(),
@@ -291,6 +334,6 @@ pub(crate) fn collect(sim: &mut Sim, seed: u64) -> RunOutput {
         duration_s: scenario.run.duration.as_secs_f64(),
         warmup_s: scenario.run.warmup.as_secs_f64(),
         events: sim.events_processed,
-        tables: vec![rows.into_table(), flows, transfers, series],
+        tables: vec![rows.into_table(), flows, transfers, series, counters],
     }
 }

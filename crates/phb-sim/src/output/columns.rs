@@ -35,6 +35,7 @@ pub fn column_doc(table: &str, column: &str) -> Option<ColumnDoc> {
         ("classes", "drop_policer") => doc("packets", "dropped by a policer (an edge conditioner) as out of profile"),
         ("classes", "drop_eviction") => doc("packets", "pushed out of a queue to make room for another packet (PLR, PLC)"),
         ("classes", "drop_loss_module") => doc("packets", "dropped by a link's random loss element"),
+        ("classes", "drop_deadline") => doc("packets", "dropped by JoBS so that the absolute delay bounds stay feasible (its eq. 64)"),
         ("classes" | "flows", "loss_rate") => doc("fraction", "dropped / (departed + dropped): the fraction of the packets whose fate was decided in the period that were lost"),
         ("classes", "delay_mean_s") => doc("s", "mean delay: one way (creation to reception) end to end; queueing (arrival at the qdisc to start of transmission) at a link"),
         ("classes", "delay_p50_s") => doc("s", "median delay (as delay_mean_s), from a log-linear histogram within 0.8%"),
@@ -72,6 +73,10 @@ pub fn column_doc(table: &str, column: &str) -> Option<ColumnDoc> {
         ("timeseries", "class") => doc("", "the class, for per-class metrics; \"\" for a link's totals, \"bufferN\" for the RED average of buffer N of a qdisc with several"),
         ("timeseries", "metric") => doc("", "what value measures: one of the names in TIMESERIES_METRICS (docs/results.md)"),
         ("timeseries", "value") => doc("", "the metric's value, in the unit TIMESERIES_METRICS gives for it"),
+        ("counters", "scope") => doc("", "the link direction \"from->to\" whose qdisc counted"),
+        ("counters", "queue") => doc("", "the qdisc's queue (class) the counter is about; \"\" for the qdisc as a whole"),
+        ("counters", "counter") => doc("", "what was counted: one of the names in docs/results.md (JoBS: busy_periods, relax_delay, delay_violations, ...)"),
+        ("counters", "value") => doc("", "how many times it happened after the warm-up"),
         _ => return None,
     })
 }
@@ -90,6 +95,16 @@ pub const TIMESERIES_METRICS: &[(&str, &str, &str)] = &[
         "delay_mean_s",
         "s",
         "mean delay of the class' packets that departed in the interval (queueing at a link, one way end to end)",
+    ),
+    (
+        "offered_bps",
+        "bit/s",
+        "bits of the class that arrived at the link's qdisc in the interval (dropped ones included), per second",
+    ),
+    (
+        "loss_rate",
+        "fraction",
+        "the class' drops at the link in the interval over its departures and drops there (absent when it had neither)",
     ),
     ("cwnd_segments", "segments", "a traced TCP flow's congestion window at the sampling time"),
     ("ssthresh_segments", "segments", "a traced TCP flow's slow-start threshold at the sampling time"),

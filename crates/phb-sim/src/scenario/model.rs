@@ -148,6 +148,10 @@ pub enum SourceModel {
     /// ON and OFF durations (e.g. VoIP: 82-byte packets every 30 ms, ON 3 s,
     /// OFF 6 s).
     ExpOnOff { packet_size: u32, rate_bps: u64, on_mean: Time, off_mean: Time },
+    /// Bursts of `burst` packets at `rate_bps` (the line rate of the
+    /// source's link when `None`), then `off` without any (the JoBS paper's
+    /// on-off UDP sources).
+    Burst { packet_size: u32, rate_bps: Option<u64>, burst: u32, off: Time },
 }
 
 impl SourceModel {
@@ -156,7 +160,8 @@ impl SourceModel {
         match *self {
             SourceModel::Cbr { packet_size, .. }
             | SourceModel::ParetoOnOff { packet_size, .. }
-            | SourceModel::ExpOnOff { packet_size, .. } => packet_size,
+            | SourceModel::ExpOnOff { packet_size, .. }
+            | SourceModel::Burst { packet_size, .. } => packet_size,
         }
     }
 }

@@ -345,6 +345,7 @@ impl Context<'_> {
         let classful_keys: &Present = &[
             ("scheduler", q.scheduler.is_some()),
             ("delta", q.delta.is_some()),
+            ("gain", q.gain.is_some()),
             ("cap_rate", q.cap_rate.is_some()),
             ("cap_depth", q.cap_depth.is_some()),
             ("buffers", q.buffers.is_some()),
@@ -678,6 +679,8 @@ impl Context<'_> {
             ("on_mean", t.on_mean.is_some()),
             ("off_mean", t.off_mean.is_some()),
             ("shape", t.shape.is_some()),
+            ("burst", t.burst.is_some()),
+            ("off", t.off.is_some()),
         ];
         let key = |k: &str| join(path, k);
         let on_off = |what: &str| -> Result<(Time, Time)> {
@@ -713,6 +716,17 @@ impl Context<'_> {
                 SourceModel::ParetoOnOff { packet_size, rate_bps, on_mean, off_mean, shape }
             }
             raw::TrafficKind::Tcp => unreachable!("TCP groups are validated by tcp_flow"),
+            raw::TrafficKind::Burst => {
+                let what = "a burst source";
+                self.only(path, what, present, &["rate", "burst", "off"])?;
+                let rate_bps = t.rate.as_ref().map(|r| self.rate(&key("rate"), r)).transpose()?;
+                let burst = *self.required(path, "burst", &t.burst, what)?;
+                if burst == 0 {
+                    return Err(self.err(&key("burst"), "a burst has at least 1 packet"));
+                }
+                let off = self.time(&key("off"), self.required(path, "off", &t.off, what)?)?;
+                SourceModel::Burst { packet_size, rate_bps, burst, off }
+            }
             raw::TrafficKind::ExpOnoff => {
                 let what = "an exp_onoff source";
                 self.only(path, what, present, &["rate", "interval", "on_mean", "off_mean"])?;

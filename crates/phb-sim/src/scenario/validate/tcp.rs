@@ -70,6 +70,8 @@ impl Context<'_> {
             ("interval", t.interval.is_some()),
             ("on_mean", t.on_mean.is_some()),
             ("off_mean", t.off_mean.is_some()),
+            ("burst", t.burst.is_some()),
+            ("off", t.off.is_some()),
         ];
         if let Some((k, _)) = udp_keys.iter().find(|(_, set)| *set) {
             let hint = if *k == "packet_size" { "; TCP packets are mss + header bytes" } else { "" };
