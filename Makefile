@@ -3,7 +3,8 @@
 #   make setup   create $(VENV) and install phblab into it (Rust core built with the dist profile)
 #   make demo    the flagship run: the Vukadinović thesis' Section 7 (FIFO vs BPR vs
 #                BPR with PLC) reproduced into results/demo, with its HTML report
-#   make test    Rust tests (release: the TCP tests are heavy) and Python tests
+#   make test    Rust tests (release: the TCP tests are heavy) and Python tests, against the
+#                extension built with the same `release` profile (one compilation)
 #   make lint    rustfmt, clippy (warnings are errors) and ruff (check and format), as CI runs them
 #   make bench   the speed benchmark: each benches/scenarios/*.toml in its own process, in the
 #                core alone and through `phblab run` (benches/front_end.py: the front end's cost),
@@ -34,8 +35,18 @@ $(VENV)/.deps-installed: Makefile
 	$(BIN)/python -m pip install -q --upgrade pip maturin pandas pyarrow tqdm pytest scipy matplotlib "dask[distributed]" $(RUFF)
 	touch $@
 
+# Users and the demo get the extension built with the `dist` profile
+# (whole-program optimisation); `make test` builds it with `release`, the
+# profile of cargo's tests, so that CI compiles the crates once, not twice.
+# Each marker says which build is installed.
 $(VENV)/.phblab-installed: $(VENV)/.deps-installed pyproject.toml $(RUST_SOURCES)
 	VIRTUAL_ENV=$(VENV_ABS) PATH=$(VENV_ABS)/bin:$$PATH $(BIN)/maturin develop --profile dist --quiet
+	rm -f $(VENV)/.phblab-installed-release
+	touch $@
+
+$(VENV)/.phblab-installed-release: $(VENV)/.deps-installed pyproject.toml $(RUST_SOURCES)
+	VIRTUAL_ENV=$(VENV_ABS) PATH=$(VENV_ABS)/bin:$$PATH $(BIN)/maturin develop --release --quiet
+	rm -f $(VENV)/.phblab-installed
 	touch $@
 
 # The thesis' Section 7 entries (Figs. 22–27), then the report of what ran.
@@ -47,7 +58,7 @@ demo: setup
 	$(BIN)/phblab reproduce $(DEMO_ENTRIES) --results results/demo/reproduce; status=$$?; test $$status -eq 0 -o $$status -eq 3
 	$(BIN)/phblab report $(DEMO_ENTRIES) --results results/demo/reproduce --out results/demo/report
 
-test: setup
+test: $(VENV)/.phblab-installed-release
 	cargo test --workspace --release
 	$(BIN)/pytest -q
 

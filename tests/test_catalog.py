@@ -597,6 +597,25 @@ def test_list_counts_claims(tmp_path):
     assert "[1 measured values, 3 claims (6 checks); 4 points × 2 seeds]" in text
 
 
+def test_a_sensitivity_entry_says_so_in_the_list_and_the_report(tmp_path):
+    path = write_claims_entry(tmp_path)
+    path.write_text(
+        path.read_text().replace('title = "tiny: two classes', 'kind = "sensitivity"\ntitle = "tiny: two classes')
+    )
+    entry = catalog.load_entry(path, tmp_path)
+    assert entry.kind == "sensitivity"
+    assert "(sensitivity)  [" in catalog.list_entries([entry])
+    from phblab.report import write_report
+
+    page = write_report(tmp_path / "report", results=tmp_path / "none", entries=[entry]).read_text()
+    assert "A sensitivity study, not a reproduction" in page and "<i>(sensitivity)</i>" in page
+    path.write_text(path.read_text().replace('kind = "sensitivity"', 'kind = "study"'))
+    with pytest.raises(
+        catalog.CatalogError, match=re.escape("[reproduce].kind: 'study': one of reproduction, sensitivity")
+    ):
+        catalog.load_entry(path)
+
+
 @pytest.mark.parametrize(
     "old, new, message",
     [
@@ -695,4 +714,20 @@ def test_malformed_claims_and_new_metrics_fail_at_load(tmp_path, old, new, messa
     path = tmp_path / "e.toml"
     path.write_text(text.replace(old, new, 1))
     with pytest.raises(catalog.CatalogError, match=re.escape(message) if "\\" not in message else message):
+        catalog.load_entry(path)
+
+
+def test_time_series_scopes_may_name_generated_links(tmp_path):
+    """A scope is checked against the links the core builds, so a link a
+    generator made counts (the file's [[links]] alone do not list it)."""
+    star = (
+        '\n[[generators]]\nkind = "star"\nname = "edge"\ncount = 2\nhub = "hub"\nleaves = "x{i}"\n'
+        'leaf_links = { rate = "10Mbps", delay = "1ms" }\n'
+    )
+    scope = 'interval_ratio = { scope = "r->sink", numerator = "ts", denominator = "ds" }'
+    path = tmp_path / "e.toml"
+    path.write_text((TWO_CLASSES + star + CLAIMS_SECTION).replace(scope, scope.replace("r->sink", "x1->hub")))
+    assert catalog.load_entry(path).metrics["ratio_p50"].interval_ratio["scope"] == "x1->hub"
+    path.write_text((TWO_CLASSES + star + CLAIMS_SECTION).replace(scope, scope.replace("r->sink", "x2->hub")))
+    with pytest.raises(catalog.CatalogError, match="scope 'x2->hub'"):
         catalog.load_entry(path)

@@ -11,6 +11,7 @@ import pytest
 
 from conftest import SCENARIO, TABLES
 from phblab.cli import main
+from phblab.results import TABLES as results_tables
 
 
 def phblab(*args, cwd=None):
@@ -141,7 +142,7 @@ def test_rerun_replaces_what_phblab_wrote_and_keeps_the_rest(scenario_file, tmp_
     assert (out / "plots" / "fig.png").read_bytes() == b"png"
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["state"] == "complete"
-    tables = [f"{t}.parquet" for t in [*TABLES, "transfers", "counters"]]
+    tables = [f"{t}.parquet" for t in results_tables]
     assert sorted(manifest["files"]) == sorted([*tables, "summary.json", "scenario.toml"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["res", "small.toml"]
 

@@ -1,16 +1,19 @@
-"""The Levenberg–Marquardt power-law fit recovers known exponents."""
+"""The Levenberg–Marquardt power-law fit recovers known exponents and
+agrees with scipy's curve_fit."""
 
 import numpy as np
 import pytest
 
-from phblab.fit import _t_quantile_975, fit_power_law
+from phblab.fit import fit_power_law
+from phblab.stats import t_quantile_975
 
 
 def test_t_quantiles_match_tables():
-    # Student's t, 97.5%: 10 dof 2.2281, 30 dof 2.0423, 100 dof 1.9840
-    assert _t_quantile_975(10) == pytest.approx(2.2281, abs=2e-4)
-    assert _t_quantile_975(30) == pytest.approx(2.0423, abs=1e-4)
-    assert _t_quantile_975(100) == pytest.approx(1.9840, abs=1e-4)
+    # Student's t, 97.5%: 1 dof 12.7062, 10 dof 2.2281, 30 dof 2.0423, 100 dof 1.9840
+    assert t_quantile_975(1) == pytest.approx(12.7062, abs=1e-4)
+    assert t_quantile_975(10) == pytest.approx(2.2281, abs=1e-4)
+    assert t_quantile_975(30) == pytest.approx(2.0423, abs=1e-4)
+    assert t_quantile_975(100) == pytest.approx(1.9840, abs=1e-4)
 
 
 def test_exact_data_gives_exact_exponents():
@@ -42,8 +45,9 @@ def test_bad_input_is_refused():
         fit_power_law([1, 2, 3, 4], [0.1, 0.2, 0, 0.3], [1, 2, 3, 4])
 
 
-def test_agrees_with_scipy_when_available():
-    optimize = pytest.importorskip("scipy.optimize")
+def test_agrees_with_curve_fit():
+    from scipy import optimize
+
     rng = np.random.default_rng(2)
     r, p = np.meshgrid([0.02, 0.05, 0.1, 0.15], [0.005, 0.01, 0.02, 0.04])
     r, p = r.ravel(), p.ravel()

@@ -91,12 +91,18 @@ def test_ctrl_c_interrupts_the_python_api(long_file):
     assert took < 0.5, f"stopped {took:.2f} s after SIGINT"
 
 
-@needs_proc
-def test_ctrl_c_stops_a_sweep_and_its_workers(long_file, tmp_path):
+def start_sweep(long_file, tmp_path):
+    """A two-worker sweep of the long scenario, once its workers run: (process, worker pids)."""
     proc = start("sweep", long_file, "--grid", "qdiscs.bottleneck.max_p=0.1,0.2", "-j", "2", "-q", cwd=tmp_path)
     time.sleep(2.0)
     workers = children(proc.pid)
     assert len(workers) >= 2, "the sweep's workers did not start"
+    return proc, workers
+
+
+@needs_proc
+def test_ctrl_c_stops_a_sweep_and_its_workers(long_file, tmp_path):
+    proc, workers = start_sweep(long_file, tmp_path)
     took = interrupt_and_time(proc, 0)
     err = proc.stderr.read()
     assert took < 1.0, f"stopped {took:.2f} s after SIGINT"
@@ -106,10 +112,7 @@ def test_ctrl_c_stops_a_sweep_and_its_workers(long_file, tmp_path):
 
 @needs_proc
 def test_the_workers_of_a_killed_sweep_exit_with_it(long_file, tmp_path):
-    proc = start("sweep", long_file, "--grid", "qdiscs.bottleneck.max_p=0.1,0.2", "-j", "2", "-q", cwd=tmp_path)
-    time.sleep(2.0)
-    workers = children(proc.pid)
-    assert len(workers) >= 2, "the sweep's workers did not start"
+    proc, workers = start_sweep(long_file, tmp_path)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     deadline = time.monotonic() + 3

@@ -4,6 +4,7 @@ backend, statistics across seeds, the `phblab sweep` command."""
 import concurrent.futures as cf
 import json
 import math
+import re
 import subprocess
 import sys
 import threading
@@ -202,10 +203,36 @@ def test_sweep_command(scenario_file, tmp_path):
         text=True,
     )
     assert r.returncode == 0, r.stderr
-    assert "4 runs (4 run now, 0 reused)" in r.stdout
+    assert re.search(r"4 runs \(4 run now in [0-9.]+ s, [0-9.]+ runs/s; 0 reused\)", r.stdout), r.stdout
     assert "± " in r.stdout and f"sweep written to {out}/" in r.stdout
     assert len(pd.read_parquet(out / "runs.parquet")) == 4
     r = subprocess.run(
         [sys.executable, "-m", "phblab", "sweep", scenario_file, "--grid", "max_p=1"], capture_output=True, text=True
     )
     assert r.returncode == 2 and "not a scenario path" in r.stderr
+
+
+def test_a_grid_over_a_generator_s_count_regenerates_the_network(tmp_path):
+    """Grid keys are overrides, applied before generators expand: a grid over
+    `generators[0].count` sweeps the size of the generated network."""
+    star = {
+        "run": {"duration": "1s"},
+        "classes": {"be": 0},
+        "nodes": {"hosts": ["srv"]},
+        "links": [{"between": ["hub", "srv"], "rate": "10Mbps", "delay": "1ms"}],
+        "generators": [
+            {
+                "kind": "star",
+                "name": "st",
+                "count": 1,
+                "hub": "hub",
+                "leaf_links": {"rate": "10Mbps", "delay": {"uniform": ["1ms", "5ms"]}},
+                "traffic": {"kind": "cbr", "class": "be", "to": "srv", "packet_size": "500B", "rate": "1Mbps"},
+            }
+        ],
+    }
+    sw = phblab.sweep(star, grid={"generators[0].count": [1, 3]}, jobs=1, out=tmp_path / "sw")
+    flows = sw.flows.groupby("generators[0].count").flow.apply(sorted)
+    assert flows.to_dict() == {1: ["st.0"], 3: ["st.0", "st.1", "st.2"]}
+    with pytest.raises(phblab.ScenarioError, match=r"generators\[0\]\.count: count must be at least 1"):
+        phblab.sweep(star, grid={"generators[0].count": [0]}, jobs=1, out=tmp_path / "bad")

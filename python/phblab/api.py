@@ -166,7 +166,9 @@ def validate(scenario: Scenario, overrides: Overrides = None) -> dict[str, Any]:
     """Validates a scenario (path or dict) without running it.
 
     Returns a description: name, duration_s, warmup_s, seed, nodes, links
-    (counts), classes (names) and flows (count). Raises ScenarioError.
+    (counts), classes (names), flows (count) and link_directions (both
+    directions of every link, generated ones included, as "a->b"). Raises
+    ScenarioError.
     """
     text, source = scenario_text(scenario)
     return _core.validate(text, source, override_list(overrides))

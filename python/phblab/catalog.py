@@ -11,14 +11,18 @@ in short:
     [reproduce]
     title = "..."; paper = "..."; assumptions = ["...", ...]
     [reproduce.sweep]          grid, set, seeds, overrides (phblab.sweep)
-    [reproduce.metrics.NAME]   table/column/where/agg/scale/unit, or ratio,
-                               or expr (+ params), or table = "timeseries"
-                               with interval_ratio or interval_value, a
-                               percentile or within, during and when;
-                               or fit = "power_law"
+    [reproduce.metrics.NAME]   table/column/where/agg/scale/unit (table
+                               "flows", "classes", "delay_ratios" or
+                               "counters"; where values may be templates of
+                               grid keys), or ratio, or expr (+ params), or
+                               table = "timeseries" with interval_ratio or
+                               interval_value, a percentile or within,
+                               during and when; or fit = "power_law"
     [[reproduce.expect]]       metric, source, ref, tolerance, points
     [[reproduce.claims]]       text, ref, over, left, op, right
     [reproduce.plot]           x, by, metrics, logx, logy
+    [reproduce.table]          metrics, where, title: per-point means shown
+                               as a table (comparison.json, the report)
 
 Everything is validated when the entry is loaded (`load_entry`), before any
 run; `reproduce` then runs the sweep, computes the per-run metrics in
@@ -34,6 +38,7 @@ fits, and the checks: `Check` (a value within a tolerance) and `ClaimCheck`
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import json
 import math
@@ -41,7 +46,7 @@ import operator
 import os
 import time
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,7 +59,12 @@ from phblab.entry import split_reproduce
 
 DEFAULT_RESULTS = Path("results") / "reproduce"
 AGGREGATES = {"sum", "mean", "min", "max", "count"}
+#: the per-run tables a column metric may read (the sweep's dataset)
+COLUMN_TABLES = ("classes", "flows", "delay_ratios", "counters")
 SOURCES = {"paper", "measured"}
+#: what an entry is: a reproduction of a paper's result, or a sensitivity
+#: study that reruns one under another assumption (not itself a reproduction)
+ENTRY_KINDS = ("reproduction", "sensitivity")
 CLAIM_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 #: per-class series of a run's time series (`timeseries.parquet`)
 CLASS_SERIES = {"delay_mean_s", "throughput_bps", "offered_bps", "loss_rate"}
@@ -225,6 +235,10 @@ class Entry:
     plot: dict
     text: str
     claims: list = field(default_factory=list)
+    #: `[reproduce.table]`: {"metrics": [...], "where": {...}, "title": "..."}
+    table: dict = field(default_factory=dict)
+    #: "reproduction" or "sensitivity" (ENTRY_KINDS)
+    kind: str = "reproduction"
     #: the scenario file the entry sweeps: `path` itself, or the file its
     #: `scenario` key names
     scenario: Path | None = None
@@ -378,7 +392,9 @@ def _series_metric(name: Any, classes: list[str], where: str) -> str:
     return name
 
 
-def _parse_timeseries(metric: Metric, m: Mapping, scenario: Mapping, sweep: Mapping, mw: str) -> None:
+def _parse_timeseries(
+    metric: Metric, m: Mapping, scenario: Mapping, directions: Callable[[], set[str] | None], sweep: Mapping, mw: str
+) -> None:
     _check_keys(
         m,
         {*TIMESERIES_KINDS, "table", "percentile", "within", "during", "when", "scale", "unit", "label"},
@@ -421,14 +437,9 @@ def _parse_timeseries(metric: Metric, m: Mapping, scenario: Mapping, sweep: Mapp
         metric.interval_value = spec
     scope = spec["scope"]
     if scope != "end-to-end":
-        a, arrow, b = scope.partition("->")
-        links = {
-            tuple(sorted(map(str, link.get("between", []))))
-            for link in scenario.get("links", [])
-            if isinstance(link, dict)
-        }
+        known = directions()
         _need(
-            arrow and tuple(sorted((a, b))) in links,
+            "->" in scope and (known is None or scope in known),
             iw,
             f'scope {scope!r}: "end-to-end" or a link direction "A->B" of the scenario\'s links',
         )
@@ -485,7 +496,15 @@ def _parse_timeseries(metric: Metric, m: Mapping, scenario: Mapping, sweep: Mapp
         metric.when.append({"class": cls, "metric": w["metric"], "op": w["op"], "value": float(w["value"])})
 
 
-def _parse_metric(name: str, m: Any, metrics_raw: Mapping, sweep: Mapping, scenario: Mapping, mw: str) -> Metric:
+def _parse_metric(
+    name: str,
+    m: Any,
+    metrics_raw: Mapping,
+    sweep: Mapping,
+    scenario: Mapping,
+    directions: Callable[[], set[str] | None],
+    mw: str,
+) -> Metric:
     _need(isinstance(m, dict), mw, "must be a table")
     _check_keys(m, METRIC_KEYS, mw)
     kinds = [k for k in ("column", "ratio", "expr", *TIMESERIES_KINDS, "fit") if k in m]
@@ -532,16 +551,51 @@ def _parse_metric(name: str, m: Any, metrics_raw: Mapping, sweep: Mapping, scena
     elif metric.expr is not None:
         _parse_expr(metric, m, metrics_raw, grid, mw)
     elif kind in TIMESERIES_KINDS or table == "timeseries":
-        _parse_timeseries(metric, m, scenario, sweep, mw)
+        _parse_timeseries(metric, m, scenario, directions, sweep, mw)
     else:
         _need(
-            metric.table in ("classes", "flows", "counters"),
+            metric.table in COLUMN_TABLES,
             mw,
-            f'table {metric.table!r}: "classes", "flows", "counters" or "timeseries"',
+            f'table {metric.table!r}: {", ".join(repr(t) for t in COLUMN_TABLES)} or "timeseries"',
         )
         _need(isinstance(metric.column, str), mw, "column (a numeric column of the table) is required")
         _need(metric.agg in AGGREGATES, mw, f"agg {metric.agg!r}: one of {', '.join(sorted(AGGREGATES))}")
+        _need(isinstance(m.get("where", {}), dict), f"{mw}.where", "a table {column = value or [values]}")
+        for k, v in metric.where.items():
+            if _is_template(v):
+                _template_names(v, grid, f"{mw}.where.{k}")
+        if metric.table == "delay_ratios":
+            run = scenario.get("run", {})
+            _need(
+                "delay_ratios" in run or _overridden(sweep, "run.delay_ratios"),
+                mw,
+                'table = "delay_ratios" needs run.delay_ratios in the scenario (or in the sweep\'s set or overrides)',
+            )
     return metric
+
+
+def _is_template(v: Any) -> bool:
+    return isinstance(v, str) and "{" in v
+
+
+def _template_names(template: str, grid: Mapping, where: str) -> None:
+    """Checks a `where` template: each `{expression}` reads only grid keys
+    that are bare names with numeric values."""
+    import re
+
+    for expr in re.findall(r"\{([^{}]*)\}", template):
+        for name in sorted(_expr_names(expr, where)):
+            _need(
+                name in grid and name.isidentifier(),
+                where,
+                f"template {template!r}: {name!r} is not a grid key; a where template reads the grid point's keys "
+                f"({', '.join(k for k in grid if k.isidentifier()) or 'none'})",
+            )
+            _need(
+                all(_number(v) for v in grid[name]),
+                where,
+                f"template {template!r}: grid key {name!r} has values that are not numbers",
+            )
 
 
 def metric_order(metrics: Mapping[str, Metric], where: str = "[reproduce.metrics]") -> list[str]:
@@ -643,9 +697,24 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
     w = f"{path}: [reproduce]"
     _check_keys(
         section,
-        {"title", "paper", "scenario", "assumptions", "notes", "sweep", "metrics", "expect", "claims", "plot"},
+        {
+            "title",
+            "kind",
+            "paper",
+            "scenario",
+            "assumptions",
+            "notes",
+            "sweep",
+            "metrics",
+            "expect",
+            "claims",
+            "plot",
+            "table",
+        },
         w,
     )
+    kind = section.get("kind", "reproduction")
+    _need(kind in ENTRY_KINDS, f"{w}.kind", f"{kind!r}: one of {', '.join(ENTRY_KINDS)}")
     sweep = dict(section.get("sweep", {}))
     _check_keys(sweep, {"grid", "set", "seeds", "overrides"}, f"{w}.sweep")
     grid = sweep.get("grid", {})
@@ -661,10 +730,21 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
         scenario = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
         scenario = {}  # the core reports the scenario's own errors, with positions
+
+    @functools.cache
+    def directions() -> set[str] | None:
+        """The scenario's link directions, generated links included (the core
+        expands generators); None if it does not validate: the core then
+        reports its own error when it runs."""
+        try:
+            return set(_core.validate(text, str(path))["link_directions"])
+        except _core.ScenarioError:
+            return None
+
     metrics_raw = section.get("metrics", {})
     _need(isinstance(metrics_raw, dict), f"{w}.metrics", "must be tables [reproduce.metrics.NAME]")
     metrics = {
-        name: _parse_metric(name, m, metrics_raw, sweep, scenario, f"{w}.metrics.{name}")
+        name: _parse_metric(name, m, metrics_raw, sweep, scenario, directions, f"{w}.metrics.{name}")
         for name, m in metrics_raw.items()
     }
     for metric in metrics.values():
@@ -708,6 +788,7 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
     claims = [_parse_claim(c, sweep["grid"], metrics, f"{w}.claims[{i}]") for i, c in enumerate(claims_raw)]
     plot = dict(section.get("plot", {}))
     _check_keys(plot, {"x", "by", "metrics", "logx", "logy"}, f"{w}.plot")
+    table = _parse_table(section.get("table"), sweep["grid"], metrics, f"{w}.table")
     assumptions = section.get("assumptions", [])
     _need(
         isinstance(assumptions, list) and all(isinstance(a, str) for a in assumptions),
@@ -728,7 +809,36 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
         plot=plot,
         text=text,
         claims=claims,
+        table=table,
+        kind=kind,
     )
+
+
+def _parse_table(t: Any, grid: Mapping, metrics: Mapping, tw: str) -> dict:
+    """`[reproduce.table]`: per-point metrics to show as a table, one row
+    per grid point (those matching `where`), one column per metric."""
+    if t is None:
+        return {}
+    _need(isinstance(t, dict), tw, 'must be a table: metrics = [...], where = {...}, title = "..."')
+    _check_keys(t, {"metrics", "where", "title"}, tw)
+    names = t.get("metrics")
+    _need(
+        isinstance(names, list) and names and all(isinstance(n, str) for n in names),
+        tw,
+        "metrics (a list of per-point metric names) is required",
+    )
+    for n in names:
+        _need(n in metrics and metrics[n].per_point, tw, f"metric {n!r} is not a per-point metric of this entry")
+    where = t.get("where", {})
+    _need(isinstance(where, dict), f"{tw}.where", "a table {grid key = value or [values]}")
+    where = {k: (v if isinstance(v, list) else [v]) for k, v in where.items()}
+    for k, vs in where.items():
+        _need(k in grid, f"{tw}.where", f"{k!r} is not a grid key; grid keys: {', '.join(grid) or 'none'}")
+        for v in vs:
+            _need(any(_same(v, g) for g in grid[k]), f"{tw}.where", f"{k} = {v!r} is not in the grid")
+    title = t.get("title", "")
+    _need(isinstance(title, str), tw, "title: a string")
+    return {"metrics": list(names), "where": where, "title": title}
 
 
 def _shared_scenario(path: Path, text: str, section: Mapping[str, Any]) -> tuple[Path | None, str]:
@@ -832,10 +942,22 @@ def find_entries(ids: Sequence[str], root: str | os.PathLike | None = None) -> l
 
 
 def _filter(df: pd.DataFrame, where: Mapping[str, Any], what: str) -> pd.DataFrame:
+    """The rows of `df` whose column k equals v (or one of the list v) for
+    every k, v of `where`; numbers compare within a relative 1e-9 (so
+    `timescale_s = 0.4` finds 400 ms)."""
     for k, v in where.items():
         if k not in df.columns:
             raise CatalogError(f"metric filter: no column {k!r} in {what}")
-        df = df[df[k].isin(v) if isinstance(v, list) else df[k] == v]
+        values = v if isinstance(v, list) else [v]
+        col = df[k]
+        if pd.api.types.is_numeric_dtype(col) and all(_number(x) for x in values):
+            x = col.to_numpy(dtype=float)
+            keep = np.zeros(len(df), dtype=bool)
+            for want in values:
+                keep |= np.isclose(x, float(want), rtol=1e-9, atol=1e-12)
+            df = df[keep]
+        else:
+            df = df[col.isin(values)]
     return df
 
 
@@ -876,6 +998,44 @@ def _keep(
         cond = cond[CLAIM_OPS[w["op"]](cond, w["value"])]
         v = v[v.index.isin(cond.index)]
     return v
+
+
+def _column_values(entry: Entry, m: Metric, df: pd.DataFrame, out: pd.DataFrame) -> pd.Series:
+    """A column metric per run (row of `out`): `df` (one of the dataset's
+    tables, which repeats a run's rows for every grid point that shares the
+    run) filtered by the metric's `where`, rendered for each row's grid
+    point, and aggregated over that run's rows."""
+    from phblab.sweep import render
+
+    keys = list(entry.grid)
+    if m.column not in df.columns:
+        raise CatalogError(f"metric {m.name}: no column {m.column!r} in {m.table}")
+    if out["run"].duplicated().any() and len(df):
+        # several grid points share a run (a grid key that changes nothing in
+        # the scenario): keep one copy of each run's rows
+        df = df.drop(columns=[k for k in keys if k in df.columns]).drop_duplicates()
+    # one filter per distinct `where` (templates rendered per grid point)
+    wheres: dict[str, tuple[dict, list]] = {}
+    for i, row in out.iterrows():
+        where = _render_where(m.where, row, render)
+        wheres.setdefault(json.dumps(where, sort_keys=True, default=str), (where, []))[1].append(i)
+    values = pd.Series(np.nan, index=out.index, dtype=float)
+    for where, index in wheres.values():
+        d = _filter(df, where, m.table)
+        if m.agg == "count":
+            agg = d.groupby("run", sort=False).size()
+        else:
+            agg = d.groupby("run", sort=False)[m.column].agg(m.agg)
+        values[index] = out.loc[index, "run"].map(agg).astype(float) * m.scale
+    return values
+
+
+def _render_where(where: Mapping[str, Any], row: pd.Series, render: Any) -> dict:
+    """`where` with its templates filled in from the grid point of `row`."""
+    if not any(_is_template(v) for v in where.values()):
+        return dict(where)
+    params = {k: row[k] for k in row.index if isinstance(k, str) and k.isidentifier()}
+    return {k: render(v, params) if _is_template(v) else v for k, v in where.items()}
 
 
 def interval_ratios(
@@ -1014,15 +1174,9 @@ def per_run_values(
     for name in metric_order(entry.metrics, entry.id):
         m = entry.metrics[name]
         if m.kind == "column":
-            df = data[m.table]
-            if m.column not in df.columns:
-                raise CatalogError(f"metric {m.name}: no column {m.column!r} in {m.table}")
-            df = _filter(df, m.where, m.table)
-            if m.agg == "count":
-                agg = df.groupby("run", sort=False).size()
-            else:
-                agg = df.groupby("run", sort=False)[m.column].agg(m.agg)
-            out[m.name] = out["run"].map(agg).astype(float) * m.scale
+            if m.table not in data:
+                raise CatalogError(f"metric {m.name}: the sweep's dataset has no {m.table!r} table")
+            out[m.name] = _column_values(entry, m, data[m.table], out)
         elif m.kind in TIMESERIES_KINDS:
             out[m.name] = ts_values[m.name]
         elif m.kind == "ratio":
@@ -1352,6 +1506,41 @@ def check_claims(entry: Entry, pstats: pd.DataFrame) -> list[ClaimCheck]:
 # ----------------------------------------------------------------- reproduce
 
 
+def point_table(entry: Entry, pstats: pd.DataFrame) -> dict:
+    """`[reproduce.table]` filled in: {"title", "keys", "metrics": [{name,
+    label, unit}], "rows": [{grid key: value, ..., metric: mean,
+    "<metric>_ci_low", "<metric>_ci_high"}]}, one row per grid point that
+    matches its `where`, in grid order; {} when the entry has no table."""
+    t = entry.table
+    if not t:
+        return {}
+    keys = list(entry.grid)
+    rows = []
+    for values in itertools.product(*entry.grid.values()) if keys else [()]:
+        coords = dict(zip(keys, values, strict=True))
+        if not all(any(_same(coords[k], w) for w in ws) for k, ws in t["where"].items()):
+            continue
+        row: dict = dict(coords)
+        for name in t["metrics"]:
+            mean, lo, hi, _ = _point(pstats, entry, name, coords)
+            row.update({name: mean, f"{name}_ci_low": lo, f"{name}_ci_high": hi})
+        rows.append(row)
+    metrics = [{"name": n, "label": entry.metrics[n].label, "unit": entry.metrics[n].unit} for n in t["metrics"]]
+    return {"title": t["title"], "keys": keys, "metrics": metrics, "rows": rows}
+
+
+def format_table(table: Mapping) -> list[str]:
+    """The lines `format_outcome` prints for a point table."""
+    if not table or not table.get("rows"):
+        return []
+    lines = [f"  table{': ' + table['title'] if table.get('title') else ''}"]
+    names = [m["name"] for m in table["metrics"]]
+    for row in table["rows"]:
+        at = _coords_text({k: row[k] for k in table["keys"]}) or "the point"
+        lines.append(f"    {at}: " + ", ".join(f"{n} {_fmt(row[n])}" for n in names))
+    return lines
+
+
 @dataclass
 class Outcome:
     entry: Entry
@@ -1364,6 +1553,7 @@ class Outcome:
     per_point: pd.DataFrame
     seeds: list = field(default_factory=list)
     reruns: list = field(default_factory=list)  # sweep.Rerun: runs that failed verification
+    table: dict = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -1374,6 +1564,7 @@ class Outcome:
         return {
             "id": e.id,
             "title": e.title,
+            "kind": e.kind,
             "paper": e.paper,
             "scenario": str(e.scenario_path),
             "entry": str(e.path),
@@ -1399,6 +1590,7 @@ class Outcome:
             "wall_time_s": self.wall_time_s,
             "passed": self.passed,
             "checks": [c.row() for c in self.checks],
+            "table": self.table,
             "plots": [str(p.relative_to(self.dir)) for p in self.plots],
         }
 
@@ -1454,7 +1646,13 @@ def reproduce(
             set=entry.sweep.get("set"),
             progress=progress,
         )
-        data = {"classes": sw.classes, "flows": sw.flows, "counters": sw.counters, "runs": sw.runs}
+        data = {
+            "classes": sw.classes,
+            "flows": sw.flows,
+            "delay_ratios": sw.delay_ratios,
+            "counters": sw.counters,
+            "runs": sw.runs,
+        }
         per_run = per_run_values(entry, data, sw.dir / "runs")
         pstats = point_stats(entry, per_run)
         fits = fitted(entry, pstats)
@@ -1472,6 +1670,7 @@ def reproduce(
                 pstats,
                 list(sw.seeds),
                 sw.reruns,
+                point_table(entry, pstats),
             )
             text = json.dumps(outcome.to_json(), indent=2, default=_json_default) + "\n"
             (staging / "comparison.json").write_text(text)
@@ -1557,7 +1756,7 @@ def plot_entry(entry: Entry, pstats: pd.DataFrame, out_dir: Path) -> list[Path]:
 
 def format_outcome(outcome: Outcome) -> str:
     e = outcome.entry
-    lines = [f"{e.id}: {e.title}"]
+    lines = [f"{e.id}: {e.title}" + (f" [{e.kind}]" if e.kind != "reproduction" else "")]
     if e.paper:
         lines.append(f"  paper: {e.paper}")
     if e.assumptions:
@@ -1573,6 +1772,7 @@ def format_outcome(outcome: Outcome) -> str:
     lines += [f"  note: {r}" for r in outcome.reruns]
     for c in outcome.checks:
         lines.append(f"  {c.message()}")
+    lines += format_table(outcome.table)
     verdict = "PASS" if outcome.passed else "FAIL"
     lines.append(f"  {verdict}: {tally(outcome.checks)}")
     return "\n".join(lines)
@@ -1593,7 +1793,9 @@ def list_entries(entries: Sequence[Entry]) -> str:
         points = math.prod(len(v) for v in e.grid.values()) if e.grid else 1
         seeds = e.sweep.get("seeds", 1)
         nseeds = seeds if isinstance(seeds, int) else len(seeds)
+        kind = f" ({e.kind})" if e.kind != "reproduction" else ""
         out.append(
-            f"{e.id.ljust(width)}  {e.title}  [{', '.join(what) or 'no values'}; {points} points × {nseeds} seeds]"
+            f"{e.id.ljust(width)}  {e.title}{kind}  "
+            f"[{', '.join(what) or 'no values'}; {points} points × {nseeds} seeds]"
         )
     return "\n".join(out)

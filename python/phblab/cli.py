@@ -418,6 +418,7 @@ def _sweep(args: argparse.Namespace) -> int:
     if bad:
         raise _BadInput(f"--grid {bad[0]}: not a scenario path (e.g. run.duration, links[1].delay)")
     _read(args.file)  # a readable file, or a clear message
+    start = time.perf_counter()
     with _DaskClient(args.dask) as client:
         try:
             sw = sweep(
@@ -440,7 +441,11 @@ def _sweep(args: argparse.Namespace) -> int:
     for rerun in sw.reruns:
         print(f"note: {rerun}", file=sys.stderr)
     if not args.quiet:
-        print(f"{sw.name}: {len(sw.runs)} runs ({sw.ran} run now, {len(sw.runs) - sw.ran} reused)")
+        wall = time.perf_counter() - start
+        rate = f", {sw.ran / wall:.1f} runs/s" if sw.ran else ""
+        print(
+            f"{sw.name}: {len(sw.runs)} runs ({sw.ran} run now in {wall:.1f} s{rate}; {len(sw.runs) - sw.ran} reused)"
+        )
         print()
         print("end-to-end:")
         print(stats.format_summary(sw.summary(scope="end-to-end"), by=[*sw.keys, "class"]))

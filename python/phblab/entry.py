@@ -10,7 +10,6 @@ the file as the user sees it. `docs/workflow.md` describes the section.
 from __future__ import annotations
 
 import re
-import tomllib
 from typing import Any
 
 from phblab.scenario import to_toml
@@ -30,6 +29,10 @@ def split_reproduce(text: str) -> tuple[str, dict[str, Any] | None]:
     minus the section (an unusual layout), the document is written out anew
     from the parsed dict (`phblab.scenario.to_toml`) instead.
     """
+    if SECTION not in text:
+        return text, None  # no section, and no need to parse the file twice
+    import tomllib
+
     try:
         doc = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError):
@@ -63,7 +66,11 @@ def scenario_text_of_file(text: str) -> str:
     entry that only names the scenario it sweeps (`scenario = "base.toml"`
     in `[reproduce]`) has none: that is an error naming the file to use."""
     stripped, section = split_reproduce(text)
-    if section is not None and "scenario" in section and not tomllib.loads(stripped):
+    if section is None:
+        return stripped
+    import tomllib
+
+    if "scenario" in section and not tomllib.loads(stripped):
         raise ValueError(
             f"this file is a catalog entry that sweeps {section['scenario']}: "
             "run that file, or `phblab reproduce` the entry"

@@ -124,12 +124,45 @@ def _claims_table(checks: list[dict]) -> str:
     )
 
 
+def _point_table(table: dict) -> str:
+    """`[reproduce.table]`: one row per grid point, one column per metric
+    (the mean over the seeds, its 95% CI below it)."""
+    metrics = table.get("metrics", [])
+    keys = table.get("keys", [])
+    head = "".join(f'<th class="l">{_e(k)}</th>' for k in keys) + "".join(
+        f'<th title="{_e(m.get("label") or m["name"])}">{_e(m["name"])}'
+        f"{'<br><span class=small>' + _e(m['unit']) + '</span>' if m.get('unit') else ''}</th>"
+        for m in metrics
+    )
+    rows = []
+    for r in table.get("rows", []):
+        cells = "".join(f'<td class="l">{_e(r.get(k))}</td>' for k in keys)
+        for m in metrics:
+            n = m["name"]
+            cells += (
+                f"<td>{_num(r.get(n))}<br><span class=small>[{_num(r.get(n + '_ci_low'))}, "
+                f"{_num(r.get(n + '_ci_high'))}]</span></td>"
+            )
+        rows.append(f"<tr>{cells}</tr>")
+    labels = "; ".join(f"<code>{_e(m['name'])}</code>: {_e(m['label'])}" for m in metrics if m.get("label"))
+    title = table.get("title") or "Per-point means"
+    return (
+        f'<p><b>{_e(title)}</b> <span class="small">— ours, the mean over the seeds [95% CI]. {labels}</span></p>'
+        f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+    )
+
+
 def _entry_section(entry: Entry, results: Path, out: Path) -> tuple[str, str]:
     """(status, HTML) of one entry; copies its files into `out`."""
     flat = _flat(entry.id)
     d = entry_dir(entry, results)
     comparison = d / "comparison.json"
     parts = [f'<h2 id="{_e(flat)}">{_e(entry.id)}: {_e(entry.title)}</h2>']
+    if entry.kind == "sensitivity":
+        parts.append(
+            '<p class="small"><b>A sensitivity study, not a reproduction:</b> it reruns a result of the '
+            "source under another assumption; its checks say whether the source's statements survive it.</p>"
+        )
     if entry.paper:
         parts.append(f"<p><b>Source:</b> {_e(entry.paper)}</p>")
     scen = Path("scenarios") / f"{flat}.toml"
@@ -174,6 +207,8 @@ def _entry_section(entry: Entry, results: Path, out: Path) -> tuple[str, str]:
         parts.append(_values_table(values))
     if claims:
         parts.append(_claims_table(claims))
+    if doc.get("table", {}).get("rows"):
+        parts.append(_point_table(doc["table"]))
     csv = Path("data") / f"{flat}.csv"
     if (d / "comparison.csv").is_file():
         _copy(d / "comparison.csv", out / csv)
@@ -216,7 +251,8 @@ def write_report(
             statuses.append((entry, status))
             sections.append(body)
         overview = "".join(
-            f'<tr><td class="l"><a href="#{_e(_flat(e.id))}">{_e(e.id)}</a></td><td class="l">{_e(e.title)}</td>'
+            f'<tr><td class="l"><a href="#{_e(_flat(e.id))}">{_e(e.id)}</a></td><td class="l">{_e(e.title)}'
+            f"{' <i>(sensitivity)</i>' if e.kind == 'sensitivity' else ''}</td>"
             f'<td class="{"notrun" if s == "not run" else s}">{_e(s.upper())}</td></tr>'
             for e, s in statuses
         )

@@ -8,7 +8,7 @@ nor pyarrow. The tables become pandas DataFrames only when asked for
 (`res.classes`, `res.tables["flows"]`), read from the bytes or the files.
 
 A results directory holds one Parquet file per table (`classes.parquet`,
-`flows.parquet`, `timeseries.parquet`, `transfers.parquet`,
+`flows.parquet`, `timeseries.parquet`, `transfers.parquet`, `delay_ratios.parquet`,
 `counters.parquet`),
 `summary.json`, the scenario text (`scenario.toml`) and the manifest of
 what phblab wrote there (`phblab.outdir`).
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 #: the tables every run has, in the order they are listed
-TABLES = ("classes", "flows", "timeseries", "transfers", "counters")
+TABLES = ("classes", "flows", "timeseries", "transfers", "delay_ratios", "counters")
 
 
 class _Tables(Mapping):
@@ -72,6 +72,10 @@ class Results:
         timeseries: long form (time_s, scope, class, metric, value); empty
             unless the scenario sets `run.sample_interval`.
         transfers: one row per TCP file transfer (empty without `app = "files"`).
+        delay_ratios: per (scope, numerator, denominator, timescale_s) the
+            per-packet delay ratio and the mean and percentiles of the
+            per-interval ratios; empty unless the scenario sets
+            `run.delay_ratios`.
         counters: a qdisc's own counts of its decisions, long form (scope,
             queue, counter, value); empty without a JoBS qdisc.
         scenario_text: the scenario the run was given, if known.
@@ -150,6 +154,10 @@ class Results:
         if self._classes_columns is None:
             self._classes_columns = self.classes.to_dict("list")
         return self._classes_columns
+
+    @property
+    def delay_ratios(self) -> pd.DataFrame:
+        return self.tables["delay_ratios"]
 
     def __repr__(self) -> str:
         s = self.summary

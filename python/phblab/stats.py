@@ -22,25 +22,14 @@ import pandas as pd
 ID_COLUMNS = {"seed", "run"}
 STAT_COLUMNS = ["metric", "n", "mean", "std", "ci_half", "ci_low", "ci_high"]
 
-# Student's t 97.5% quantiles for small dof (exact to 4 decimals), when
-# scipy is not installed.
-_T975 = {1: 12.7062, 2: 4.3027, 3: 3.1824, 4: 2.7764}
-
 
 def t_quantile_975(dof: int) -> float:
     """Student's t 97.5% quantile (two-sided 95%) for `dof` degrees of freedom."""
     if dof < 1:
         return math.nan
-    try:
-        from scipy.stats import t
+    from scipy.stats import t
 
-        return float(t.ppf(0.975, dof))
-    except ImportError:
-        if dof in _T975:
-            return _T975[dof]
-        from phblab.fit import _t_quantile_975
-
-        return _t_quantile_975(dof)
+    return float(t.ppf(0.975, dof))
 
 
 def mean_ci(values: Sequence[float]) -> tuple[int, float, float, float]:

@@ -32,7 +32,8 @@ to OUT, so Dask workers need no shared file system).
 Dataset. When every run is complete, the combined tables are rebuilt from
 `OUT/runs/` in plan order (grid points in the order of the cartesian
 product as given, then seeds ascending): `classes.parquet`,
-`flows.parquet`, `runs.parquet` (one row per run: key, events, wall time),
+`flows.parquet`, `delay_ratios.parquet` (empty unless the scenario sets
+`run.delay_ratios`), `runs.parquet` (one row per run: key, events, wall time),
 `summary.parquet` (statistics, `phblab.stats`) and `sweep.json` (the
 manifest). The same plan therefore always gives the same dataset, whether
 it ran in one go, resumed, or ran on Dask.
@@ -67,7 +68,7 @@ if TYPE_CHECKING:
 
 #: columns the sweep adds to every table besides the grid keys
 RUN_COLUMNS = ["seed", "run"]
-DATASET_TABLES = ["classes", "flows", "counters"]
+DATASET_TABLES = ["classes", "flows", "delay_ratios", "counters"]
 
 
 class SweepError(RuntimeError):
@@ -544,7 +545,9 @@ def build_dataset(plan: Plan, out: Path) -> dict[str, pd.DataFrame]:
         if problem is not None:
             raise SweepError(f"run {spec.key} ({_describe(spec)}) in {runs_dir}: {problem}")
         for t in DATASET_TABLES:
-            tables[t].append(_with_params(plan, spec, pd.read_parquet(d / f"{t}.parquet")))
+            path = d / f"{t}.parquet"
+            if path.is_file():  # results of older cores lack the newer tables
+                tables[t].append(_with_params(plan, spec, pd.read_parquet(path)))
         s = json.loads((d / "summary.json").read_text())
         row = {k: v for k, v in spec.params.items()}
         row.update(
@@ -576,8 +579,8 @@ class Sweep:
     Attributes:
         dir: the sweep directory.
         grid: {key: values}; seeds: the seeds.
-        classes, flows: the combined tables, one row per run × row, with the
-            grid keys, `seed` and `run` (the run's key) in front.
+        classes, flows, delay_ratios, counters: the combined tables, one row per run ×
+            row, with the grid keys, `seed` and `run` (the run's key) in front.
         runs: one row per run (key, events, wall time, overrides).
         ran: how many runs this call executed (the rest were complete).
         reruns: the runs found in the directory that failed verification
@@ -601,6 +604,8 @@ class Sweep:
 
         self.classes = pd.read_parquet(self.dir / "classes.parquet")
         self.flows = pd.read_parquet(self.dir / "flows.parquet")
+        ratios = self.dir / "delay_ratios.parquet"
+        self.delay_ratios = pd.read_parquet(ratios) if ratios.is_file() else pd.DataFrame()
         counters = self.dir / "counters.parquet"
         self.counters = pd.read_parquet(counters) if counters.is_file() else pd.DataFrame()
         self.runs = pd.read_parquet(self.dir / "runs.parquet")

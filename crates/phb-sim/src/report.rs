@@ -11,8 +11,19 @@
 //!   bytes of those received, `goodput_bps` the application bytes delivered
 //!   in order (for UDP the two are equal).
 //! - `transfers`: one row per completed TCP file transfer.
-//! - `timeseries`: long form `(time_s, scope, class, metric, value)`;
-//!   traced TCP flows appear with scope `flow/<name>`.
+//! - `timeseries`: long form `(time_s, scope, class, metric, value)`:
+//!   per link direction the queue (`queue_pkts`, `queue_bytes`, `red_avg`)
+//!   and per class its backlog (`backlog_pkts`, packets of the class in the
+//!   qdisc at the sample), throughput and mean delay over the interval;
+//!   end to end, per class throughput and mean delay; traced TCP flows
+//!   appear with scope `flow/<name>`.
+//! - `delay_ratios`: one row per ratio of `run.delay_ratios` and timescale:
+//!   the per-packet ratio of the two classes' mean queueing delays and the
+//!   mean and percentiles of the per-interval ratios (`measure::delay_ratio`).
+//!   Queueing delays are waits in the qdisc per link, and one-way delay less
+//!   the path's transmission and propagation times end to end. Empty unless
+//!   the scenario asks; the meters read the counters at interval boundaries
+//!   (timer events), never per packet.
 //! - `counters`: long form `(scope, queue, counter, value)`: what a qdisc
 //!   counts of its own decisions (JoBS), after the warm-up.
 
@@ -104,6 +115,11 @@ impl TimeSeries {
             }
         }
         self.record_classes(scenario, now, interval, &scope, &mut port.stats, true);
+        for (class, s) in scenario.classes.iter().zip(&port.stats) {
+            if s.total.arrivals > 0 {
+                self.push(now, &scope, &class.name, "backlog_pkts", s.backlog() as f64);
+            }
+        }
     }
 
     /// Congestion state of a traced TCP flow.
@@ -304,6 +320,44 @@ fn transfers_table(sim: &Sim) -> Table {
     t
 }
 
+fn delay_ratios_table(sim: &mut Sim) -> Table {
+    let scenario = sim.scenario;
+    let mut t = Table::new("delay_ratios");
+    let (mut scope, mut numerator, mut denominator) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut timescale, mut intervals, mut used, mut mean, mut per_packet) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut percentiles: [Vec<f64>; 5] = Default::default();
+    for (def, summaries) in scenario.run.delay_ratios.iter().zip(sim.finish_ratios()) {
+        for s in summaries {
+            scope.push(def.scope.clone());
+            numerator.push(scenario.classes[def.numerator].name.clone());
+            denominator.push(scenario.classes[def.denominator].name.clone());
+            timescale.push(s.timescale.as_secs_f64());
+            intervals.push(s.intervals);
+            used.push(s.intervals_used);
+            mean.push(s.interval_mean);
+            for (column, p) in percentiles.iter_mut().zip(s.interval_percentiles) {
+                column.push(p);
+            }
+            per_packet.push(s.per_packet);
+        }
+    }
+    t.push("scope", Column::Str(scope));
+    t.push("numerator", Column::Str(numerator));
+    t.push("denominator", Column::Str(denominator));
+    t.push("timescale_s", Column::F64(timescale));
+    t.push("intervals", Column::U64(intervals));
+    t.push("intervals_used", Column::U64(used));
+    t.push("per_packet", Column::F64(per_packet));
+    t.push("interval_mean", Column::F64(mean));
+    for (name, column) in
+        ["interval_p05", "interval_p25", "interval_p50", "interval_p75", "interval_p95"].iter().zip(percentiles)
+    {
+        t.push(name, Column::F64(column));
+    }
+    t
+}
+
 /// Builds the result tables of a finished, conservation-checked run.
 pub(crate) fn collect(sim: &mut Sim, seed: u64) -> RunOutput {
     let scenario = sim.scenario;
@@ -328,12 +382,13 @@ pub(crate) fn collect(sim: &mut Sim, seed: u64) -> RunOutput {
     let transfers = transfers_table(sim);
     let counters = counters_table(sim);
     let series = std::mem::take(&mut sim.series).into_table();
+    let ratios = delay_ratios_table(sim);
     RunOutput {
         scenario: scenario.name.clone(),
         seed,
         duration_s: scenario.run.duration.as_secs_f64(),
         warmup_s: scenario.run.warmup.as_secs_f64(),
         events: sim.events_processed,
-        tables: vec![rows.into_table(), flows, transfers, series, counters],
+        tables: vec![rows.into_table(), flows, transfers, series, ratios, counters],
     }
 }

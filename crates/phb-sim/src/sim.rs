@@ -24,7 +24,7 @@ use phb::{DropReason, Qdisc, Rng, Time};
 use crate::apps::Action;
 use crate::engine::{EventList, HeapEventList};
 use crate::flow::{Flow, FlowTransport};
-use crate::measure::ClassStats;
+use crate::measure::{ClassStats, DelayRatioMeter, RatioSummary, Totals};
 use crate::net::routing::{adjacency, pinned_path, shortest_path};
 use crate::net::{Kind, Meta, Port, Routes, SimPacket};
 use crate::output::RunOutput;
@@ -80,6 +80,8 @@ enum Event {
     PortWake(u32),
     /// Record a time-series sample.
     Sample,
+    /// Delay-ratio boundary `0` (an index into `Sim::ratio_ticks`).
+    RatioTick(u32),
     /// Statistics count from now on.
     WarmupEnd,
 }
@@ -103,6 +105,24 @@ pub(crate) struct Sim<'s> {
     pub series: report::TimeSeries,
     /// A port whose qdisc's arrivals are recorded, and the record.
     trace: Option<(usize, Vec<Arrival>)>,
+    /// The delay ratios `run.delay_ratios` asks for, in its order.
+    ratios: Vec<RatioMeter>,
+    /// Per boundary series: (meter, timescale index, interval length).
+    ratio_ticks: Vec<(usize, usize, Time)>,
+}
+
+/// A delay-ratio meter and the counters it reads.
+struct RatioMeter {
+    scope: RatioScope,
+    meter: DelayRatioMeter,
+}
+
+/// Where a delay-ratio meter's two classes (numerator first) are counted.
+enum RatioScope {
+    /// Queueing delays at a port: its per-class delay histograms.
+    Port { port: usize, classes: [usize; 2] },
+    /// End-to-end queueing delays: the received packets of each class's flows.
+    EndToEnd { flows: [Vec<usize>; 2] },
 }
 
 impl<'s> Sim<'s> {
@@ -158,6 +178,33 @@ impl<'s> Sim<'s> {
                 flows.push(Flow::new(name, g, group, codepoint, route, ack_route, line_rate_bps, seed));
             }
         }
+        let ratios: Vec<RatioMeter> = scenario
+            .run
+            .delay_ratios
+            .iter()
+            .map(|def| {
+                let classes = [def.numerator, def.denominator];
+                let scope = match def.direction {
+                    Some((from, to)) => RatioScope::Port {
+                        port: ports
+                            .iter()
+                            .position(|p| (p.from, p.to) == (from, to))
+                            .expect("validation guarantees the link direction exists"),
+                        classes,
+                    },
+                    None => RatioScope::EndToEnd {
+                        flows: classes.map(|c| (0..flows.len()).filter(|&f| flows[f].class == c).collect()),
+                    },
+                };
+                let meter = DelayRatioMeter::new(&def.timescales, scenario.run.warmup, scenario.run.duration);
+                RatioMeter { scope, meter }
+            })
+            .collect();
+        let ratio_ticks = ratios
+            .iter()
+            .enumerate()
+            .flat_map(|(i, r)| r.meter.timescales().enumerate().map(move |(j, t)| (i, j, t)))
+            .collect();
         Sim {
             scenario,
             now: Time::ZERO,
@@ -173,6 +220,8 @@ impl<'s> Sim<'s> {
             events_processed: 0,
             series: report::TimeSeries::default(),
             trace: None,
+            ratios,
+            ratio_ticks,
         }
     }
 
@@ -202,6 +251,15 @@ impl<'s> Sim<'s> {
         }
         if let Some(interval) = self.scenario.run.sample_interval {
             self.events.push(interval, Event::Sample);
+        }
+        let warmup = self.scenario.run.warmup;
+        if warmup == Time::ZERO {
+            self.begin_ratios();
+        }
+        for (k, &(_, _, length)) in self.ratio_ticks.iter().enumerate() {
+            if warmup + length < self.end {
+                self.events.push(warmup + length, Event::RatioTick(k as u32));
+            }
         }
     }
 
@@ -248,6 +306,7 @@ impl<'s> Sim<'s> {
                     let interval = self.scenario.run.sample_interval.expect("sampling is on");
                     self.events.push(self.now + interval, Event::Sample);
                 }
+                Event::RatioTick(k) => self.ratio_tick(k as usize),
                 Event::WarmupEnd => self.end_warmup(),
             }
         }
@@ -592,12 +651,66 @@ impl<'s> Sim<'s> {
         for port in &mut self.ports {
             port.qdisc.counters(&mut port.counters_at_warmup);
         }
+        self.begin_ratios();
         for flow in &mut self.flows {
             flow.at_warmup = flow.total;
             if let FlowTransport::Tcp(tcp) = &mut flow.transport {
                 tcp.stats_at_warmup = tcp.sender.stats;
             }
         }
+    }
+
+    /// The two classes' cumulative delay figures of delay-ratio meter `i`.
+    fn ratio_totals(&self, i: usize) -> Totals {
+        let mut totals = Totals::default();
+        match &self.ratios[i].scope {
+            RatioScope::Port { port, classes } => {
+                for (side, &c) in classes.iter().enumerate() {
+                    let delays = &self.ports[*port].stats[c].delays;
+                    totals.sum_ns[side] = delays.sum();
+                    totals.count[side] = delays.count();
+                }
+            }
+            RatioScope::EndToEnd { flows } => {
+                for (side, flows) in flows.iter().enumerate() {
+                    for &f in flows {
+                        totals.sum_ns[side] += self.flows[f].total.queueing_sum_ns;
+                        totals.count[side] += self.flows[f].total.received;
+                    }
+                }
+            }
+        }
+        totals
+    }
+
+    /// The measured period begins for every delay-ratio meter.
+    fn begin_ratios(&mut self) {
+        for i in 0..self.ratios.len() {
+            let totals = self.ratio_totals(i);
+            self.ratios[i].meter.begin(totals);
+        }
+    }
+
+    /// A delay-ratio interval ends: its meter takes the totals, and the
+    /// next boundary of the series is scheduled.
+    fn ratio_tick(&mut self, k: usize) {
+        let (i, j, length) = self.ratio_ticks[k];
+        let totals = self.ratio_totals(i);
+        self.ratios[i].meter.tick(j, totals);
+        if self.now + length < self.end {
+            self.events.push(self.now + length, Event::RatioTick(k as u32));
+        }
+    }
+
+    /// Every delay-ratio meter's summaries at the end of the run, in the
+    /// order of `run.delay_ratios`.
+    pub(crate) fn finish_ratios(&mut self) -> Vec<Vec<RatioSummary>> {
+        (0..self.ratios.len())
+            .map(|i| {
+                let totals = self.ratio_totals(i);
+                self.ratios[i].meter.finish(totals)
+            })
+            .collect()
     }
 
     fn sample(&mut self) {

@@ -153,6 +153,7 @@ fn chain(
             seed: 3,
             sample_interval: None,
             sample_scopes: None,
+            delay_ratios: Vec::new(),
         },
         classes: vec![ClassDef { name: "a".into(), codepoint: 0 }, ClassDef { name: "b".into(), codepoint: 10 }],
         nodes,

@@ -43,7 +43,14 @@ fn dumbbell(
     let fast = QdiscConfig::fifo(Limit::Packets(1000));
     Scenario {
         name: "test".into(),
-        run: RunConfig { duration, warmup, seed: 1, sample_interval: None, sample_scopes: None },
+        run: RunConfig {
+            duration,
+            warmup,
+            seed: 1,
+            sample_interval: None,
+            sample_scopes: None,
+            delay_ratios: Vec::new(),
+        },
         classes: vec![ClassDef { name: "be".into(), codepoint: 0 }, ClassDef { name: "ef".into(), codepoint: 46 }],
         nodes: vec![
             node("s", NodeKind::Host),
@@ -406,4 +413,35 @@ fn time_series_report_queue_and_throughput() {
     let Some(Column::Str(scope2)) = t2.column("scope") else { panic!() };
     assert!(scope2.iter().all(|s| s == "r1->r2"));
     assert_eq!(scope2.len(), (0..scope.len()).filter(|&i| scope[i] == "r1->r2").count());
+}
+
+#[test]
+fn time_series_report_each_class_backlog() {
+    // Two classes overload a 10 Mb/s FIFO of 50 packets: the queue stays
+    // full, shared by both, and their backlogs add up to it at every sample.
+    let mut s = dumbbell(
+        10_000_000,
+        QdiscConfig::fifo(Limit::Packets(50)),
+        vec![group("a", 0, 1, cbr(500, 6_000_000)), group("b", 1, 1, cbr(500, 6_000_000))],
+        Time::from_secs(2),
+        Time::ZERO,
+    );
+    s.run.sample_interval = Some(Time::from_millis(100));
+    let out = go(&s);
+    let t = out.table("timeseries").unwrap();
+    let (Some(Column::Str(scope)), Some(Column::Str(class)), Some(Column::Str(metric)), Some(Column::F64(v))) =
+        (t.column("scope"), t.column("class"), t.column("metric"), t.column("value"))
+    else {
+        panic!()
+    };
+    let at = |m: &str, c: &str| -> Vec<f64> {
+        (0..v.len()).filter(|&i| scope[i] == "r1->r2" && metric[i] == m && class[i] == c).map(|i| v[i]).collect()
+    };
+    let (be, ef, total) = (at("backlog_pkts", "be"), at("backlog_pkts", "ef"), at("queue_pkts", ""));
+    assert_eq!((be.len(), ef.len(), total.len()), (19, 19, 19));
+    for k in 0..19 {
+        assert_eq!(be[k] + ef[k], total[k], "sample {k}");
+    }
+    assert!(total[10..].iter().all(|&q| q >= 49.0), "{total:?}");
+    assert!(be[10..].iter().all(|&q| q > 5.0) && ef[10..].iter().all(|&q| q > 5.0), "{be:?} {ef:?}");
 }

@@ -39,7 +39,14 @@ fn dumbbell(
     };
     Scenario {
         name: "tcp".into(),
-        run: RunConfig { duration, warmup, seed: 1, sample_interval: None, sample_scopes: None },
+        run: RunConfig {
+            duration,
+            warmup,
+            seed: 1,
+            sample_interval: None,
+            sample_scopes: None,
+            delay_ratios: Vec::new(),
+        },
         classes: vec![ClassDef { name: "be".into(), codepoint: 0 }],
         nodes: ["s", "r1", "r2", "d"]
             .iter()

@@ -1,7 +1,9 @@
 //! Validation time grows about linearly with the size of the scenario: a
 //! generated chain of 100 000 links validates in a few seconds (issue 11:
 //! 16k links took 3 s, 64k 30 s, 200k more than a minute: node names,
-//! duplicate links, pinned paths and traffic names were searched linearly).
+//! duplicate links, pinned paths and traffic names were searched linearly),
+//! and a dumbbell generator of 10 000 pairs expands and validates in well
+//! under a second (issue 12).
 
 use std::fmt::Write;
 use std::time::{Duration, Instant};
@@ -55,6 +57,37 @@ fn a_hundred_thousand_links_validate_in_a_few_seconds() {
     assert_eq!(scenario.links.len(), 100_000);
     eprintln!("100 000 links validated in {elapsed:?}");
     assert!(elapsed < budget, "100 000 links took {elapsed:?} (budget {budget:?})");
+}
+
+/// A dumbbell of `pairs` pairs, each with its TCP group and a drawn delay.
+fn dumbbell(pairs: usize) -> String {
+    format!(
+        "[run]\nduration = \"10s\"\n\n[classes]\nbe = 0\n\n[qdiscs.red]\nkind = \"red\"\nlimit = \"1000pkt\"\nmin_th = 100\nmax_th = 300\n
+[[generators]]
+kind = \"dumbbell\"
+name = \"db\"
+count = {pairs}
+bottleneck = {{ rate = \"1Gbps\", delay = \"10ms\", qdisc = \"red\" }}
+sender_links = {{ rate = \"100Mbps\", delay = {{ uniform = [\"1ms\", \"100ms\"] }} }}
+receiver_links = {{ rate = \"100Mbps\", delay = \"1ms\" }}
+traffic = {{ kind = \"tcp\", class = \"be\", start_jitter = \"1s\" }}
+"
+    )
+}
+
+/// Measured in release mode on the shared 2-core machine: 0.10 s for
+/// 10 000 pairs (20 001 links, 10 000 TCP groups), 1.7 s for 100 000. The
+/// issue asks for under 1 s; the budget leaves room for a loaded machine.
+#[test]
+fn a_dumbbell_of_ten_thousand_pairs_validates_in_under_a_second() {
+    let budget = Duration::from_secs(if cfg!(debug_assertions) { 60 } else { 3 });
+    let text = dumbbell(10_000);
+    let start = Instant::now();
+    let scenario = load(&text, "dumbbell.toml", &[]).unwrap_or_else(|e| panic!("{e}"));
+    let elapsed = start.elapsed();
+    assert_eq!((scenario.nodes.len(), scenario.links.len(), scenario.groups.len()), (20_002, 20_001, 10_000));
+    eprintln!("a dumbbell of 10 000 pairs validated in {elapsed:?}");
+    assert!(elapsed < budget, "10 000 pairs took {elapsed:?} (budget {budget:?})");
 }
 
 /// A message listing the nodes shows 20 names and counts the rest.

@@ -55,7 +55,8 @@ fn load(text: &str, source_name: &str, overrides: &[String]) -> PyResult<Scenari
 
 /// Validates scenario `text` (called `source_name` in messages) with
 /// `overrides` (`"path.to.key=value"`) applied; raises `ScenarioError` or
-/// returns a short description of the scenario.
+/// returns a short description of the scenario, with its link directions
+/// (`"a->b"`, the scopes a time series may name), generated ones included.
 #[pyfunction]
 #[pyo3(signature = (text, source_name = "<string>", overrides = Vec::new()))]
 fn validate<'py>(
@@ -72,6 +73,13 @@ fn validate<'py>(
     d.set_item("seed", scenario.run.seed)?;
     d.set_item("nodes", scenario.nodes.len())?;
     d.set_item("links", scenario.links.len())?;
+    let name = |n: usize| scenario.nodes[n].name.as_str();
+    let directions: Vec<String> = scenario
+        .links
+        .iter()
+        .flat_map(|l| [format!("{}->{}", name(l.a), name(l.b)), format!("{}->{}", name(l.b), name(l.a))])
+        .collect();
+    d.set_item("link_directions", directions)?;
     d.set_item("classes", scenario.classes.iter().map(|c| c.name.as_str()).collect::<Vec<_>>())?;
     d.set_item("flows", scenario.groups.iter().map(|g| u64::from(g.count)).sum::<u64>())?;
     Ok(d)

@@ -62,6 +62,11 @@ impl DelayHistogram {
         (self.count > 0).then(|| self.sum as f64 / self.count as f64)
     }
 
+    /// The exact sum of the recorded values.
+    pub fn sum(&self) -> u128 {
+        self.sum
+    }
+
     pub fn max(&self) -> Option<u64> {
         (self.count > 0).then_some(self.max)
     }

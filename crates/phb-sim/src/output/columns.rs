@@ -77,6 +77,19 @@ pub fn column_doc(table: &str, column: &str) -> Option<ColumnDoc> {
         ("counters", "queue") => doc("", "the qdisc's queue (class) the counter is about; \"\" for the qdisc as a whole"),
         ("counters", "counter") => doc("", "what was counted: one of the names in docs/results.md (JoBS: busy_periods, relax_delay, delay_violations, ...)"),
         ("counters", "value") => doc("", "how many times it happened after the warm-up"),
+        ("delay_ratios", "scope") => doc("", "\"end-to-end\" (queueing delay over the path) or a link direction \"from->to\" (the wait in its qdisc)"),
+        ("delay_ratios", "numerator") => doc("", "the class whose mean delay is divided"),
+        ("delay_ratios", "denominator") => doc("", "the class whose mean delay divides"),
+        ("delay_ratios", "timescale_s") => doc("s", "the length of the intervals the measured period is cut into"),
+        ("delay_ratios", "intervals") => doc("intervals", "whole intervals in the measured period"),
+        ("delay_ratios", "intervals_used") => doc("intervals", "intervals in which both classes had departures (and the denominator's mean delay was positive)"),
+        ("delay_ratios", "per_packet") => doc("ratio", "numerator's mean delay / denominator's, over every packet that left in the measured period"),
+        ("delay_ratios", "interval_mean") => doc("ratio", "the mean over the used intervals of each interval's ratio of mean delays (the Vukadinovic thesis' achieved delay ratio)"),
+        ("delay_ratios", "interval_p05") => doc("ratio", "5th percentile of the per-interval ratios"),
+        ("delay_ratios", "interval_p25") => doc("ratio", "25th percentile of the per-interval ratios"),
+        ("delay_ratios", "interval_p50") => doc("ratio", "median of the per-interval ratios"),
+        ("delay_ratios", "interval_p75") => doc("ratio", "75th percentile of the per-interval ratios"),
+        ("delay_ratios", "interval_p95") => doc("ratio", "95th percentile of the per-interval ratios"),
         _ => return None,
     })
 }
@@ -86,6 +99,7 @@ pub const TIMESERIES_METRICS: &[(&str, &str, &str)] = &[
     ("queue_pkts", "packets", "packets in the link's qdisc at the sampling time"),
     ("queue_bytes", "bytes", "bytes in the link's qdisc at the sampling time"),
     ("red_avg", "packets or bytes", "the RED family's average queue (in the buffer's unit) at the sampling time"),
+    ("backlog_pkts", "packets", "packets of the class in the link's qdisc at the sampling time"),
     (
         "throughput_bps",
         "bit/s",

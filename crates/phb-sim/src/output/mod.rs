@@ -67,8 +67,9 @@ pub struct RunOutput {
     pub warmup_s: f64,
     /// Events the engine processed.
     pub events: u64,
-    /// `classes` (per class and scope), `flows`, and `timeseries` (long form;
-    /// empty unless a sample interval is set).
+    /// `classes` (per class and scope), `flows`, `transfers`, `timeseries`
+    /// (long form; empty unless a sample interval is set) and `delay_ratios`
+    /// (empty unless `run.delay_ratios` asks).
     pub tables: Vec<Table>,
 }
 

@@ -1,7 +1,8 @@
 //! Scenario files: TOML in, a validated [`Scenario`] out.
 //!
 //! Parsing is in two steps (STYLE.md §7): [`raw`] mirrors the file with serde
-//! (unknown keys rejected), then validation converts human units ([`units`]),
+//! (unknown keys rejected), then validation expands the `[[generators]]`
+//! into ordinary nodes, links and traffic and converts human units ([`units`]),
 //! resolves names to indices and rejects impossible values, producing
 //! [`model`]'s types. Every error names the key and its line and column in
 //! the file. Command-line overrides (`--set path.to.key=value`) are applied
@@ -14,7 +15,8 @@
 //! - [`model`] — the validated types the engine accepts.
 //! - [`raw`] — the serde structs mirroring the file.
 //! - [`units`] — rates, times, sizes and queue limits written with units.
-//! - `validate.rs` — raw to model.
+//! - `validate/` — raw to model (`generators.rs` expands the generators
+//!   first, `budget.rs` checks the memory budget last).
 //! - `overrides.rs` — applying `--set` assignments to the document.
 //! - `location.rs` — key paths and their line and column in the text.
 //!
@@ -78,7 +80,7 @@ pub fn load(text: &str, source_name: &str, overrides: &[String]) -> Result<Scena
     };
     let doc = toml_edit::Document::parse(text).map_err(|e| syntax(text, e))?;
     let result = match toml::from_str::<raw::File>(text) {
-        Ok(file) => validate::validate(&file, &doc, source_name),
+        Ok(file) => validate::validate(file, &doc, source_name),
         Err(error) => Err(serde_error(&doc, source_name, &error)),
     };
     result.map_err(|error| match error {

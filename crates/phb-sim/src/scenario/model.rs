@@ -39,6 +39,25 @@ pub struct RunConfig {
     /// The scopes the time series covers (`"end-to-end"` or a link
     /// direction `"A->B"`, each checked to exist); `None`: every scope.
     pub sample_scopes: Option<Vec<String>>,
+    /// Delay ratios to measure per packet and per interval (the
+    /// `delay_ratios` table); empty: none, at no cost.
+    pub delay_ratios: Vec<DelayRatioDef>,
+}
+
+/// A delay ratio to measure: class `numerator`'s queueing delay over class
+/// `denominator`'s (indices into [`Scenario::classes`]) at one scope, per
+/// packet and averaged over intervals of each timescale
+/// (`measure::delay_ratio`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DelayRatioDef {
+    /// `"end-to-end"` or a link direction `"A->B"`, as in results.
+    pub scope: String,
+    /// The link direction's (from, to) nodes; `None` for end to end.
+    pub direction: Option<(usize, usize)>,
+    pub numerator: usize,
+    pub denominator: usize,
+    /// Interval lengths, each positive and at most the measured period.
+    pub timescales: Vec<Time>,
 }
 
 impl RunConfig {
@@ -152,6 +171,8 @@ pub enum SourceModel {
     /// source's link when `None`), then `off` without any (the JoBS paper's
     /// on-off UDP sources).
     Burst { packet_size: u32, rate_bps: Option<u64>, burst: u32, off: Time },
+    /// Poisson arrivals: exponential gaps, `rate_bps` on average.
+    Poisson { packet_size: u32, rate_bps: u64 },
 }
 
 impl SourceModel {
@@ -161,7 +182,8 @@ impl SourceModel {
             SourceModel::Cbr { packet_size, .. }
             | SourceModel::ParetoOnOff { packet_size, .. }
             | SourceModel::ExpOnOff { packet_size, .. }
-            | SourceModel::Burst { packet_size, .. } => packet_size,
+            | SourceModel::Burst { packet_size, .. }
+            | SourceModel::Poisson { packet_size, .. } => packet_size,
         }
     }
 }

@@ -4,7 +4,8 @@
 //! (`deny_unknown_fields`) and enumerated words (`kind`, `policy`, …) must be
 //! one of their values, but units are still text ([`Quantity`]), names are
 //! unresolved and the keys that only apply to some `kind` are all optional.
-//! Validation (`validate.rs`) turns this into [`super::model`].
+//! Validation (`validate/`) turns this into [`super::model`], after
+//! expanding the `[[generators]]` into ordinary nodes, links and traffic.
 //!
 //! Tables of named entries (`[classes]`, `[qdiscs]`) are `BTreeMap`s because
 //! the `toml` crate, as configured here, sorts keys; where declaration order
@@ -23,6 +24,7 @@ pub struct File {
     pub name: Option<String>,
     pub run: Run,
     pub classes: BTreeMap<String, i64>,
+    #[serde(default)]
     pub nodes: Nodes,
     #[serde(default)]
     pub qdiscs: BTreeMap<String, Qdisc>,
@@ -32,6 +34,8 @@ pub struct File {
     pub links: Vec<Link>,
     #[serde(default)]
     pub traffic: Vec<Traffic>,
+    #[serde(default)]
+    pub generators: Vec<Generator>,
 }
 
 /// `[run]`.
@@ -44,10 +48,21 @@ pub struct Run {
     pub sample_interval: Option<Quantity>,
     pub sample_scopes: Option<Vec<String>>,
     pub memory_limit: Option<Quantity>,
+    pub delay_ratios: Option<Vec<DelayRatio>>,
+}
+
+/// `[[run.delay_ratios]]` (or `delay_ratios = [{ ... }]` under `[run]`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DelayRatio {
+    pub scope: String,
+    pub numerator: String,
+    pub denominator: String,
+    pub timescales: Vec<Quantity>,
 }
 
 /// `[nodes]`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Nodes {
     #[serde(default)]
@@ -339,14 +354,17 @@ pub struct Link {
     pub extra_delay: Option<Quantity>,
 }
 
-/// `[[traffic]]`: the union of the keys of every kind.
-#[derive(Debug, Deserialize)]
+/// `[[traffic]]`: the union of the keys of every kind. Also a generator's
+/// traffic template, which leaves `from` and `to` to the generator and may
+/// give `name` as a pattern; so these three are optional here and required
+/// by validation.
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Traffic {
-    pub name: String,
+    pub name: Option<String>,
     pub kind: TrafficKind,
-    pub from: String,
-    pub to: String,
+    pub from: Option<String>,
+    pub to: Option<String>,
     pub class: String,
     pub count: Option<u32>,
     pub packet_size: Option<Quantity>,
@@ -392,6 +410,7 @@ pub enum TrafficKind {
     ParetoOnoff,
     ExpOnoff,
     Burst,
+    Poisson,
     Tcp,
 }
 
@@ -430,7 +449,7 @@ pub enum SizeDistKind {
 }
 
 /// One entry of a TCP flow's `phases`.
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Phase {
     pub from: Quantity,
@@ -444,6 +463,124 @@ pub struct Phase {
 pub enum PhaseKind {
     Greedy,
     Chunks,
+}
+
+/// `[[generators]]`: a topology written as a few keys and expanded into
+/// nodes, links and traffic before validation (`validate/generators.rs`).
+/// The union of the keys of every kind.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Generator {
+    pub kind: GeneratorKind,
+    pub name: String,
+    /// Pairs (dumbbell), hops (parking lot) or leaves (star).
+    pub count: u32,
+    /// The seed of drawn values; default `run.seed`.
+    pub seed: Option<u64>,
+    // Node names: patterns with `{i}`, or plain names.
+    pub senders: Option<String>,
+    pub receivers: Option<String>,
+    pub left: Option<String>,
+    pub right: Option<String>,
+    pub routers: Option<String>,
+    pub hub: Option<String>,
+    pub leaves: Option<String>,
+    // Links.
+    pub bottleneck: Option<LinkTemplate>,
+    pub hop_links: Option<LinkTemplate>,
+    pub sender_links: Option<LinkTemplate>,
+    pub receiver_links: Option<LinkTemplate>,
+    pub leaf_links: Option<LinkTemplate>,
+    // Traffic.
+    pub traffic: Option<Traffic>,
+    pub cross_traffic: Option<Traffic>,
+    pub long_traffic: Option<Traffic>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum GeneratorKind {
+    Dumbbell,
+    ParkingLot,
+    Star,
+}
+
+/// The links a generator makes from one template: the keys of `[[links]]`
+/// but `between`, with a rate and a delay per item.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkTemplate {
+    pub rate: PerItem,
+    pub delay: PerItem,
+    pub qdisc: Option<String>,
+    pub qdisc_forward: Option<String>,
+    pub qdisc_reverse: Option<String>,
+    pub conditioner_forward: Option<String>,
+    pub conditioner_reverse: Option<String>,
+    pub loss_forward: Option<f64>,
+    pub loss_reverse: Option<f64>,
+    pub extra_delay: Option<Quantity>,
+}
+
+/// A generator's value for each of its items (pairs, hops, leaves): one
+/// quantity for all (`"1ms"`), a list taken in turn (`["1ms", "5ms"]`), or
+/// drawn (`{ uniform = ["1ms", "50ms"] }`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum PerItem {
+    One(Quantity),
+    List(Vec<Quantity>),
+    Drawn(Draw),
+}
+
+/// How a [`PerItem`] value is drawn.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Draw {
+    /// `[min, max]`: uniform on the whole numbers of the internal unit
+    /// (nanoseconds, bit/s) from min to max, both included.
+    pub uniform: Vec<Quantity>,
+}
+
+impl<'de> Deserialize<'de> for PerItem {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct PerItemVisitor;
+
+        impl<'de> Visitor<'de> for PerItemVisitor {
+            type Value = PerItem;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(
+                    "a quantity such as \"1ms\", a list of them taken in turn, or a draw { uniform = [min, max] }",
+                )
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<PerItem, E> {
+                Ok(PerItem::One(Quantity(v.to_owned())))
+            }
+
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<PerItem, E> {
+                Ok(PerItem::One(Quantity(v.to_string())))
+            }
+
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<PerItem, E> {
+                Ok(PerItem::One(Quantity(v.to_string())))
+            }
+
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<PerItem, E> {
+                Ok(PerItem::One(Quantity(v.to_string())))
+            }
+
+            fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<PerItem, A::Error> {
+                Vec::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(PerItem::List)
+            }
+
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<PerItem, A::Error> {
+                Draw::deserialize(de::value::MapAccessDeserializer::new(map)).map(PerItem::Drawn)
+            }
+        }
+
+        deserializer.deserialize_any(PerItemVisitor)
+    }
 }
 
 /// A value with a unit, as written (`"10Mbps"`). A bare TOML number is kept

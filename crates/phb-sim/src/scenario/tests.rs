@@ -200,6 +200,7 @@ fn a_full_scenario_parses_into_the_exact_model() {
             seed: 7,
             sample_interval: Some(Time::from_millis(100)),
             sample_scopes: None,
+            delay_ratios: Vec::new(),
         },
         classes: vec![ClassDef { name: "be".into(), codepoint: 0 }, ClassDef { name: "ef".into(), codepoint: 46 }],
         nodes: vec![host("s1"), host("s2"), host("d1"), router("r1"), router("r2")],
@@ -1025,6 +1026,106 @@ fn sample_scopes_name_existing_scopes() {
     let no_interval =
         load(&FULL.replace("sample_interval = \"100ms\"", "sample_scopes = [\"r1->r2\"]"), "f", &[]).unwrap_err();
     assert!(invalid(no_interval).1.contains("set run.sample_interval too"));
+}
+
+#[test]
+fn poisson_sources_take_a_mean_rate_and_nothing_else() {
+    let stream =
+        "kind = \"cbr\"\nfrom = \"s2\"\nto = \"d1\"\nclass = \"be\"\npacket_size = \"1000B\"\nrate = \"2Mbps\"";
+    assert!(FULL.contains(stream));
+    let poisson = stream.replace("\"cbr\"", "\"poisson\"");
+    let s = load(&FULL.replace(stream, &poisson), "f", &[]).unwrap();
+    assert_eq!(s.groups[2].transport, Transport::Udp(SourceModel::Poisson { packet_size: 1000, rate_bps: 2_000_000 }));
+    let err = load(&FULL.replace(stream, &format!("{poisson}\non_mean = \"1s\"")), "f", &[]).unwrap_err();
+    assert!(invalid(err).1.contains("`on_mean` does not apply to a poisson source"));
+    let err = load(&FULL.replace(stream, &poisson.replace("\nrate = \"2Mbps\"", "")), "f", &[]).unwrap_err();
+    assert!(invalid(err).1.contains("a poisson source needs `rate`"));
+}
+
+#[test]
+fn delay_ratios_name_a_scope_two_classes_and_timescales() {
+    let with = |ratios: &str| load(&FULL.replace("seed = 7", &format!("seed = 7\ndelay_ratios = {ratios}")), "f", &[]);
+    let run = with(
+        r#"[{ scope = "r1->r2", numerator = "be", denominator = "ef", timescales = ["4ms", "0.4s"] },
+            { scope = "end-to-end", numerator = "ef", denominator = "be", timescales = ["90s"] }]"#,
+    )
+    .unwrap()
+    .run;
+    let r1r2 = DelayRatioDef {
+        scope: "r1->r2".into(),
+        direction: Some((3, 4)),
+        numerator: 0,
+        denominator: 1,
+        timescales: vec![Time::from_millis(4), Time::from_millis(400)],
+    };
+    let e2e = DelayRatioDef {
+        scope: "end-to-end".into(),
+        direction: None,
+        numerator: 1,
+        denominator: 0,
+        timescales: vec![Time::from_secs(90)],
+    };
+    assert_eq!(run.delay_ratios, vec![r1r2, e2e]);
+    // The reverse direction of a link is a scope too.
+    assert_eq!(
+        with(r#"[{ scope = "r2->r1", numerator = "be", denominator = "ef", timescales = ["1s"] }]"#)
+            .unwrap()
+            .run
+            .delay_ratios[0]
+            .direction,
+        Some((4, 3))
+    );
+    let cases = [
+        (
+            r#"[{ scope = "r1->d1", numerator = "be", denominator = "ef", timescales = ["1s"] }]"#,
+            "run.delay_ratios[0].scope",
+            "neither",
+        ),
+        (
+            r#"[{ scope = "r1->r2", numerator = "af", denominator = "ef", timescales = ["1s"] }]"#,
+            "run.delay_ratios[0].numerator",
+            "not a class; classes: be, ef",
+        ),
+        (
+            r#"[{ scope = "r1->r2", numerator = "ef", denominator = "ef", timescales = ["1s"] }]"#,
+            "run.delay_ratios[0].denominator",
+            "same class",
+        ),
+        (
+            r#"[{ scope = "r1->r2", numerator = "be", denominator = "ef", timescales = [] }]"#,
+            "run.delay_ratios[0].timescales",
+            "at least one",
+        ),
+        (
+            r#"[{ scope = "r1->r2", numerator = "be", denominator = "ef", timescales = ["1s", "0s"] }]"#,
+            "run.delay_ratios[0].timescales[1]",
+            "must be positive",
+        ),
+        (
+            r#"[{ scope = "r1->r2", numerator = "be", denominator = "ef", timescales = ["91s"] }]"#,
+            "run.delay_ratios[0].timescales[0]",
+            "longer than the measured period",
+        ),
+        (
+            r#"[{ scope = "r1->r2", numerator = "be", denominator = "ef", timescales = ["1s", "1000ms"] }]"#,
+            "run.delay_ratios[0].timescales[1]",
+            "listed twice",
+        ),
+        (
+            r#"[{ scope = "r1->r2", numerator = "be", denominator = "ef", timescales = ["1s"] }, { scope = "r1->r2", numerator = "be", denominator = "ef", timescales = ["2s"] }]"#,
+            "run.delay_ratios[1]",
+            "run.delay_ratios[0] already measures",
+        ),
+    ];
+    for (ratios, key, needle) in cases {
+        let ((got, line, _), message) = invalid(with(ratios).unwrap_err());
+        assert_eq!(got, key, "{ratios}: {message}");
+        assert!(line > 0, "{key} is located");
+        assert!(message.contains(needle), "{key}: {message}");
+    }
+    let unknown =
+        with(r#"[{ scope = "r1->r2", numerator = "be", denominator = "ef", timescale = ["1s"] }]"#).unwrap_err();
+    assert!(invalid(unknown).1.contains("unknown field `timescale`"));
 }
 
 /// A classful qdisc "extra" on r1->r2 with a shared buffer "b" (extra keys

@@ -9,10 +9,12 @@
 //!   durations (`Application/Traffic/Pareto`, `…/Exponential`).
 //! - [`burst`] — fixed bursts of packets at a peak rate, then a fixed OFF
 //!   period (the JoBS paper's on-off UDP sources).
+//! - [`poisson`] — Poisson arrivals at a mean rate.
 
 pub mod burst;
 pub mod cbr;
 pub mod onoff;
+pub mod poisson;
 
 use phb::{Rng, Time};
 
@@ -20,6 +22,7 @@ use crate::scenario::SourceModel;
 pub use burst::Burst;
 pub use cbr::Cbr;
 pub use onoff::{OnOff, Period};
+pub use poisson::Poisson;
 
 /// A source's packet timing.
 #[derive(Clone, Debug)]
@@ -27,6 +30,7 @@ pub enum Source {
     Cbr(Cbr),
     OnOff(OnOff),
     Burst(Burst),
+    Poisson(Poisson),
 }
 
 impl Source {
@@ -54,6 +58,9 @@ impl Source {
                 Period::Exponential,
                 rng,
             )),
+            SourceModel::Poisson { packet_size, rate_bps } => {
+                Source::Poisson(Poisson::new(Time::transmission(packet_size, rate_bps), rng))
+            }
         }
     }
 
@@ -62,6 +69,7 @@ impl Source {
         match self {
             Source::Cbr(_) | Source::Burst(_) => Time::ZERO,
             Source::OnOff(s) => s.next_gap(),
+            Source::Poisson(s) => s.next_gap(),
         }
     }
 
@@ -72,6 +80,7 @@ impl Source {
             Source::Cbr(s) => s.next_gap(),
             Source::OnOff(s) => s.next_gap(),
             Source::Burst(s) => s.next_gap(),
+            Source::Poisson(s) => s.next_gap(),
         }
     }
 }

@@ -26,10 +26,11 @@
 //! qdiscs' limits and not counted. The estimate is the simulator's own; the
 //! Python front end's copy of the result tables comes on top.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use phb::queue::{BufferPolicy, QdiscConfig};
 
+use super::generators::links_made;
 use super::{Context, Links, Nodes, Result};
 use crate::net::routing::{adjacency, pinned_path, shortest_path};
 use crate::scenario::model::{NodeKind, RunConfig, TrafficGroup, Transport};
@@ -57,9 +58,63 @@ struct Part {
     hint: &'static str,
 }
 
+/// The flows a generator's traffic template made: all alike.
+struct TemplateFlows {
+    count: u128,
+    per_flow: u128,
+    /// The first burst's segments per flow and the key that sets them.
+    burst: Option<(u32, &'static str)>,
+}
+
 impl Context<'_> {
+    /// `run.memory_limit` in bytes, and as written for messages.
+    fn memory_limit<'r>(&self, raw_run: &'r raw::Run) -> Result<(u64, &'r str)> {
+        match &raw_run.memory_limit {
+            Some(q) => match self.size("run.memory_limit", q)? {
+                0 => Err(self.err("run.memory_limit", "the memory limit must be positive")),
+                bytes => Ok((bytes, q.0.trim())),
+            },
+            None => Ok((DEFAULT_LIMIT, DEFAULT_LIMIT_TEXT)),
+        }
+    }
+
+    /// The links' parts: the file's own, and each generator's at its
+    /// `count`.
+    fn link_parts(file_links: usize, made: impl IntoIterator<Item = u128>) -> Vec<Part> {
+        let mut parts = vec![Part {
+            key: "links".into(),
+            bytes: file_links as u128 * LINK_BYTES,
+            what: format!("{file_links} links"),
+            hint: "simulate a smaller network",
+        }];
+        for (g, links) in made.into_iter().enumerate() {
+            parts.push(Part {
+                key: format!("generators[{g}].count"),
+                bytes: links * LINK_BYTES,
+                what: format!("the {links} links of generators[{g}]"),
+                hint: "generate a smaller network",
+            });
+        }
+        parts
+    }
+
+    /// Refuses generators whose links alone would exceed
+    /// `run.memory_limit`, before they are expanded (a `count` of 10⁹ would
+    /// otherwise exhaust memory while expanding).
+    pub(super) fn generated_links(
+        &self,
+        raw_run: &raw::Run,
+        file_links: usize,
+        generators: &[raw::Generator],
+    ) -> Result<()> {
+        let (limit, limit_text) = self.memory_limit(raw_run)?;
+        let parts = Self::link_parts(file_links, generators.iter().map(|g| u128::from(links_made(g))));
+        self.refuse_over(&parts, limit, limit_text)
+    }
+
     /// Refuses a run whose estimated memory exceeds `run.memory_limit`, at
     /// the key of its largest part, or whose samples exceed [`MAX_SAMPLES`].
+    /// The flows of generated groups count at their generator's `count`.
     pub(super) fn budget(
         &self,
         raw_run: &raw::Run,
@@ -69,19 +124,10 @@ impl Context<'_> {
         links: &Links,
         groups: &[TrafficGroup],
     ) -> Result<()> {
-        let (limit, limit_text) = match &raw_run.memory_limit {
-            Some(q) => match self.size("run.memory_limit", q)? {
-                0 => return Err(self.err("run.memory_limit", "the memory limit must be positive")),
-                bytes => (bytes, q.0.trim()),
-            },
-            None => (DEFAULT_LIMIT, DEFAULT_LIMIT_TEXT),
-        };
-        let mut parts = vec![Part {
-            key: "links".into(),
-            bytes: links.defs.len() as u128 * LINK_BYTES,
-            what: format!("{} links", links.defs.len()),
-            hint: "simulate a smaller network",
-        }];
+        let (limit, limit_text) = self.memory_limit(raw_run)?;
+        let (file_links, made) = self.origins.links_by_source(self.generators.len());
+        let mut parts = Self::link_parts(file_links, made.into_iter().map(|n| n as u128));
+        let mut generated: BTreeMap<(usize, &str), TemplateFlows> = BTreeMap::new();
         for (i, group) in groups.iter().enumerate() {
             let count = group.count as u128;
             let (per_flow, burst) = match &group.transport {
@@ -96,17 +142,40 @@ impl Context<'_> {
                     (TCP_FLOW_BYTES, Some((segments, key)))
                 }
             };
+            if let Some(source) = self.origins.group_source(i) {
+                generated.entry(source).or_insert(TemplateFlows { count: 0, per_flow, burst }).count += count;
+                continue;
+            }
             parts.push(Part {
                 key: format!("traffic[{i}].count"),
                 bytes: count * per_flow,
-                what: format!("{} of traffic[{i}]", flows(group.count)),
+                what: format!("{} of traffic[{i}]", flows(count)),
                 hint: "run fewer flows",
             });
             if let Some((segments, key)) = burst {
                 parts.push(Part {
                     key: format!("traffic[{i}].{key}"),
                     bytes: count * segments as u128 * SEGMENT_BYTES,
-                    what: format!("the first burst of traffic[{i}] ({} × {segments} segments)", flows(group.count)),
+                    what: format!("the first burst of traffic[{i}] ({} × {segments} segments)", flows(count)),
+                    hint: "give TCP a smaller window",
+                });
+            }
+        }
+        for ((g, template), TemplateFlows { count, per_flow, burst }) in generated {
+            parts.push(Part {
+                key: format!("generators[{g}].count"),
+                bytes: count * per_flow,
+                what: format!("{} of generators[{g}].{template}", flows(count)),
+                hint: "run fewer flows",
+            });
+            if let Some((segments, key)) = burst {
+                parts.push(Part {
+                    key: format!("generators[{g}].{template}.{key}"),
+                    bytes: count * segments as u128 * SEGMENT_BYTES,
+                    what: format!(
+                        "the first burst of generators[{g}].{template} ({} × {segments} segments)",
+                        flows(count)
+                    ),
                     hint: "give TCP a smaller window",
                 });
             }
@@ -124,21 +193,7 @@ impl Context<'_> {
                 hint: "sample less often or name fewer run.sample_scopes",
             });
         }
-        let total: u128 = parts.iter().map(|p| p.bytes).sum();
-        if total > limit as u128 {
-            let largest = parts.iter().max_by_key(|p| p.bytes).expect("there is always the links' part");
-            return Err(self.err(
-                &largest.key,
-                format!(
-                    "the run would need about {} of memory, more than run.memory_limit ({limit_text}), {} of it \
-                     for {}; {}, or raise run.memory_limit",
-                    bytes(total),
-                    bytes(largest.bytes),
-                    largest.what,
-                    largest.hint
-                ),
-            ));
-        }
+        self.refuse_over(&parts, limit, limit_text)?;
         if samples > MAX_SAMPLES {
             return Err(self.err(
                 "run.sample_interval",
@@ -149,6 +204,27 @@ impl Context<'_> {
             ));
         }
         Ok(())
+    }
+
+    /// Refuses `parts` if their total exceeds `limit`, at the key of the
+    /// largest.
+    fn refuse_over(&self, parts: &[Part], limit: u64, limit_text: &str) -> Result<()> {
+        let total: u128 = parts.iter().map(|p| p.bytes).sum();
+        if total <= limit as u128 {
+            return Ok(());
+        }
+        let largest = parts.iter().max_by_key(|p| p.bytes).expect("there is always the links' part");
+        Err(self.err(
+            &largest.key,
+            format!(
+                "the run would need about {} of memory, more than run.memory_limit ({limit_text}), {} of it for {}; \
+                 {}, or raise run.memory_limit",
+                bytes(total),
+                bytes(largest.bytes),
+                largest.what,
+                largest.hint
+            ),
+        ))
     }
 }
 
@@ -221,7 +297,7 @@ fn ports_on_routes(nodes: &Nodes, links: &Links, groups: &[TrafficGroup]) -> Vec
 }
 
 /// `1 flow`, `10 flows`.
-fn flows(count: u32) -> String {
+fn flows(count: u128) -> String {
     if count == 1 {
         "1 flow".to_owned()
     } else {

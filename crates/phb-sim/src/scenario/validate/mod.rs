@@ -1,6 +1,8 @@
 //! Validation: [`raw::File`] to [`Scenario`].
 //!
-//! Converts units, resolves names to indices, applies defaults and rejects
+//! First expands the file's `[[generators]]` into nodes, links and traffic
+//! (`generators.rs`); messages about a generated entry name the generator's
+//! key. Then converts units, resolves names to indices, applies defaults and rejects
 //! impossible values, section by section (run, classes, nodes, qdiscs,
 //! links, traffic), then checks the run's memory and event budget
 //! (`budget.rs`). The first problem found is returned as
@@ -23,11 +25,13 @@ use super::ScenarioError;
 
 mod budget;
 mod conditioner;
+mod generators;
 mod policy;
 mod sched;
 mod tcp;
 mod victim;
 
+use generators::Origins;
 use policy::{policy_keys, PolicyKeys};
 
 /// A link's qdisc when the file names none: a drop-tail FIFO of 50 packets,
@@ -37,8 +41,10 @@ const DEFAULT_QDISC_LIMIT: Limit = Limit::Packets(50);
 type Result<T> = std::result::Result<T, ScenarioError>;
 
 /// Validates `file`, which was deserialised from `doc`'s text.
-pub(super) fn validate(file: &raw::File, doc: &Document<&str>, source_name: &str) -> Result<Scenario> {
-    let cx = Context { doc, source_name };
+pub(super) fn validate(mut file: raw::File, doc: &Document<&str>, source_name: &str) -> Result<Scenario> {
+    let generators = std::mem::take(&mut file.generators);
+    let no_origins = Origins::default();
+    let cx = Context { doc, source_name, origins: &no_origins, generators: &[] };
     let name = match &file.name {
         Some(name) => match name_problem(name) {
             Some(problem) => return Err(cx.err("name", format!("{name:?}: {problem}"))),
@@ -46,7 +52,9 @@ pub(super) fn validate(file: &raw::File, doc: &Document<&str>, source_name: &str
         },
         None => default_name(source_name),
     };
-    let run = cx.run(&file.run)?;
+    let mut run = cx.run(&file.run)?;
+    let origins = cx.expand(&generators, &mut file)?;
+    let cx = Context { doc, source_name, origins: &origins, generators: &generators };
     let classes = cx.classes(&file.classes)?;
     let nodes = cx.nodes(&file.nodes)?;
     let qdiscs = file
@@ -54,11 +62,12 @@ pub(super) fn validate(file: &raw::File, doc: &Document<&str>, source_name: &str
         .iter()
         .map(|(name, q)| Ok((name.as_str(), cx.qdisc(&join("qdiscs", name), q, &classes)?)))
         .collect::<Result<BTreeMap<_, _>>>()?;
-    let group_names: Vec<&str> = file.traffic.iter().map(|t| t.name.as_str()).collect();
+    let group_names: Vec<&str> = file.traffic.iter().filter_map(|t| t.name.as_deref()).collect();
     let conditioners = cx.conditioners(&file.conditioners, &classes, &nodes, &group_names)?;
     let links = cx.links(&file.links, &nodes, &qdiscs, &conditioners)?;
     let groups = cx.traffic(&file.traffic, &run, &classes, &nodes, &links)?;
     cx.sample_scopes(&run, &nodes, &links)?;
+    run.delay_ratios = cx.delay_ratios(&file.run, &run, &classes, &nodes, &links)?;
     cx.budget(&file.run, &run, classes.len(), &nodes, &links, &groups)?;
     Ok(Scenario { name, run, classes, nodes: nodes.defs, links: links.defs, groups })
 }
@@ -160,22 +169,22 @@ impl Links {
 /// The keys that only some kinds of an entry accept, and whether each is set.
 type Present = [(&'static str, bool)];
 
-/// What validation needs besides the file: where keys are, for messages.
+/// What validation needs besides the file: where keys are, for messages,
+/// and which generator made which entries.
 struct Context<'a> {
     doc: &'a Document<&'a str>,
     source_name: &'a str,
+    origins: &'a Origins,
+    generators: &'a [raw::Generator],
 }
 
 impl Context<'_> {
+    /// The error at `key`; a key of a generated entry becomes the key of
+    /// the generator that made it.
     fn err(&self, key: &str, message: impl Into<String>) -> ScenarioError {
-        let (line, column) = position(self.doc, key);
-        ScenarioError::Invalid {
-            source_name: self.source_name.to_owned(),
-            key: key.to_owned(),
-            line,
-            column,
-            message: message.into(),
-        }
+        let key = self.origins.source_key(self.generators, key).unwrap_or_else(|| key.to_owned());
+        let (line, column) = position(self.doc, &key);
+        ScenarioError::Invalid { source_name: self.source_name.to_owned(), key, line, column, message: message.into() }
     }
 
     fn time(&self, key: &str, q: &Quantity) -> Result<Time> {
@@ -253,6 +262,7 @@ impl Context<'_> {
             seed: run.seed.unwrap_or(1),
             sample_interval,
             sample_scopes: run.sample_scopes.clone(),
+            delay_ratios: Vec::new(), // checked once classes and links are known
         })
     }
 
@@ -338,6 +348,85 @@ impl Context<'_> {
             }
         }
         Ok(())
+    }
+
+    /// `run.delay_ratios`: each names an existing scope and two distinct
+    /// classes, with timescales that fit the measured period at least once.
+    fn delay_ratios(
+        &self,
+        raw: &raw::Run,
+        run: &RunConfig,
+        classes: &[ClassDef],
+        nodes: &Nodes,
+        links: &Links,
+    ) -> Result<Vec<DelayRatioDef>> {
+        let Some(ratios) = &raw.delay_ratios else { return Ok(Vec::new()) };
+        let measured = run.duration - run.warmup;
+        let class_names = || list(classes.iter().map(|c| c.name.as_str()));
+        let mut out: Vec<DelayRatioDef> = Vec::with_capacity(ratios.len());
+        for (i, r) in ratios.iter().enumerate() {
+            let path = format!("run.delay_ratios[{i}]");
+            let direction = if r.scope == crate::report::END_TO_END {
+                None
+            } else {
+                let found = r.scope.split_once("->").and_then(|(a, b)| {
+                    let (a, b) = (nodes.index(a).ok()?, nodes.index(b).ok()?);
+                    links.between(a, b).map(|_| (a, b))
+                });
+                let Some(found) = found else {
+                    return Err(self.err(
+                        &join(&path, "scope"),
+                        format!(
+                            "{:?} is neither \"end-to-end\" nor a link direction \"A->B\" of the scenario's links",
+                            r.scope
+                        ),
+                    ));
+                };
+                Some(found)
+            };
+            let class = |key: &str, name: &str| -> Result<usize> {
+                classes.iter().position(|c| c.name == name).ok_or_else(|| {
+                    self.err(&join(&path, key), format!("{name:?} is not a class; classes: {}", class_names()))
+                })
+            };
+            let numerator = class("numerator", &r.numerator)?;
+            let denominator = class("denominator", &r.denominator)?;
+            if numerator == denominator {
+                return Err(self.err(&join(&path, "denominator"), "the numerator and denominator are the same class"));
+            }
+            if r.timescales.is_empty() {
+                return Err(self.err(&join(&path, "timescales"), "give at least one timescale, e.g. [\"400ms\"]"));
+            }
+            let mut timescales: Vec<Time> = Vec::with_capacity(r.timescales.len());
+            for (j, q) in r.timescales.iter().enumerate() {
+                let key = format!("{path}.timescales[{j}]");
+                let t = self.positive_time(&key, q)?;
+                if t > measured {
+                    return Err(self.err(
+                        &key,
+                        format!(
+                            "the timescale ({}) is longer than the measured period (duration − warmup = {}): no interval would fit",
+                            t,
+                            measured
+                        ),
+                    ));
+                }
+                if timescales.contains(&t) {
+                    return Err(self.err(&key, format!("the timescale {} is listed twice", t)));
+                }
+                timescales.push(t);
+            }
+            if let Some(k) =
+                out.iter().position(|o| o.scope == r.scope && o.numerator == numerator && o.denominator == denominator)
+            {
+                return Err(self.err(
+                    &path,
+                    format!("run.delay_ratios[{k}] already measures this ratio; list all its timescales there"),
+                ));
+            }
+            out.push(DelayRatioDef { scope: r.scope.clone(), direction, numerator, denominator, timescales });
+        }
+        Ok(out)
     }
 
     fn qdisc(&self, path: &str, q: &raw::Qdisc, classes: &[ClassDef]) -> Result<QdiscConfig> {
@@ -501,6 +590,8 @@ impl Context<'_> {
             if let Some(j) = out.between(a, b) {
                 return Err(self.err(
                     &between,
+                    // Generated links join nodes of their own generator, so
+                    // links[j], the first, is one the file wrote.
                     format!("{} and {} are already joined by links[{j}]", nodes.defs[a].name, nodes.defs[b].name),
                 ));
             }
@@ -582,25 +673,32 @@ impl Context<'_> {
         for (i, t) in traffic.iter().enumerate() {
             let path = format!("traffic[{i}]");
             let key = |k: &str| format!("{path}.{k}");
-            if t.name.trim().is_empty() {
+            let what = "a traffic group";
+            let name = self.required(&path, "name", &t.name, what)?;
+            let (from, to) = (self.required(&path, "from", &t.from, what)?, self.required(&path, "to", &t.to, what)?);
+            if name.trim().is_empty() {
                 return Err(self.err(&key("name"), "a traffic group needs a non-empty name"));
             }
-            if let Some(j) = group_index.insert(&t.name, i) {
+            if let Some(j) = group_index.insert(name, i) {
                 return Err(self.err(
                     &key("name"),
-                    format!("{} is already the name of traffic[{j}]; names must be unique", t.name),
+                    format!(
+                        "{name} is already the name of {}; names must be unique",
+                        self.origins.group(self.generators, j)
+                    ),
                 ));
             }
-            let src = self.host(nodes, &key("from"), &t.from)?;
-            let dst = self.host(nodes, &key("to"), &t.to)?;
+            let src = self.host(nodes, &key("from"), from)?;
+            let dst = self.host(nodes, &key("to"), to)?;
             if src == dst {
-                return Err(self
-                    .err(&key("to"), format!("traffic goes from one host to another; from and to are both {}", t.to)));
+                return Err(
+                    self.err(&key("to"), format!("traffic goes from one host to another; from and to are both {to}"))
+                );
             }
             if !reach.reachable(src, dst) {
                 return Err(self.err(
                     &key("to"),
-                    format!("{} cannot be reached from {} through routers (hosts do not forward)", t.to, t.from),
+                    format!("{to} cannot be reached from {from} through routers (hosts do not forward)"),
                 ));
             }
             let class = class_index(classes, &t.class).map_err(|m| self.err(&key("class"), m))?;
@@ -643,7 +741,7 @@ impl Context<'_> {
                 None => None,
             };
             out.push(TrafficGroup {
-                name: t.name.clone(),
+                name: name.clone(),
                 count,
                 src,
                 dst,
@@ -714,6 +812,12 @@ impl Context<'_> {
                     ));
                 }
                 SourceModel::ParetoOnOff { packet_size, rate_bps, on_mean, off_mean, shape }
+            }
+            raw::TrafficKind::Poisson => {
+                let what = "a poisson source";
+                self.only(path, what, present, &["rate"])?;
+                let rate_bps = self.rate(&key("rate"), self.required(path, "rate", &t.rate, what)?)?;
+                SourceModel::Poisson { packet_size, rate_bps }
             }
             raw::TrafficKind::Tcp => unreachable!("TCP groups are validated by tcp_flow"),
             raw::TrafficKind::Burst => {
