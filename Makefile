@@ -7,7 +7,9 @@
 #                extension built with the same `release` profile (one compilation)
 #   make lint    rustfmt, clippy (warnings are errors) and ruff (check and format), as CI runs them
 #   make bench   the speed benchmark: each benches/scenarios/*.toml in its own process, in the
-#                core alone and through `phblab run` (benches/front_end.py: the front end's cost)
+#                core alone and through `phblab run` (benches/front_end.py: the front end's cost),
+#                then JoBS' cost per packet beside the Christin et al. paper's Table 7
+#                (crates/phb-sim/examples/jobs_bench.rs, on Experiment 3's arrivals)
 #   make bench-emu  the emulator's fidelity (needs root): departure scheduling error at 10 and
 #                100 Mb/s, added latency per hop, packets/s through one FIFO link
 #   make clean   remove the venv, build products (cargo clean) and results/demo
@@ -73,10 +75,12 @@ lint: $(VENV)/.deps-installed
 	$(BIN)/ruff format --check python tests scripts benches
 
 bench: setup
-	cargo build --profile dist --example bench
+	cargo build --profile dist --example bench --example jobs_bench
 	@for f in benches/scenarios/*.toml; do ./target/dist/examples/bench --repeat 3 $$f; done
 	@echo
 	$(BIN)/python benches/front_end.py --bench target/dist/examples/bench --phblab $(BIN)/phblab benches/scenarios/*.toml
+	@echo
+	./target/dist/examples/jobs_bench --repeat 3 scenarios/christin-2001/experiment-3.toml
 
 bench-emu: setup
 	$(BIN)/python benches/emulate_fidelity.py

@@ -356,6 +356,17 @@ table = "timeseries"
 interval_ratio = { scope = "r->sink", numerator = "ts", denominator = "ds", metric = "delay_mean_s" }
 percentile = 95
 
+[reproduce.metrics.share_within]
+interval_ratio = { scope = "r->sink", numerator = "ts", denominator = "ds", metric = "throughput_bps" }
+within = [0.5, 2]
+during = [[1, 2.5]]
+
+[reproduce.metrics.total_min]
+interval_value = { scope = "r->sink", class = ["ts", "ds"], metric = "throughput_bps" }
+when = { class = "ts", metric = "offered_bps", op = ">", value = 0 }
+percentile = 0
+scale = 1e-6
+
 [[reproduce.expect]]
 metric = "ratio"
 source = "measured"
@@ -528,6 +539,58 @@ def test_interval_ratios_on_a_synthetic_series():
     assert math.isnan(catalog.interval_ratio_percentile(ts, 50, **{**kw, "warmup_s": 10.0}))
 
 
+def test_within_during_and_when_end_to_end(claims_outcome):
+    """The per-run values of the `within`/`during` and `interval_value`
+    metrics, recomputed by hand from each run's time series."""
+    per_run = pd.read_csv(claims_outcome.dir / "per_run.csv")
+    runs_dir = claims_outcome.dir / "sweep" / "runs"
+    for _, r in per_run.iterrows():
+        ts = pd.read_parquet(runs_dir / r.run / "timeseries.parquet")
+        ts = ts[(ts.scope == "r->sink") & (ts.time_s > 1 + 1e-9)]
+        wide = ts.pivot_table(index="time_s", columns=["metric", "class"], values="value")
+        thr = wide["throughput_bps"]
+        inside = thr[(thr.index <= 2.5 + 1e-9) & (thr.ds != 0)].dropna()
+        shares = inside.ts / inside.ds
+        assert r.share_within == pytest.approx(((shares >= 0.5) & (shares <= 2)).mean())
+        sending = wide["offered_bps"]["ts"] > 0
+        total = thr.fillna(0).sum(axis=1)[sending.reindex(thr.index, fill_value=False)]
+        assert r.total_min == pytest.approx(total.min() * 1e-6)
+
+
+def test_interval_values_within_during_when_on_a_synthetic_series():
+    rows = []
+    for t, (a, b, off_a) in {
+        0.5: (9, 9, 1),  # before the warm-up
+        1.0: (5, 1, 1),
+        1.5: (4, 2, 0),
+        2.0: (1, 3, 1),
+        2.5: (2, 2, 1),
+    }.items():
+        rows += [(t, "r->s", "a", "throughput_bps", a), (t, "r->s", "b", "throughput_bps", b)]
+        rows += [(t, "r->s", "a", "offered_bps", off_a)]
+    rows.append((3.0, "r->s", "a", "throughput_bps", 7))  # b has no value here
+    ts = pd.DataFrame(rows, columns=["time_s", "scope", "class", "metric", "value"])
+    kw = dict(scope="r->s", metric="throughput_bps", warmup_s=0.5)
+    # one class, then the sum of two (a missing value counts as 0)
+    assert catalog.interval_values(ts, classes="a", **kw).to_dict() == {1.0: 5, 1.5: 4, 2.0: 1, 2.5: 2, 3.0: 7}
+    assert catalog.interval_values(ts, classes=["a", "b"], **kw).to_dict() == {
+        1.0: 6,
+        1.5: 6,
+        2.0: 4,
+        2.5: 4,
+        3.0: 7,
+    }
+    # during keeps intervals ending in (t0, t1]; when needs the condition's value
+    assert list(catalog.interval_values(ts, classes="a", during=[(1.0, 2.0)], **kw).index) == [1.5, 2.0]
+    when = [{"class": "a", "metric": "offered_bps", "op": ">", "value": 0}]
+    assert list(catalog.interval_values(ts, classes="a", when=when, **kw).index) == [1.0, 2.0, 2.5]
+    r = catalog.interval_ratios(ts, "r->s", "a", "b", **{k: v for k, v in kw.items() if k != "scope"})
+    assert r.to_dict() == {1.0: 5.0, 1.5: 2.0, 2.0: 1 / 3, 2.5: 1.0}
+    assert catalog.reduce_intervals(r, within=(1.0, 2.0)) == pytest.approx(0.5)
+    assert catalog.reduce_intervals(r, percentile=100) == pytest.approx(5.0)
+    assert math.isnan(catalog.reduce_intervals(r.iloc[:0], within=(0, 1)))
+
+
 def test_list_counts_claims(tmp_path):
     write_claims_entry(tmp_path)
     text = catalog.list_entries(catalog.load_catalog(tmp_path))
@@ -627,6 +690,22 @@ def test_a_sensitivity_entry_says_so_in_the_list_and_the_report(tmp_path):
             'table = "classes"\ninterval_ratio = { scope = "r->sink", numerator = "ts", denominator = "ds" }',
             'interval_ratio needs table = "timeseries"',
         ),
+        ("within = [0.5, 2]", "within = [2, 0.5]", "metrics.share_within.within: [2, 0.5]: [lo, hi]"),
+        ("within = [0.5, 2]", "within = [0.5, 2]\npercentile = 5", "either percentile = P or within = [lo, hi]"),
+        ("during = [[1, 2.5]]", "during = [[2.5, 1]]", "metrics.share_within.during"),
+        ('op = ">", value = 0 }', 'op = "!=", value = 0 }', "metrics.total_min.when[0]: op '!='"),
+        (
+            'class = ["ts", "ds"], metric = "throughput_bps"',
+            'class = ["ts", "ds"], metric = "delay_mean_s"',
+            "adds their values up",
+        ),
+        (
+            'class = "ts", metric = "offered_bps"',
+            'class = "af", metric = "offered_bps"',
+            "when[0]: class 'af' is not a class",
+        ),
+        ("percentile = 0\nscale = 1e-6", "scale = 1e-6", "metrics.total_min: a time-series metric reduces"),
+        ("within = [0.5, 2]", "within = [0.5, 2]\nwhere = {}", "unknown key where"),
     ],
 )
 def test_malformed_claims_and_new_metrics_fail_at_load(tmp_path, old, new, message):

@@ -12,12 +12,13 @@ in short:
     title = "..."; paper = "..."; assumptions = ["...", ...]
     [reproduce.sweep]          grid, set, seeds, overrides (phblab.sweep)
     [reproduce.metrics.NAME]   table/column/where/agg/scale/unit (table
-                               "flows", "classes", "delay_ratios" or
-                               "transfers"; agg sum ... count or a
-                               percentile pNN; where values may be
+                               "flows", "classes", "delay_ratios",
+                               "transfers" or "counters"; agg sum ... count
+                               or a percentile pNN; where values may be
                                templates of grid keys), or ratio, or expr
                                (+ params), or table = "timeseries" with
-                               interval_ratio and percentile, or
+                               interval_ratio or interval_value, a
+                               percentile or within, during and when; or
                                fit = "power_law"
     [[reproduce.expect]]       metric, source, ref, tolerance, points
     [[reproduce.claims]]       text, ref, over, left, op, right
@@ -63,7 +64,7 @@ DEFAULT_RESULTS = Path("results") / "reproduce"
 AGGREGATES = {"sum", "mean", "min", "max", "count"}
 #: the per-run tables a column metric may read (the sweep's dataset, and
 #: each run's transfers.parquet)
-COLUMN_TABLES = ("classes", "flows", "delay_ratios", "transfers")
+COLUMN_TABLES = ("classes", "flows", "delay_ratios", "counters", "transfers")
 #: a percentile aggregate: "p10", "p50", "p90", "p99.9" ...
 PERCENTILE_AGG = re.compile(r"p(\d+(\.\d+)?)")
 SOURCES = {"paper", "measured"}
@@ -72,7 +73,10 @@ SOURCES = {"paper", "measured"}
 ENTRY_KINDS = ("reproduction", "sensitivity")
 CLAIM_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 #: per-class series of a run's time series (`timeseries.parquet`)
-CLASS_SERIES = {"delay_mean_s", "throughput_bps"}
+CLASS_SERIES = {"delay_mean_s", "throughput_bps", "offered_bps", "loss_rate"}
+#: series that add up over classes (an `interval_value` or `when` over a list of classes)
+ADDITIVE_SERIES = {"throughput_bps", "offered_bps"}
+TIMESERIES_KINDS = ("interval_ratio", "interval_value")
 METRIC_KEYS = {
     "table",
     "column",
@@ -89,7 +93,11 @@ METRIC_KEYS = {
     "expr",
     "params",
     "interval_ratio",
+    "interval_value",
     "percentile",
+    "within",
+    "during",
+    "when",
 }
 
 
@@ -116,8 +124,9 @@ def default_catalog() -> Path:
 class Metric:
     """A metric of an entry. Its kind follows from the keys given:
     `column` (a table's column, aggregated per run), `ratio`, `expr`,
-    `interval_ratio` (from each run's time series) or `fit` (one value for
-    the whole grid); every kind but `fit` gives one value per run."""
+    `interval_ratio` or `interval_value` (from each run's time series) or
+    `fit` (one value for the whole grid); every kind but `fit` gives one
+    value per run."""
 
     name: str
     table: str = "flows"
@@ -135,7 +144,11 @@ class Metric:
     expr: str | None = None
     params: dict = field(default_factory=dict)  # expr: {name in the expression: grid key}
     interval_ratio: dict | None = None  # scope, numerator, denominator, metric
+    interval_value: dict | None = None  # scope, class (a name or a list), metric
     percentile: float | None = None
+    within: tuple | None = None  # (lo, hi): the fraction of intervals with a value in [lo, hi]
+    during: list = field(default_factory=list)  # [(t0, t1)]: intervals ending in (t0, t1]
+    when: list = field(default_factory=list)  # [{class, metric, op, value}]: intervals where all hold
     inputs: dict = field(default_factory=dict)  # expr: {name in the expression: per-run column}
     uses: tuple = ()  # expr: the metrics it reads
 
@@ -145,7 +158,8 @@ class Metric:
 
     @property
     def kind(self) -> str:
-        """ "column", "ratio", "expr", "interval_ratio" or "fit": the key that defines it."""
+        """ "column", "ratio", "expr", "interval_ratio", "interval_value" or
+        "fit": the key that defines it."""
         if self.fit is not None:
             return "fit"
         if self.ratio is not None:
@@ -154,7 +168,14 @@ class Metric:
             return "expr"
         if self.interval_ratio is not None:
             return "interval_ratio"
+        if self.interval_value is not None:
+            return "interval_value"
         return "column"
+
+    @property
+    def series(self) -> dict | None:
+        """A time-series metric's interval_ratio or interval_value table."""
+        return self.interval_ratio if self.interval_ratio is not None else self.interval_value
 
     @property
     def deps(self) -> tuple:
@@ -348,36 +369,79 @@ def _parse_expr(metric: Metric, m: Mapping, metrics_raw: Mapping, grid: Mapping,
     metric.uses = tuple(uses)
 
 
+def _series_classes(value: Any, classes: Mapping, where: str, what: str) -> list[str]:
+    """A class name or a non-empty list of them, each a class of the scenario."""
+    names = [value] if isinstance(value, str) else value
+    _need(
+        isinstance(names, list) and names and all(isinstance(c, str) for c in names),
+        where,
+        f"{what} must be a class name or a list of class names",
+    )
+    for c in names:
+        _need(
+            c in classes, where, f"{what} {c!r} is not a class of the scenario; classes: {', '.join(classes) or 'none'}"
+        )
+    return names
+
+
+def _series_metric(name: Any, classes: list[str], where: str) -> str:
+    _need(
+        name in CLASS_SERIES,
+        where,
+        f"metric {name!r}: a per-class time series, one of {', '.join(sorted(CLASS_SERIES))}",
+    )
+    _need(
+        len(classes) == 1 or name in ADDITIVE_SERIES,
+        where,
+        f"a list of classes adds their values up, which only {' and '.join(sorted(ADDITIVE_SERIES))} allow",
+    )
+    return name
+
+
 def _parse_timeseries(
     metric: Metric, m: Mapping, scenario: Mapping, directions: Callable[[], set[str] | None], sweep: Mapping, mw: str
 ) -> None:
-    _check_keys(m, {"table", "interval_ratio", "percentile", "scale", "unit", "label"}, mw)
-    _need(metric.table == "timeseries", mw, f'interval_ratio needs table = "timeseries", not {metric.table!r}')
-    ir = m.get("interval_ratio")
-    _need(
-        isinstance(ir, dict),
+    _check_keys(
+        m,
+        {*TIMESERIES_KINDS, "table", "percentile", "within", "during", "when", "scale", "unit", "label"},
         mw,
-        'table = "timeseries" needs interval_ratio = { scope, numerator, denominator, metric }',
     )
-    iw = f"{mw}.interval_ratio"
-    _check_keys(ir, {"scope", "numerator", "denominator", "metric"}, iw)
-    ir = {"metric": "delay_mean_s", **ir}
-    for k in ("scope", "numerator", "denominator"):
-        _need(isinstance(ir.get(k), str), iw, f"{k} (a string) is required")
+    kinds = [k for k in TIMESERIES_KINDS if k in m]
     _need(
-        ir["metric"] in CLASS_SERIES,
-        iw,
-        f"metric {ir['metric']!r}: a per-class time series, one of {', '.join(sorted(CLASS_SERIES))}",
+        metric.table == "timeseries",
+        mw,
+        f'{kinds[0] if kinds else "a time-series metric"} needs table = "timeseries", not {metric.table!r}',
     )
+    _need(
+        len(kinds) == 1,
+        mw,
+        'table = "timeseries" needs interval_ratio = { scope, numerator, denominator, metric } '
+        "or interval_value = { scope, class, metric }",
+    )
+    kind = kinds[0]
+    spec = m[kind]
+    iw = f"{mw}.{kind}"
+    _need(isinstance(spec, dict), iw, "must be a table")
     classes = scenario.get("classes", {})
-    for k in ("numerator", "denominator"):
-        _need(
-            ir[k] in classes,
-            iw,
-            f"{k} {ir[k]!r} is not a class of the scenario; classes: {', '.join(classes) or 'none'}",
-        )
-    _need(ir["numerator"] != ir["denominator"], iw, "numerator and denominator are the same class")
-    scope = ir["scope"]
+    if kind == "interval_ratio":
+        _check_keys(spec, {"scope", "numerator", "denominator", "metric"}, iw)
+        spec = {"metric": "delay_mean_s", **spec}
+        for k in ("scope", "numerator", "denominator"):
+            _need(isinstance(spec.get(k), str), iw, f"{k} (a string) is required")
+        for k in ("numerator", "denominator"):
+            _series_classes(spec[k], classes, iw, k)
+        _series_metric(spec["metric"], [spec["numerator"]], iw)
+        _need(spec["numerator"] != spec["denominator"], iw, "numerator and denominator are the same class")
+        metric.interval_ratio = spec
+    else:
+        _check_keys(spec, {"scope", "class", "metric"}, iw)
+        spec = {"metric": "delay_mean_s", **spec}
+        _need(isinstance(spec.get("scope"), str), iw, "scope (a string) is required")
+        _need("class" in spec, iw, "class (a class name or a list of them) is required")
+        spec["class"] = _series_classes(spec["class"], classes, iw, "class")
+        _series_metric(spec["metric"], spec["class"], iw)
+        metric.interval_value = spec
+    scope = spec["scope"]
     if scope != "end-to-end":
         known = directions()
         _need(
@@ -394,10 +458,48 @@ def _parse_timeseries(
     chosen = run.get("sample_scopes")
     if isinstance(chosen, list) and not _overridden(sweep, "run.sample_scopes"):
         _need(scope in chosen, iw, f"scope {scope!r} is not among run.sample_scopes ({', '.join(chosen)})")
-    pct = m.get("percentile")
-    _need(_number(pct) and 0 <= pct <= 100, mw, f"percentile {pct!r}: a number from 0 to 100 is required")
-    metric.interval_ratio = ir
-    metric.percentile = float(pct)
+    _need(
+        ("percentile" in m) != ("within" in m),
+        mw,
+        "a time-series metric reduces its intervals with either percentile = P or within = [lo, hi]",
+    )
+    if "percentile" in m:
+        pct = m["percentile"]
+        _need(_number(pct) and 0 <= pct <= 100, mw, f"percentile {pct!r}: a number from 0 to 100 is required")
+        metric.percentile = float(pct)
+    else:
+        w = m["within"]
+        _need(
+            isinstance(w, list) and len(w) == 2 and all(_number(v) for v in w) and w[0] <= w[1],
+            f"{mw}.within",
+            f"{w!r}: [lo, hi], two numbers with lo <= hi",
+        )
+        metric.within = (float(w[0]), float(w[1]))
+    during = m.get("during", [])
+    _need(
+        isinstance(during, list)
+        and all(isinstance(d, list) and len(d) == 2 and all(_number(v) for v in d) and d[0] < d[1] for d in during),
+        f"{mw}.during",
+        f"{during!r}: a list of [start, end] spans in seconds, each with start < end",
+    )
+    metric.during = [(float(a), float(b)) for a, b in during]
+    when = m.get("when", [])
+    when = [when] if isinstance(when, dict) else when
+    _need(isinstance(when, list), f"{mw}.when", "a table { class, metric, op, value } or a list of them")
+    for k, w in enumerate(when):
+        ww = f"{mw}.when[{k}]"
+        _need(isinstance(w, dict), ww, "must be a table { class, metric, op, value }")
+        _check_keys(w, {"class", "metric", "op", "value"}, ww)
+        if "class" in w:
+            cls = _series_classes(w["class"], classes, ww, "class")
+        else:
+            _need(kind == "interval_value", ww, "class is required (an interval_ratio has two)")
+            cls = spec["class"]
+        _need("metric" in w, ww, "metric is required")
+        _series_metric(w["metric"], cls, ww)
+        _need(w.get("op") in CLAIM_OPS, ww, f"op {w.get('op')!r}: one of {', '.join(CLAIM_OPS)}")
+        _need(_number(w.get("value")), ww, "value (a number) is required")
+        metric.when.append({"class": cls, "metric": w["metric"], "op": w["op"], "value": float(w["value"])})
 
 
 def _parse_metric(
@@ -411,20 +513,22 @@ def _parse_metric(
 ) -> Metric:
     _need(isinstance(m, dict), mw, "must be a table")
     _check_keys(m, METRIC_KEYS, mw)
-    kinds = [k for k in ("column", "ratio", "expr", "interval_ratio", "fit") if k in m]
+    kinds = [k for k in ("column", "ratio", "expr", *TIMESERIES_KINDS, "fit") if k in m]
     _need(
         len(kinds) <= 1,
         mw,
-        f"{' and '.join(kinds)} exclude each other: give one (a column, a ratio, an expr, an interval_ratio or a fit)",
+        f"{' and '.join(kinds)} exclude each other: give one (a column, a ratio, an expr, an interval_ratio, "
+        "an interval_value or a fit)",
     )
     kind = kinds[0] if kinds else "column"
     _need("params" not in m or kind == "expr", mw, "params (aliases of grid keys) belongs to an expr metric")
-    _need(
-        "percentile" not in m or kind == "interval_ratio",
-        mw,
-        "percentile belongs to a time-series metric (interval_ratio)",
-    )
-    table = m.get("table", "timeseries" if "interval_ratio" in m else "flows")
+    for k in ("percentile", "within", "during", "when"):
+        _need(
+            k not in m or kind in TIMESERIES_KINDS,
+            mw,
+            f"{k} belongs to a time-series metric (interval_ratio or interval_value)",
+        )
+    table = m.get("table", "timeseries" if kind in TIMESERIES_KINDS else "flows")
     _need(_number(m.get("scale", 1.0)), mw, f"scale {m.get('scale')!r}: a number")
     metric = Metric(
         name=name,
@@ -452,7 +556,7 @@ def _parse_metric(
         _need(len(metric.ratio) == 2, mw, "ratio = [numerator metric, denominator metric]")
     elif metric.expr is not None:
         _parse_expr(metric, m, metrics_raw, grid, mw)
-    elif "interval_ratio" in m or table == "timeseries":
+    elif kind in TIMESERIES_KINDS or table == "timeseries":
         _parse_timeseries(metric, m, scenario, directions, sweep, mw)
     else:
         _need(
@@ -884,6 +988,45 @@ def _filter(df: pd.DataFrame, where: Mapping[str, Any], what: str) -> pd.DataFra
     return df
 
 
+def _class_series(ts: pd.DataFrame, scope: str, classes: str | list, metric: str) -> pd.Series:
+    """One class's values of `metric` at `scope` per interval (time_s), or
+    the sum of several classes' (an interval where some have no value
+    counts them as 0; one where none has a value is left out)."""
+    names = [classes] if isinstance(classes, str) else list(classes)
+    d = ts[(ts["scope"] == scope) & (ts["metric"] == metric) & ts["class"].isin(names)]
+    wide = d.pivot(index="time_s", columns="class", values="value")
+    if wide.empty:
+        return pd.Series([], dtype=float, name="value")
+    if len(names) == 1:
+        return wide[names[0]].dropna().rename("value") if names[0] in wide.columns else pd.Series([], dtype=float)
+    return wide.sum(axis=1, min_count=1).dropna().rename("value")
+
+
+def _keep(
+    values: pd.Series,
+    ts: pd.DataFrame,
+    scope: str,
+    warmup_s: float,
+    during: Sequence = (),
+    when: Sequence = (),
+) -> pd.Series:
+    """The intervals of `values` (indexed by time_s) that end after the
+    warm-up, end within one of the `during` spans (t0, t1] (if any), and
+    meet every `when` condition at `scope`."""
+    v = values[values.index > warmup_s + 1e-9]
+    if during:
+        t = v.index.to_numpy()
+        inside = np.zeros(len(t), dtype=bool)
+        for t0, t1 in during:
+            inside |= (t > t0 + 1e-9) & (t <= t1 + 1e-9)
+        v = v[inside]
+    for w in when:
+        cond = _class_series(ts, scope, w["class"], w["metric"])
+        cond = cond[CLAIM_OPS[w["op"]](cond, w["value"])]
+        v = v[v.index.isin(cond.index)]
+    return v
+
+
 def _column_values(entry: Entry, m: Metric, df: pd.DataFrame, out: pd.DataFrame) -> pd.Series:
     """A column metric per run (row of `out`): `df` (one of the dataset's
     tables, which repeats a run's rows for every grid point that shares the
@@ -927,40 +1070,66 @@ def interval_ratios(
     denominator: str,
     metric: str = "delay_mean_s",
     warmup_s: float = 0.0,
+    during: Sequence = (),
+    when: Sequence = (),
 ) -> pd.Series:
     """Per sampling interval of one run's time series (long form: time_s,
     scope, class, metric, value), the ratio of class `numerator`'s value of
     `metric` to class `denominator`'s at `scope`, indexed by time_s.
     Intervals ending at or before `warmup_s`, intervals where either class
     has no value (for delay_mean_s: no departure in the interval) and
-    intervals where the denominator is 0 are left out."""
-    d = ts[(ts["scope"] == scope) & (ts["metric"] == metric) & ts["class"].isin([numerator, denominator])]
-    d = d[d["time_s"] > warmup_s + 1e-9]
-    wide = d.pivot(index="time_s", columns="class", values="value")
-    if numerator not in wide.columns or denominator not in wide.columns:
-        return pd.Series([], dtype=float, name="ratio")
-    wide = wide[[numerator, denominator]].dropna()
-    wide = wide[wide[denominator] != 0]
-    return (wide[numerator] / wide[denominator]).rename("ratio")
+    intervals where the denominator is 0 are left out, and so are those
+    outside the `during` spans or failing a `when` condition (`_keep`)."""
+    num = _class_series(ts, scope, numerator, metric)
+    den = _class_series(ts, scope, denominator, metric)
+    both = pd.concat([num.rename("n"), den.rename("d")], axis=1).dropna()
+    both = both[both["d"] != 0]
+    ratio = (both["n"] / both["d"]).rename("ratio")
+    return _keep(ratio, ts, scope, warmup_s, during, when)
+
+
+def interval_values(
+    ts: pd.DataFrame,
+    scope: str,
+    classes: str | list,
+    metric: str = "delay_mean_s",
+    warmup_s: float = 0.0,
+    during: Sequence = (),
+    when: Sequence = (),
+) -> pd.Series:
+    """Per sampling interval, class `classes`' value of `metric` at `scope`
+    (the sum over a list of classes), with the intervals `_keep` keeps."""
+    return _keep(_class_series(ts, scope, classes, metric), ts, scope, warmup_s, during, when)
+
+
+def reduce_intervals(values: pd.Series, percentile: float | None = None, within: tuple | None = None) -> float:
+    """The `percentile` (0..100; numpy's default linear interpolation
+    between order statistics) of the values, or the fraction of them within
+    [lo, hi]; NaN if there are none."""
+    if not len(values):
+        return math.nan
+    x = values.to_numpy()
+    if within is not None:
+        return float(np.mean((x >= within[0]) & (x <= within[1])))
+    return float(np.percentile(x, percentile))
 
 
 def interval_ratio_percentile(ts: pd.DataFrame, percentile: float, **kwargs: Any) -> float:
     """The `percentile` (0..100; numpy's default linear interpolation between
     order statistics) of `interval_ratios(ts, **kwargs)`; NaN if no interval
     is left."""
-    r = interval_ratios(ts, **kwargs)
-    return float(np.percentile(r.to_numpy(), percentile)) if len(r) else math.nan
+    return reduce_intervals(interval_ratios(ts, **kwargs), percentile=percentile)
 
 
 def _timeseries_values(entry: Entry, runs: pd.DataFrame, runs_dir: Path | None) -> dict[str, pd.Series]:
     """The time-series metrics of every run (read from `runs_dir/<run>/`)."""
-    ms = [m for m in entry.metrics.values() if m.kind == "interval_ratio"]
+    ms = [m for m in entry.metrics.values() if m.kind in TIMESERIES_KINDS]
     if not ms:
         return {}
     if runs_dir is None:
         raise CatalogError(f"{entry.id}: time-series metrics need the sweep's run directories")
-    scopes = sorted({m.interval_ratio["scope"] for m in ms})
-    series = sorted({m.interval_ratio["metric"] for m in ms})
+    scopes = sorted({m.series["scope"] for m in ms})
+    series = sorted({m.series["metric"] for m in ms} | {w["metric"] for m in ms for w in m.when})
     values: dict[str, list] = {m.name: [] for m in ms}
     for _, run in runs.iterrows():
         d = Path(runs_dir) / run["run"]
@@ -978,23 +1147,21 @@ def _timeseries_values(entry: Entry, runs: pd.DataFrame, runs_dir: Path | None) 
         if warmup is None or pd.isna(warmup):
             warmup = json.loads((d / "summary.json").read_text()).get("warmup_s", 0.0)
         for m in ms:
-            ir = m.interval_ratio
-            if not (ts["scope"] == ir["scope"]).any():
+            spec = m.series
+            if not (ts["scope"] == spec["scope"]).any():
                 raise CatalogError(
-                    f"{entry.id}: metric {m.name}: run {run['run']} has no time series at scope {ir['scope']!r} "
+                    f"{entry.id}: metric {m.name}: run {run['run']} has no time series at scope {spec['scope']!r} "
                     f"(has: {', '.join(sorted(set(ts['scope']))) or 'none'}); the runs must set run.sample_interval, "
                     "and run.sample_scopes, if given, must include the scope"
                 )
-            v = interval_ratio_percentile(
-                ts,
-                m.percentile,
-                scope=ir["scope"],
-                numerator=ir["numerator"],
-                denominator=ir["denominator"],
-                metric=ir["metric"],
-                warmup_s=float(warmup),
-            )
-            values[m.name].append(v * m.scale)
+            common = dict(metric=spec["metric"], warmup_s=float(warmup), during=m.during, when=m.when)
+            if m.kind == "interval_ratio":
+                kept = interval_ratios(
+                    ts, scope=spec["scope"], numerator=spec["numerator"], denominator=spec["denominator"], **common
+                )
+            else:
+                kept = interval_values(ts, scope=spec["scope"], classes=spec["class"], **common)
+            values[m.name].append(reduce_intervals(kept, m.percentile, m.within) * m.scale)
     return {name: pd.Series(v, index=runs.index, dtype=float) for name, v in values.items()}
 
 
@@ -1058,7 +1225,7 @@ def per_run_values(
             if m.table not in data:
                 raise CatalogError(f"metric {m.name}: the sweep's dataset has no {m.table!r} table")
             out[m.name] = _column_values(entry, m, data[m.table], out)
-        elif m.kind == "interval_ratio":
+        elif m.kind in TIMESERIES_KINDS:
             out[m.name] = ts_values[m.name]
         elif m.kind == "ratio":
             num, den = m.ratio
@@ -1482,8 +1649,10 @@ def _metric_json(m: Metric) -> dict:
         doc.update(fit=m.fit, param=m.param)
     if m.expr is not None:
         doc.update(expr=m.expr, **({"params": m.params} if m.params else {}))
-    if m.interval_ratio is not None:
-        doc.update(interval_ratio=m.interval_ratio, percentile=m.percentile)
+    if m.series is not None:
+        doc[m.kind] = m.series
+        reduction = {"percentile": m.percentile, "within": m.within, "during": m.during, "when": m.when}
+        doc.update({k: v for k, v in reduction.items() if v is not None and v != []})
     return doc
 
 
@@ -1525,7 +1694,13 @@ def reproduce(
             set=entry.sweep.get("set"),
             progress=progress,
         )
-        data = {"classes": sw.classes, "flows": sw.flows, "delay_ratios": sw.delay_ratios, "runs": sw.runs}
+        data = {
+            "classes": sw.classes,
+            "flows": sw.flows,
+            "delay_ratios": sw.delay_ratios,
+            "counters": sw.counters,
+            "runs": sw.runs,
+        }
         per_run = per_run_values(entry, data, sw.dir / "runs")
         pstats = point_stats(entry, per_run)
         fits = fitted(entry, pstats)

@@ -8,7 +8,8 @@ nor pyarrow. The tables become pandas DataFrames only when asked for
 (`res.classes`, `res.tables["flows"]`), read from the bytes or the files.
 
 A results directory holds one Parquet file per table (`classes.parquet`,
-`flows.parquet`, `timeseries.parquet`, `transfers.parquet`, `delay_ratios.parquet`),
+`flows.parquet`, `timeseries.parquet`, `transfers.parquet`, `delay_ratios.parquet`,
+`counters.parquet`),
 `summary.json`, the scenario text (`scenario.toml`) and the manifest of
 what phblab wrote there (`phblab.outdir`).
 """
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 #: the tables every run has, in the order they are listed
-TABLES = ("classes", "flows", "timeseries", "transfers", "delay_ratios")
+TABLES = ("classes", "flows", "timeseries", "transfers", "delay_ratios", "counters")
 
 
 class _Tables(Mapping):
@@ -75,6 +76,8 @@ class Results:
             per-packet delay ratio and the mean and percentiles of the
             per-interval ratios; empty unless the scenario sets
             `run.delay_ratios`.
+        counters: a qdisc's own counts of its decisions, long form (scope,
+            queue, counter, value); empty without a JoBS qdisc.
         scenario_text: the scenario the run was given, if known.
     """
 
@@ -140,6 +143,10 @@ class Results:
     @property
     def transfers(self) -> pd.DataFrame:
         return self.tables["transfers"]
+
+    @property
+    def counters(self) -> pd.DataFrame:
+        return self.tables["counters"]
 
     def classes_columns(self) -> dict[str, list]:
         """The `classes` table as {column: list} (no pandas needed when the

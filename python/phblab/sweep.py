@@ -68,7 +68,7 @@ if TYPE_CHECKING:
 
 #: columns the sweep adds to every table besides the grid keys
 RUN_COLUMNS = ["seed", "run"]
-DATASET_TABLES = ["classes", "flows", "delay_ratios"]
+DATASET_TABLES = ["classes", "flows", "delay_ratios", "counters"]
 
 
 class SweepError(RuntimeError):
@@ -579,7 +579,7 @@ class Sweep:
     Attributes:
         dir: the sweep directory.
         grid: {key: values}; seeds: the seeds.
-        classes, flows, delay_ratios: the combined tables, one row per run ×
+        classes, flows, delay_ratios, counters: the combined tables, one row per run ×
             row, with the grid keys, `seed` and `run` (the run's key) in front.
         runs: one row per run (key, events, wall time, overrides).
         ran: how many runs this call executed (the rest were complete).
@@ -606,6 +606,8 @@ class Sweep:
         self.flows = pd.read_parquet(self.dir / "flows.parquet")
         ratios = self.dir / "delay_ratios.parquet"
         self.delay_ratios = pd.read_parquet(ratios) if ratios.is_file() else pd.DataFrame()
+        counters = self.dir / "counters.parquet"
+        self.counters = pd.read_parquet(counters) if counters.is_file() else pd.DataFrame()
         self.runs = pd.read_parquet(self.dir / "runs.parquet")
 
     @property

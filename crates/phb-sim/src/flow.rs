@@ -89,7 +89,8 @@ pub struct Flow {
 }
 
 impl Flow {
-    /// Flow `index` (named `name`) of `group`, its routes already resolved.
+    /// Flow `index` (named `name`) of `group`, its routes already resolved;
+    /// the first link of `route` runs at `line_rate_bps`.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: String,
@@ -99,6 +100,7 @@ impl Flow {
         codepoint: u8,
         route: u32,
         ack_route: u32,
+        line_rate_bps: u64,
         seed: u64,
     ) -> Flow {
         let (start, stop) = match &group.windows {
@@ -113,7 +115,7 @@ impl Flow {
         };
         let transport = match &group.transport {
             Transport::Udp(model) => FlowTransport::Udp {
-                source: Source::new(model, Rng::derive(seed, &format!("flow/{name}"))),
+                source: Source::new(model, line_rate_bps, Rng::derive(seed, &format!("flow/{name}"))),
                 packet_size: model.packet_size(),
                 next_seq: 0,
             },

@@ -32,4 +32,4 @@ pub mod traffic;
 pub use output::{Column, RunOutput, Table};
 pub use report::{ClassRows, END_TO_END};
 pub use scenario::{load, Scenario, ScenarioError};
-pub use sim::{run, run_with, RunError};
+pub use sim::{run, run_with, trace_arrivals, Arrival, RunError};

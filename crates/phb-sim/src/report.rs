@@ -24,6 +24,8 @@
 //!   the path's transmission and propagation times end to end. Empty unless
 //!   the scenario asks; the meters read the counters at interval boundaries
 //!   (timer events), never per packet.
+//! - `counters`: long form `(scope, queue, counter, value)`: what a qdisc
+//!   counts of its own decisions (JoBS), after the warm-up.
 
 use phb::{DropReason, Time};
 
@@ -60,7 +62,8 @@ impl TimeSeries {
         self.value.push(value);
     }
 
-    /// Per-class throughput and mean delay over the last interval.
+    /// Per-class throughput and mean delay over the last interval; at a
+    /// link (`link`) also the offered load and the loss rate.
     fn record_classes(
         &mut self,
         scenario: &Scenario,
@@ -68,15 +71,24 @@ impl TimeSeries {
         interval: Time,
         scope: &str,
         stats: &mut [ClassStats],
+        link: bool,
     ) {
+        let per_second = 8.0 / interval.as_secs_f64();
         for (class, s) in scenario.classes.iter().zip(stats) {
             if s.total.arrivals == 0 {
                 continue;
             }
-            let (departures, bytes, delay_sum) = s.take_interval();
-            self.push(now, scope, &class.name, "throughput_bps", bytes as f64 * 8.0 / interval.as_secs_f64());
-            if departures > 0 {
-                self.push(now, scope, &class.name, "delay_mean_s", delay_sum as f64 * 1e-9 / departures as f64);
+            let i = s.take_interval();
+            self.push(now, scope, &class.name, "throughput_bps", i.departed_bytes as f64 * per_second);
+            if i.departures > 0 {
+                self.push(now, scope, &class.name, "delay_mean_s", i.delay_sum_ns as f64 * 1e-9 / i.departures as f64);
+            }
+            if link {
+                self.push(now, scope, &class.name, "offered_bps", i.arrived_bytes as f64 * per_second);
+                let resolved = i.departures + i.drops;
+                if resolved > 0 {
+                    self.push(now, scope, &class.name, "loss_rate", i.drops as f64 / resolved as f64);
+                }
             }
         }
     }
@@ -102,7 +114,7 @@ impl TimeSeries {
                 self.push(now, &scope, &label, "red_avg", *avg);
             }
         }
-        self.record_classes(scenario, now, interval, &scope, &mut port.stats);
+        self.record_classes(scenario, now, interval, &scope, &mut port.stats, true);
         for (class, s) in scenario.classes.iter().zip(&port.stats) {
             if s.total.arrivals > 0 {
                 self.push(now, &scope, &class.name, "backlog_pkts", s.backlog() as f64);
@@ -125,7 +137,7 @@ impl TimeSeries {
         if !scenario.run.samples(END_TO_END) {
             return;
         }
-        self.record_classes(scenario, now, interval, END_TO_END, stats);
+        self.record_classes(scenario, now, interval, END_TO_END, stats, false);
     }
 
     fn into_table(self) -> Table {
@@ -260,6 +272,36 @@ fn flows_table(sim: &Sim, measured_s: f64) -> Table {
     t
 }
 
+/// The qdiscs' own counters (JoBS' relaxations and the like), per link
+/// direction, counted after the warm-up.
+fn counters_table(sim: &Sim) -> Table {
+    let (mut scope, mut queue, mut counter, mut value) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut now = Vec::new();
+    for port in &sim.ports {
+        port.qdisc.counters(&mut now);
+        if now.is_empty() {
+            continue;
+        }
+        let name = port_scope(sim.scenario, port);
+        for (i, c) in now.iter().enumerate() {
+            let before = port.counters_at_warmup.get(i).map_or(0, |b| {
+                debug_assert_eq!((b.queue, b.name), (c.queue, c.name));
+                b.value
+            });
+            scope.push(name.clone());
+            queue.push(c.queue.map_or(String::new(), |q| port.queue_names[q].clone()));
+            counter.push(c.name.to_string());
+            value.push(c.value - before);
+        }
+    }
+    let mut t = Table::new("counters");
+    t.push("scope", Column::Str(scope));
+    t.push("queue", Column::Str(queue));
+    t.push("counter", Column::Str(counter));
+    t.push("value", Column::U64(value));
+    t
+}
+
 fn transfers_table(sim: &Sim) -> Table {
     let (mut flow, mut size, mut start, mut end) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for f in &sim.flows {
@@ -342,6 +384,7 @@ pub(crate) fn collect(sim: &mut Sim, seed: u64) -> RunOutput {
     }
     let flows = flows_table(sim, measured_s);
     let transfers = transfers_table(sim);
+    let counters = counters_table(sim);
     let series = std::mem::take(&mut sim.series).into_table();
     let ratios = delay_ratios_table(sim);
     RunOutput {
@@ -350,6 +393,6 @@ pub(crate) fn collect(sim: &mut Sim, seed: u64) -> RunOutput {
         duration_s: scenario.run.duration.as_secs_f64(),
         warmup_s: scenario.run.warmup.as_secs_f64(),
         events: sim.events_processed,
-        tables: vec![rows.into_table(), flows, transfers, series, ratios],
+        tables: vec![rows.into_table(), flows, transfers, series, ratios, counters],
     }
 }

@@ -44,6 +44,15 @@ pub enum RunError {
     Stopped(f64),
 }
 
+/// A packet offered to a qdisc: when, its codepoint and its size (what
+/// [`trace_arrivals`] records).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arrival {
+    pub time: Time,
+    pub codepoint: u8,
+    pub size: u32,
+}
+
 /// How often (in events) a run reports its progress and may be stopped:
 /// every 65,536 events, a few milliseconds of wall-clock time (a power of
 /// two: the check is a mask).
@@ -94,6 +103,8 @@ pub(crate) struct Sim<'s> {
     measuring: bool,
     pub events_processed: u64,
     pub series: report::TimeSeries,
+    /// A port whose qdisc's arrivals are recorded, and the record.
+    trace: Option<(usize, Vec<Arrival>)>,
     /// The delay ratios `run.delay_ratios` asks for, in its order.
     ratios: Vec<RatioMeter>,
     /// Per boundary series: (meter, timescale index, interval length).
@@ -128,6 +139,7 @@ impl<'s> Sim<'s> {
                 let q = Qdisc::new(qdisc, link.rate_bps, Rng::derive(seed, &format!("port/{name}")));
                 let loss_rng = Rng::derive(seed, &format!("loss/{name}"));
                 let mut port = Port::new(from, to, link.rate_bps, link.delay, q, loss, loss_rng, classes);
+                port.queue_names = qdisc.queues.iter().map(|q| q.name.clone()).collect();
                 port.conditioner =
                     conditioner.as_ref().map(|c| c.build(Rng::derive(seed, &format!("conditioner/{name}"))));
                 ports.push(port);
@@ -147,6 +159,7 @@ impl<'s> Sim<'s> {
                 None => shortest_path(&adjacency, &forwards, group.src, group.dst),
             }
             .expect("validation guarantees a path between a flow's hosts");
+            let line_rate_bps = path.first().map_or(0, |&port| ports[port].rate_bps);
             let route = routes.add(&path);
             let ack_route = match &group.transport {
                 Transport::Udp(_) => route,
@@ -162,7 +175,7 @@ impl<'s> Sim<'s> {
             let codepoint = scenario.classes[group.class].codepoint;
             for i in 0..group.count {
                 let name = if group.count == 1 { group.name.clone() } else { format!("{}.{}", group.name, i) };
-                flows.push(Flow::new(name, g, i, group, codepoint, route, ack_route, seed));
+                flows.push(Flow::new(name, g, i, group, codepoint, route, ack_route, line_rate_bps, seed));
             }
         }
         let ratios: Vec<RatioMeter> = scenario
@@ -206,6 +219,7 @@ impl<'s> Sim<'s> {
             measuring: scenario.run.warmup == Time::ZERO,
             events_processed: 0,
             series: report::TimeSeries::default(),
+            trace: None,
             ratios,
             ratio_ticks,
         }
@@ -326,7 +340,7 @@ impl<'s> Sim<'s> {
         let flow = &mut self.flows[f];
         flow.total.sent += 1;
         flow.total.sent_bytes += size as u64;
-        self.end_to_end[flow.class].arrive();
+        self.end_to_end[flow.class].arrive(size);
     }
 
     fn emit(&mut self, f: usize) {
@@ -525,15 +539,20 @@ impl<'s> Sim<'s> {
             let verdict = conditioner.condition(&key, pkt.colour, pkt.size, self.now);
             if let Err(reason) = verdict.apply(&mut pkt) {
                 let class = self.class_of_codepoint[(pkt.class & 63) as usize] as usize;
-                self.ports[p].stats[class].arrive();
+                self.ports[p].stats[class].arrive(pkt.size);
                 self.dropped.push((pkt, reason));
                 self.count_drops(p);
                 return;
             }
         }
         let class = self.class_of_codepoint[(pkt.class & 63) as usize] as usize;
+        if let Some((traced, arrivals)) = &mut self.trace {
+            if *traced == p {
+                arrivals.push(Arrival { time: self.now, codepoint: pkt.class, size: pkt.size });
+            }
+        }
         let port = &mut self.ports[p];
-        port.stats[class].arrive();
+        port.stats[class].arrive(pkt.size);
         if port.loss > 0.0 && port.loss_rng.uniform() < port.loss {
             self.dropped.push((pkt, DropReason::LossModule));
         } else {
@@ -628,6 +647,9 @@ impl<'s> Sim<'s> {
         self.measuring = true;
         for stats in self.ports.iter_mut().flat_map(|p| p.stats.iter_mut()).chain(self.end_to_end.iter_mut()) {
             stats.end_warmup();
+        }
+        for port in &mut self.ports {
+            port.qdisc.counters(&mut port.counters_at_warmup);
         }
         self.begin_ratios();
         for flow in &mut self.flows {
@@ -757,4 +779,25 @@ pub fn run_with(
     sim.run(progress)?;
     sim.check_conservation()?;
     Ok(report::collect(&mut sim, seed))
+}
+
+/// Runs `scenario` with `seed` and records every packet that arrives at
+/// link direction `scope` (`"a->b"`) after its edge conditioner — what its
+/// loss element, if any, and its qdisc are offered — in order — to replay a run's
+/// real arrivals into a qdisc alone, as the JoBS benchmark does. `None` if
+/// the scenario has no such link direction.
+pub fn trace_arrivals(scenario: &Scenario, seed: Option<u64>, scope: &str) -> Result<Option<Vec<Arrival>>, RunError> {
+    let seed = seed.unwrap_or(scenario.run.seed);
+    let mut sim = Sim::new(scenario, seed);
+    let Some(port) = sim
+        .ports
+        .iter()
+        .position(|p| format!("{}->{}", scenario.nodes[p.from].name, scenario.nodes[p.to].name) == scope)
+    else {
+        return Ok(None);
+    };
+    sim.trace = Some((port, Vec::new()));
+    sim.run(&mut |_| ControlFlow::Continue(()))?;
+    sim.check_conservation()?;
+    Ok(sim.trace.take().map(|(_, arrivals)| arrivals))
 }

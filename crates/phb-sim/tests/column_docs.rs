@@ -34,6 +34,11 @@ fn check(text: &str, name: &str, overrides: &[String]) {
 fn every_column_and_metric_is_documented() {
     check(include_str!("../../../scenarios/examples/tcp-udp-red.toml"), "tcp-udp-red.toml", &[]);
     check(
+        include_str!("../../../scenarios/examples/jobs.toml"),
+        "jobs.toml",
+        &["run.duration=\"4s\"".to_owned(), "run.sample_interval=\"1s\"".to_owned()],
+    );
+    check(
         include_str!("../../../scenarios/examples/diffserv-af-ef.toml"),
         "diffserv-af-ef.toml",
         &["run.sample_interval=\"1s\"".to_owned()],

@@ -53,16 +53,20 @@ pub enum DropReason {
     Eviction = 4,
     /// A loss element on a link dropped it (model validation).
     LossModule = 5,
+    /// Dropped so that absolute delay bounds stay feasible: JoBS' second
+    /// dropping pass (Christin et al. 2001, eq. 64).
+    Deadline = 6,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 6] = [
+    pub const ALL: [DropReason; 7] = [
         DropReason::Overflow,
         DropReason::EarlyDrop,
         DropReason::ForcedDrop,
         DropReason::Policer,
         DropReason::Eviction,
         DropReason::LossModule,
+        DropReason::Deadline,
     ];
 
     /// The name used in result tables.
@@ -74,6 +78,7 @@ impl DropReason {
             DropReason::Policer => "policer",
             DropReason::Eviction => "eviction",
             DropReason::LossModule => "loss_module",
+            DropReason::Deadline => "deadline",
         }
     }
 }

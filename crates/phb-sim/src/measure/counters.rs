@@ -42,21 +42,36 @@ pub struct ClassStats {
     pub at_warmup: Counts,
     pub delays: DelayHistogram,
     /// Departures and departed bytes and delay sum since the last sample, for
-    /// time series.
+    /// time series; and arrived bytes and drops.
     pub interval_departures: u64,
     pub interval_bytes: u64,
     pub interval_delay_sum: u64,
+    pub interval_arrived_bytes: u64,
+    pub interval_drops: u64,
+}
+
+/// What one class did in a sampling interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Interval {
+    pub departures: u64,
+    pub departed_bytes: u64,
+    pub delay_sum_ns: u64,
+    pub arrived_bytes: u64,
+    pub drops: u64,
 }
 
 impl ClassStats {
+    /// A packet of `bytes` arrives.
     #[inline]
-    pub fn arrive(&mut self) {
+    pub fn arrive(&mut self, bytes: u32) {
         self.total.arrivals += 1;
+        self.interval_arrived_bytes += bytes as u64;
     }
 
     #[inline]
     pub fn drop(&mut self, reason: DropReason) {
         self.total.drops[reason as usize] += 1;
+        self.interval_drops += 1;
     }
 
     /// A packet of `bytes` leaves after `delay_ns`; `measured` says whether
@@ -89,12 +104,20 @@ impl ClassStats {
         self.total.arrivals - self.total.departures - self.total.dropped()
     }
 
-    /// Resets the interval counters after a sample.
-    pub fn take_interval(&mut self) -> (u64, u64, u64) {
-        let out = (self.interval_departures, self.interval_bytes, self.interval_delay_sum);
+    /// The interval's counts, which restart for the next one.
+    pub fn take_interval(&mut self) -> Interval {
+        let out = Interval {
+            departures: self.interval_departures,
+            departed_bytes: self.interval_bytes,
+            delay_sum_ns: self.interval_delay_sum,
+            arrived_bytes: self.interval_arrived_bytes,
+            drops: self.interval_drops,
+        };
         self.interval_departures = 0;
         self.interval_bytes = 0;
         self.interval_delay_sum = 0;
+        self.interval_arrived_bytes = 0;
+        self.interval_drops = 0;
         out
     }
 }

@@ -9,6 +9,7 @@
 use std::collections::VecDeque;
 
 use phb::classify::Conditioner;
+use phb::queue::Counter;
 use phb::{Qdisc, Rng, Time};
 
 use super::{Meta, SimPacket};
@@ -34,6 +35,10 @@ pub struct Port {
     pub wire: VecDeque<SimPacket>,
     /// Per class (index into the scenario's classes): queueing statistics.
     pub stats: Vec<ClassStats>,
+    /// The qdisc's queue names, for its own counters.
+    pub queue_names: Vec<String>,
+    /// The qdisc's own counters when the warm-up ended (empty before).
+    pub counters_at_warmup: Vec<Counter>,
 }
 
 impl Port {
@@ -61,6 +66,8 @@ impl Port {
             wake_pending: false,
             wire: VecDeque::new(),
             stats: vec![ClassStats::default(); classes],
+            queue_names: Vec::new(),
+            counters_at_warmup: Vec::new(),
         }
     }
 

@@ -170,6 +170,10 @@ pub enum SourceModel {
     /// ON and OFF durations (e.g. VoIP: 82-byte packets every 30 ms, ON 3 s,
     /// OFF 6 s).
     ExpOnOff { packet_size: u32, rate_bps: u64, on_mean: Time, off_mean: Time },
+    /// Bursts of `burst` packets at `rate_bps` (the line rate of the
+    /// source's link when `None`), then `off` without any (the JoBS paper's
+    /// on-off UDP sources).
+    Burst { packet_size: u32, rate_bps: Option<u64>, burst: u32, off: Time },
     /// Poisson arrivals: exponential gaps, `rate_bps` on average.
     Poisson { packet_size: u32, rate_bps: u64 },
     /// Voice (`crate::traffic::voip`): one `packet_size`-byte frame every
@@ -187,6 +191,7 @@ impl SourceModel {
             | SourceModel::ParetoOnOff { packet_size, .. }
             | SourceModel::ExpOnOff { packet_size, .. }
             | SourceModel::Poisson { packet_size, .. }
+            | SourceModel::Burst { packet_size, .. }
             | SourceModel::Voip { packet_size, .. } => packet_size,
         }
     }

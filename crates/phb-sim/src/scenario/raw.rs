@@ -105,6 +105,8 @@ pub struct Qdisc {
     pub delta: Option<f64>,
     /// BEDS: what the queue lengths of eq. (5) count.
     pub backlog_unit: Option<BacklogUnit>,
+    /// JoBS: its delay loop's gain, a fraction of the stability limit (eq. 59).
+    pub gain: Option<f64>,
     pub cap_rate: Option<Quantity>,
     pub cap_depth: Option<Quantity>,
     pub buffers: Option<Vec<Buffer>>,
@@ -154,6 +156,7 @@ pub enum Scheduler {
     Mdp,
     Dwfq,
     Beds,
+    Jobs,
 }
 
 /// BEDS' `backlog_unit`.
@@ -274,6 +277,17 @@ pub struct Queue {
     pub s: Option<f64>,
     /// A PLR buffer's loss differentiation parameter `σ_i`.
     pub sigma: Option<f64>,
+    /// JoBS: the absolute delay bound `d_i`.
+    pub d: Option<Quantity>,
+    /// JoBS: the absolute loss-rate bound `L_i`, a fraction.
+    #[serde(rename = "L")]
+    pub l: Option<f64>,
+    /// JoBS: the absolute rate guarantee `μ_i`.
+    pub mu: Option<Quantity>,
+    /// JoBS: proportional delay with the next queue, `D_{i+1} = k_i·D_i`.
+    pub k: Option<f64>,
+    /// JoBS: proportional loss with the next queue, `p_{i+1} = k'_i·p_i`.
+    pub k_prime: Option<f64>,
 }
 
 /// `[conditioners.NAME]`: an edge traffic conditioner.
@@ -385,6 +399,9 @@ pub struct Traffic {
     pub on_mean: Option<Quantity>,
     pub off_mean: Option<Quantity>,
     pub shape: Option<f64>,
+    /// Burst sources: packets per burst, and the OFF time after each.
+    pub burst: Option<u32>,
+    pub off: Option<Quantity>,
     pub start: Option<Quantity>,
     pub start_jitter: Option<Quantity>,
     pub stop: Option<Quantity>,
@@ -424,6 +441,7 @@ pub enum TrafficKind {
     Cbr,
     ParetoOnoff,
     ExpOnoff,
+    Burst,
     Poisson,
     Voip,
     Tcp,

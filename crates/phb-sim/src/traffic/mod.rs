@@ -7,11 +7,14 @@
 //! - [`cbr`] — constant bit rate.
 //! - [`onoff`] — ON/OFF bursts with Pareto or exponential ON and OFF
 //!   durations (`Application/Traffic/Pareto`, `…/Exponential`).
+//! - [`burst`] — fixed bursts of packets at a peak rate, then a fixed OFF
+//!   period (the JoBS paper's on-off UDP sources).
 //! - [`poisson`] — Poisson arrivals at a mean rate.
 //! - [`voip`] — voice: a codec's frames with their headers (the BEDS
 //!   paper's G.723.1 in 82-byte frames every 30 ms), in exponential talk
 //!   spurts and silences.
 
+pub mod burst;
 pub mod cbr;
 pub mod onoff;
 pub mod poisson;
@@ -20,6 +23,7 @@ pub mod voip;
 use phb::{Rng, Time};
 
 use crate::scenario::SourceModel;
+pub use burst::Burst;
 pub use cbr::Cbr;
 pub use onoff::{OnOff, Period};
 pub use poisson::Poisson;
@@ -29,13 +33,20 @@ pub use poisson::Poisson;
 pub enum Source {
     Cbr(Cbr),
     OnOff(OnOff),
+    Burst(Burst),
     Poisson(Poisson),
 }
 
 impl Source {
-    /// The source a scenario's model describes, drawing from `rng`.
-    pub fn new(model: &SourceModel, rng: Rng) -> Source {
+    /// The source a scenario's model describes, drawing from `rng`;
+    /// `line_rate_bps` is the rate of the first link of the flow's route.
+    pub fn new(model: &SourceModel, line_rate_bps: u64, rng: Rng) -> Source {
         match *model {
+            SourceModel::Burst { packet_size, rate_bps, burst, off } => Source::Burst(Burst::new(
+                Time::transmission(packet_size, rate_bps.unwrap_or(line_rate_bps)),
+                burst,
+                off,
+            )),
             SourceModel::Cbr { interval, .. } => Source::Cbr(Cbr::new(interval)),
             SourceModel::ParetoOnOff { packet_size, rate_bps, on_mean, off_mean, shape } => Source::OnOff(OnOff::new(
                 Time::transmission(packet_size, rate_bps),
@@ -63,7 +74,7 @@ impl Source {
     /// Delay from the source's start to its first packet.
     pub fn first_gap(&mut self) -> Time {
         match self {
-            Source::Cbr(_) => Time::ZERO,
+            Source::Cbr(_) | Source::Burst(_) => Time::ZERO,
             Source::OnOff(s) => s.next_gap(),
             Source::Poisson(s) => s.next_gap(),
         }
@@ -75,6 +86,7 @@ impl Source {
         match self {
             Source::Cbr(s) => s.next_gap(),
             Source::OnOff(s) => s.next_gap(),
+            Source::Burst(s) => s.next_gap(),
             Source::Poisson(s) => s.next_gap(),
         }
     }

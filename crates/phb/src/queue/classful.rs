@@ -46,6 +46,7 @@ use crate::aqm::rio::{Rio, RioParams};
 use crate::aqm::wred::{Wred, WredParams};
 use crate::aqm::{Backlog, Limit, LimitRule};
 use crate::packet::{DropReason, Packet};
+use crate::queue::jobs::JobsParams;
 use crate::queue::Dropped;
 use crate::rng::Rng;
 use crate::sched::{
@@ -229,6 +230,12 @@ pub enum SchedulerKind {
         s: Vec<f64>,
         unit: BacklogUnit,
     },
+    /// JoBS (Christin, Liebeherr & Abdelzaher 2001): not a scheduler the
+    /// classful qdisc drives but a qdisc of its own ([`crate::queue::Jobs`]),
+    /// which decides drops, rates and the order of service together. The
+    /// configuration must have one drop-tail buffer holding every queue: its
+    /// limit is the paper's `B` (eq. 63).
+    Jobs(JobsParams),
 }
 
 impl SchedulerKind {
@@ -255,6 +262,7 @@ impl SchedulerKind {
             SchedulerKind::Mdp { s } => Mdp::new(queues, s.clone()).map(Into::into),
             SchedulerKind::Dwfq { s } => Dwfq::new(queues, s.clone()).map(Into::into),
             SchedulerKind::Beds { s, unit } => Beds::new(queues, s.clone(), *unit).map(Into::into),
+            SchedulerKind::Jobs(_) => return Err("JoBS is a qdisc of its own, built by Qdisc::new".into()),
         };
         built.map_err(|e| e.to_string())
     }
@@ -332,11 +340,41 @@ impl QdiscConfig {
                 }
             }
         }
+        if let SchedulerKind::Jobs(params) = &self.scheduler {
+            return self.validate_jobs(params);
+        }
         self.scheduler.build(self.queues.len(), 1_000_000_000)?;
         for b in 0..self.buffers.len() {
             self.victim_state(b)?;
         }
         Ok(())
+    }
+
+    /// JoBS' own rules: one shared drop-tail buffer whose arrivals JoBS
+    /// alone drops, and one set of guarantees per queue.
+    fn validate_jobs(&self, params: &JobsParams) -> Result<(), String> {
+        let [buffer] = self.buffers.as_slice() else {
+            return Err(format!(
+                "the jobs scheduler manages one shared buffer (the B of eq. 63); this qdisc has {}",
+                self.buffers.len()
+            ));
+        };
+        if !matches!(buffer.policy, BufferPolicy::DropTail { .. }) {
+            return Err("the jobs scheduler drops by its own loss feedback loop: its buffer's policy must be droptail (only the limit is used)".into());
+        }
+        if buffer.victim != Victim::Arrival {
+            return Err("the jobs scheduler chooses its own victims: no plr or plc on its buffer".into());
+        }
+        params.validate(self.queues.len())
+    }
+
+    /// The queue of each codepoint (unlisted ones: the default queue).
+    pub fn codepoint_table(&self) -> [u8; 64] {
+        let mut table = [self.default_queue as u8; 64];
+        for &(codepoint, queue) in &self.classify {
+            table[codepoint as usize] = queue as u8;
+        }
+        table
     }
 
     /// The queues of buffer `b`, in queue order.
@@ -486,10 +524,8 @@ impl<M> Classful<M> {
     /// Builds the discipline; `config` must have passed [`QdiscConfig::validate`].
     pub fn new(config: &QdiscConfig, link_rate_bps: u64, rng: Rng) -> Classful<M> {
         config.validate().expect("qdisc configuration must be validated before use");
-        let mut queue_of_codepoint = [config.default_queue as u8; 64];
-        for &(codepoint, queue) in &config.classify {
-            queue_of_codepoint[codepoint as usize] = queue as u8;
-        }
+        assert!(!matches!(config.scheduler, SchedulerKind::Jobs(_)), "JoBS is built by Qdisc::new");
+        let queue_of_codepoint = config.codepoint_table();
         let mut seeds = rng;
         let buffers = config
             .buffers

@@ -12,31 +12,60 @@
 //!   A FIFO drop-tail queue and a single RED queue are its one-queue cases.
 //!   A shared buffer may choose its victims with PLR or PLC (BPR with PLC is
 //!   the Vukadinović thesis' architecture, Fig. 7).
+//! - [`jobs`] — JoBS (Christin, Liebeherr & Abdelzaher 2001): absolute and
+//!   proportional delay, loss and rate guarantees from one algorithm that
+//!   drops, sets service rates and picks the next packet. A classful
+//!   configuration with `scheduler = SchedulerKind::Jobs` (one shared
+//!   drop-tail buffer, the `B` of its eq. 63) builds it.
 
 pub mod classful;
+pub mod jobs;
 
 use crate::packet::{DropReason, Packet};
 use crate::rng::Rng;
 use crate::time::Time;
 
 pub use classful::{BufferConfig, BufferPolicy, Classful, QdiscConfig, QueueConfig, SchedulerKind, Victim};
+pub use jobs::{Jobs, JobsClass, JobsParams};
 
 /// Where a discipline puts the packets it drops: the arriving one, or any it
 /// pushes out. The caller owns it and drains it after each call, so the hot
 /// path allocates nothing.
 pub type Dropped<M> = Vec<(Packet<M>, DropReason)>;
 
+/// One of a discipline's own counts of its decisions (JoBS' relaxations,
+/// for instance), for the result tables: qdisc-wide (`queue: None`) or of
+/// one queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Counter {
+    pub queue: Option<usize>,
+    pub name: &'static str,
+    pub value: u64,
+}
+
 /// A queueing discipline on one output port.
 #[derive(Debug)]
 pub enum Qdisc<M> {
     Classful(Classful<M>),
+    Jobs(Jobs<M>),
 }
 
 impl<M> Qdisc<M> {
     /// Builds the discipline `config` describes for a link of `link_rate_bps`;
     /// random decisions draw from `rng`.
     pub fn new(config: &QdiscConfig, link_rate_bps: u64, rng: Rng) -> Qdisc<M> {
-        Qdisc::Classful(Classful::new(config, link_rate_bps, rng))
+        match &config.scheduler {
+            SchedulerKind::Jobs(params) => {
+                config.validate().expect("qdisc configuration must be validated before use");
+                Qdisc::Jobs(Jobs::new(
+                    params,
+                    config.codepoint_table(),
+                    config.buffers[0].policy.limit(),
+                    link_rate_bps,
+                ))
+            }
+            _ => Qdisc::Classful(Classful::new(config, link_rate_bps, rng)),
+        }
     }
 
     /// Offers an arriving packet at `now`. A packet it drops (this one or
@@ -45,6 +74,7 @@ impl<M> Qdisc<M> {
     pub fn enqueue(&mut self, pkt: Packet<M>, now: Time, dropped: &mut Dropped<M>) {
         match self {
             Qdisc::Classful(q) => q.enqueue(pkt, now, dropped),
+            Qdisc::Jobs(q) => q.enqueue(pkt, now, dropped),
         }
     }
 
@@ -54,6 +84,7 @@ impl<M> Qdisc<M> {
     pub fn dequeue(&mut self, now: Time, dropped: &mut Dropped<M>) -> Option<Packet<M>> {
         match self {
             Qdisc::Classful(q) => q.dequeue(now, dropped),
+            Qdisc::Jobs(q) => q.dequeue(now),
         }
     }
 
@@ -62,6 +93,7 @@ impl<M> Qdisc<M> {
     pub fn next_wakeup(&self, now: Time) -> Option<Time> {
         match self {
             Qdisc::Classful(q) => q.next_wakeup(now),
+            Qdisc::Jobs(_) => None,
         }
     }
 
@@ -69,6 +101,7 @@ impl<M> Qdisc<M> {
     pub fn len_packets(&self) -> u64 {
         match self {
             Qdisc::Classful(q) => q.len_packets(),
+            Qdisc::Jobs(q) => q.len_packets(),
         }
     }
 
@@ -76,6 +109,7 @@ impl<M> Qdisc<M> {
     pub fn len_bytes(&self) -> u64 {
         match self {
             Qdisc::Classful(q) => q.len_bytes(),
+            Qdisc::Jobs(q) => q.len_bytes(),
         }
     }
 
@@ -84,6 +118,16 @@ impl<M> Qdisc<M> {
     pub fn averages(&self, out: &mut Vec<Option<f64>>) {
         match self {
             Qdisc::Classful(q) => q.averages(out),
+            Qdisc::Jobs(_) => out.clear(),
+        }
+    }
+
+    /// The discipline's own counters (none for a classful qdisc).
+    pub fn counters(&self, out: &mut Vec<Counter>) {
+        out.clear();
+        match self {
+            Qdisc::Classful(_) => {}
+            Qdisc::Jobs(q) => q.report(out),
         }
     }
 }

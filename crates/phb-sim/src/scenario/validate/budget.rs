@@ -17,9 +17,9 @@
 //!   the window open no faster than the network carries the data);
 //! - a time-series row, [`ROW_BYTES`]. Each sample writes, for every
 //!   sampled link direction on a route some traffic takes, its queue (2
-//!   rows), each RED-family buffer's average and each class's throughput
-//!   and mean delay; each class's throughput and mean delay end to end
-//!   (if sampled); and 3 rows per traced TCP flow.
+//!   rows), each RED-family buffer's average and each class's throughput,
+//!   mean delay, offered load and loss rate; each class's throughput and
+//!   mean delay end to end (if sampled); and 3 rows per traced TCP flow.
 //!
 //! Samples are events as well, which cost time rather than memory: a run
 //! takes at most [`MAX_SAMPLES`]. Packets in queues are bounded by the
@@ -245,7 +245,7 @@ fn sample_rows(run: &RunConfig, classes: usize, nodes: &Nodes, links: &Links, gr
             .iter()
             .filter(|b| matches!(b.policy, BufferPolicy::Red(_) | BufferPolicy::Wred(_) | BufferPolicy::AdaptiveRed(_)))
             .count() as u128;
-        2 + averages + 2 * classes
+        2 + averages + 4 * classes
     };
     let ports: Vec<usize> = match &run.sample_scopes {
         Some(scopes) => scopes.iter().filter_map(|scope| port_of_scope(scope, nodes, links)).collect(),

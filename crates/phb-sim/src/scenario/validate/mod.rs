@@ -437,6 +437,7 @@ impl Context<'_> {
             ("scheduler", q.scheduler.is_some()),
             ("delta", q.delta.is_some()),
             ("backlog_unit", q.backlog_unit.is_some()),
+            ("gain", q.gain.is_some()),
             ("cap_rate", q.cap_rate.is_some()),
             ("cap_depth", q.cap_depth.is_some()),
             ("buffers", q.buffers.is_some()),
@@ -851,6 +852,8 @@ impl Context<'_> {
             ("shape", t.shape.is_some()),
             ("codec", t.codec.is_some()),
             ("link_layer", t.link_layer.is_some()),
+            ("burst", t.burst.is_some()),
+            ("off", t.off.is_some()),
         ];
         let key = |k: &str| join(path, k);
         let on_off = |what: &str| -> Result<(Time, Time)> {
@@ -893,6 +896,17 @@ impl Context<'_> {
             }
             raw::TrafficKind::Tcp => unreachable!("TCP groups are validated by tcp_flow"),
             raw::TrafficKind::Voip => unreachable!("VoIP groups are validated by voip"),
+            raw::TrafficKind::Burst => {
+                let what = "a burst source";
+                self.only(path, what, present, &["rate", "burst", "off"])?;
+                let rate_bps = t.rate.as_ref().map(|r| self.rate(&key("rate"), r)).transpose()?;
+                let burst = *self.required(path, "burst", &t.burst, what)?;
+                if burst == 0 {
+                    return Err(self.err(&key("burst"), "a burst has at least 1 packet"));
+                }
+                let off = self.time(&key("off"), self.required(path, "off", &t.off, what)?)?;
+                SourceModel::Burst { packet_size, rate_bps, burst, off }
+            }
             raw::TrafficKind::ExpOnoff => {
                 let what = "an exp_onoff source";
                 self.only(path, what, present, &["rate", "interval", "on_mean", "off_mean"])?;

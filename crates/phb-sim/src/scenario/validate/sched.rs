@@ -6,7 +6,7 @@
 //! queue throughput-sensitive (the higher delay; BEDS' TCP queue), the
 //! second delay-sensitive. BEDS also takes `backlog_unit`.
 
-use phb::queue::SchedulerKind;
+use phb::queue::{JobsClass, JobsParams, SchedulerKind};
 use phb::sched::BacklogUnit;
 
 use super::{number, Context, Result};
@@ -35,6 +35,7 @@ impl Context<'_> {
             raw::Scheduler::Mdp => "mdp",
             raw::Scheduler::Dwfq => "dwfq",
             raw::Scheduler::Beds => "beds",
+            raw::Scheduler::Jobs => "jobs",
         };
         let proportional = matches!(
             kind,
@@ -47,7 +48,7 @@ impl Context<'_> {
                 | raw::Scheduler::Beds
         );
         let wants = match kind {
-            raw::Scheduler::Priority | raw::Scheduler::CappedPriority => None,
+            raw::Scheduler::Priority | raw::Scheduler::CappedPriority | raw::Scheduler::Jobs => None,
             raw::Scheduler::Drr => Some("quantum"),
             raw::Scheduler::VirtualClock => Some("rate"),
             _ if proportional && q.delta.is_some() => None,
@@ -89,6 +90,26 @@ impl Context<'_> {
                 }
                 if !set && wants == Some(key) {
                     return Err(self.err(&qpath, format!("the {name} scheduler needs `{key}` on every queue")));
+                }
+            }
+        }
+        if kind != raw::Scheduler::Jobs {
+            if q.gain.is_some() {
+                return Err(self.err(&join(path, "gain"), "`gain` applies only to scheduler = \"jobs\""));
+            }
+            for (i, queue) in queues.iter().enumerate() {
+                let set = [
+                    ("d", queue.d.is_some()),
+                    ("L", queue.l.is_some()),
+                    ("mu", queue.mu.is_some()),
+                    ("k", queue.k.is_some()),
+                    ("k_prime", queue.k_prime.is_some()),
+                ];
+                if let Some((key, _)) = set.iter().find(|(_, set)| *set) {
+                    return Err(self.err(
+                        &format!("{}[{i}].{key}", join(path, "queues")),
+                        format!("`{key}` is a JoBS guarantee; it applies only to scheduler = \"jobs\""),
+                    ));
                 }
             }
         }
@@ -202,6 +223,76 @@ impl Context<'_> {
                     Some(raw::BacklogUnit::Bytes) | None => BacklogUnit::Bytes,
                 },
             },
+            raw::Scheduler::Jobs => SchedulerKind::Jobs(self.jobs(path, q, queues)?),
         })
+    }
+
+    /// JoBS' guarantees, one table per queue (`d`, `L`, `mu`, `k`,
+    /// `k_prime`, all optional), its gain, and its one shared drop-tail
+    /// buffer.
+    fn jobs(&self, path: &str, q: &raw::Qdisc, queues: &[raw::Queue]) -> Result<JobsParams> {
+        let buffers = q.buffers.as_deref().unwrap_or_default();
+        if buffers.len() != 1 {
+            return Err(self.err(
+                &join(path, "buffers"),
+                format!(
+                    "the jobs scheduler manages one buffer shared by every queue (the B of the paper's eq. 63); this qdisc has {}",
+                    buffers.len()
+                ),
+            ));
+        }
+        let bpath = format!("{}[0]", join(path, "buffers"));
+        if buffers[0].policy != raw::Policy::Droptail {
+            return Err(self.err(
+                &join(&bpath, "policy"),
+                "JoBS drops by its own loss feedback loop: its buffer's policy must be \"droptail\" (its limit is B)",
+            ));
+        }
+        for key in ["plr", "plc"] {
+            let set = if key == "plr" { buffers[0].plr.is_some() } else { buffers[0].plc.is_some() };
+            if set {
+                return Err(self.err(
+                    &join(&bpath, key),
+                    format!("`{key}` does not apply to a JoBS buffer: JoBS chooses its own victims"),
+                ));
+            }
+        }
+        let gain = q.gain.unwrap_or(JobsParams::DEFAULT_GAIN);
+        if !(gain > 0.0 && gain <= 1.0) {
+            return Err(self.err(
+                &join(path, "gain"),
+                format!("gain is a fraction of the stability limit of eq. (59), in (0, 1]; got {}", number(gain)),
+            ));
+        }
+        let mut classes = Vec::with_capacity(queues.len());
+        for (i, queue) in queues.iter().enumerate() {
+            let qpath = format!("{}[{i}]", join(path, "queues"));
+            let d = queue.d.as_ref().map(|d| self.positive_time(&join(&qpath, "d"), d)).transpose()?;
+            if let Some(l) = queue.l {
+                if !(0.0..1.0).contains(&l) {
+                    return Err(self.err(
+                        &join(&qpath, "L"),
+                        format!("L is a loss-rate bound, a fraction in [0, 1) (0.001 for 0.1%); got {}", number(l)),
+                    ));
+                }
+            }
+            let mu = queue.mu.as_ref().map(|mu| self.rate(&join(&qpath, "mu"), mu)).transpose()?;
+            for (key, value) in [("k", queue.k), ("k_prime", queue.k_prime)] {
+                let Some(v) = value else { continue };
+                let key_path = join(&qpath, key);
+                if !(v.is_finite() && v > 0.0) {
+                    return Err(self.err(&key_path, format!("{key} must be positive and finite, got {}", number(v))));
+                }
+                if i + 1 == queues.len() {
+                    let what = if key == "k" { "delay: D_i+1 = k_i·D_i" } else { "loss: p_i+1 = k'_i·p_i" };
+                    return Err(self.err(
+                        &key_path,
+                        format!("{key} relates a queue to the next one ({what}); {} is the last queue", queue.name),
+                    ));
+                }
+            }
+            classes.push(JobsClass { d, l: queue.l, mu, k: queue.k, k_prime: queue.k_prime });
+        }
+        Ok(JobsParams { classes, gain })
     }
 }

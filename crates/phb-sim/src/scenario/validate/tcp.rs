@@ -73,6 +73,8 @@ impl Context<'_> {
             ("off_mean", t.off_mean.is_some()),
             ("codec", t.codec.is_some()),
             ("link_layer", t.link_layer.is_some()),
+            ("burst", t.burst.is_some()),
+            ("off", t.off.is_some()),
         ];
         if let Some((k, _)) = udp_keys.iter().find(|(_, set)| *set) {
             let hint = if *k == "packet_size" { "; TCP packets are mss + header bytes" } else { "" };
