@@ -15,6 +15,7 @@
 
 pub mod classful;
 
+use crate::framing::Framing;
 use crate::packet::{DropReason, Packet};
 use crate::rng::Rng;
 use crate::time::Time;
@@ -37,6 +38,13 @@ impl<M> Qdisc<M> {
     /// random decisions draw from `rng`.
     pub fn new(config: &QdiscConfig, link_rate_bps: u64, rng: Rng) -> Qdisc<M> {
         Qdisc::Classful(Classful::new(config, link_rate_bps, rng))
+    }
+
+    /// As [`Qdisc::new`] for a link with `framing`: on an ATM link (AAL5)
+    /// the buffers also count cells and schedulers see wire sizes
+    /// ([`crate::framing`]).
+    pub fn with_framing(config: &QdiscConfig, link_rate_bps: u64, framing: Framing, rng: Rng) -> Qdisc<M> {
+        Qdisc::Classful(Classful::with_framing(config, link_rate_bps, framing, rng))
     }
 
     /// Offers an arriving packet at `now`. A packet it drops (this one or
@@ -79,8 +87,22 @@ impl<M> Qdisc<M> {
         }
     }
 
+    /// Cells waiting (0 on a link without cell framing).
+    pub fn len_cells(&self) -> u64 {
+        match self {
+            Qdisc::Classful(q) => q.len_cells(),
+        }
+    }
+
+    /// Every packet waiting (end-of-run accounting; not a hot path).
+    pub fn queued(&self) -> impl Iterator<Item = &Packet<M>> {
+        match self {
+            Qdisc::Classful(q) => q.queued(),
+        }
+    }
+
     /// The AQM averages, one per buffer policy (`None` for drop-tail), for
-    /// time series.
+    /// time series, in each policy's unit (F-RED and DI-RO: cells).
     pub fn averages(&self, out: &mut Vec<Option<f64>>) {
         match self {
             Qdisc::Classful(q) => q.averages(out),

@@ -32,6 +32,7 @@ impl Context<'_> {
             raw::Scheduler::Pad => "pad",
             raw::Scheduler::Mdp => "mdp",
             raw::Scheduler::Dwfq => "dwfq",
+            raw::Scheduler::Exvc => "exvc",
         };
         let proportional = matches!(
             kind,
@@ -46,6 +47,7 @@ impl Context<'_> {
             raw::Scheduler::Priority | raw::Scheduler::CappedPriority => None,
             raw::Scheduler::Drr => Some("quantum"),
             raw::Scheduler::VirtualClock => Some("rate"),
+            raw::Scheduler::Exvc => Some("q"),
             _ if proportional && q.delta.is_some() => None,
             _ if proportional => Some("s"),
             _ => Some("weight"),
@@ -69,6 +71,7 @@ impl Context<'_> {
                 ("quantum", queue.quantum.is_some()),
                 ("rate", queue.rate.is_some()),
                 ("s", queue.s.is_some()),
+                ("q", queue.q.is_some()),
             ];
             for (key, set) in keys {
                 if set && wants != Some(key) {
@@ -81,6 +84,11 @@ impl Context<'_> {
                     return Err(self.err(&qpath, format!("the {name} scheduler needs `{key}` on every queue")));
                 }
             }
+        }
+        if kind != raw::Scheduler::Exvc && q.regulate_every.is_some() {
+            return Err(
+                self.err(&join(path, "regulate_every"), "`regulate_every` applies only to scheduler = \"exvc\"")
+            );
         }
         if kind != raw::Scheduler::CappedPriority {
             for (key, set) in [("cap_rate", q.cap_rate.is_some()), ("cap_depth", q.cap_depth.is_some())] {
@@ -185,6 +193,19 @@ impl Context<'_> {
             raw::Scheduler::Pad => SchedulerKind::Pad { s: s()? },
             raw::Scheduler::Mdp => SchedulerKind::Mdp { s: s()? },
             raw::Scheduler::Dwfq => SchedulerKind::Dwfq { s: s()? },
+            raw::Scheduler::Exvc => {
+                let k = match q.regulate_every {
+                    Some(0) => {
+                        return Err(self.err(
+                            &join(path, "regulate_every"),
+                            "regulate_every must be at least 1 (1: self-regulate at every arrival)",
+                        ))
+                    }
+                    Some(k) => k,
+                    None => 1,
+                };
+                SchedulerKind::ExVc { q: per_queue("q", |queue| queue.q)?, k }
+            }
         })
     }
 }
