@@ -472,6 +472,27 @@ mod tests {
         }
     }
 
+    /// F-GCRA at the edge of an AAL5 link, T = 80 µs (5.3 Mb/s of cells),
+    /// τ = 0, 1500-byte frames (32 cells): a frame at 0 conforms (TAT 2.56
+    /// ms), one at 1 ms does not, one at 2.56 ms does. As a marker the
+    /// non-conforming frame is remarked AF13 (red); as a policer it is dropped.
+    #[test]
+    fn fgcra_marks_or_polices_whole_frames() {
+        let fgcra = MeterConfig::Fgcra(FgcraParams { rate: 5_300_000, tau: Time::ZERO, mode: ColourMode::Blind });
+        let times = [0, 1_000, 2_560];
+        for (actions, out) in
+            [(ColourActions::marker(AF11, AF12, AF13), mark(AF13, Red)), (ColourActions::policer(), Verdict::Drop)]
+        {
+            let cfg = ConditionerConfig { rules: vec![RuleConfig::metered("sla", Match::ANY, fgcra.clone(), actions)] };
+            assert!(cfg.counts_cells());
+            let mut c = cfg.build_on(Framing::AAL5, Rng::derive(1, "edge"));
+            let got: Vec<Verdict> =
+                times.iter().map(|&t| c.condition(&key(1, AF11), Green, 1500, Time::from_micros(t))).collect();
+            let first = if out == Verdict::Drop { Verdict::Pass } else { mark(AF11, Green) };
+            assert_eq!(got, [first, out, first]);
+        }
+    }
+
     #[test]
     fn two_trtcm_customers_exact_remark_sequence() {
         let cfg = two_customers();
