@@ -52,7 +52,7 @@ fn qdisc(kind: u8, limit: u64) -> QdiscConfig {
         // thresholds in cells (about 15 cells a packet here).
         6 => QdiscConfig::single(BufferPolicy::FRed(fred(limit))),
         _ => shared(
-            BufferPolicy::DiRo(DiRoParams { red: fred(limit), average_all: limit % 2 == 0 }),
+            BufferPolicy::DiRo(DiRoParams { red: fred(limit), average_all: limit.is_multiple_of(2) }),
             Victim::Arrival,
             SchedulerKind::ExVc { q: vec![1.0, 3.0], k: 1 + (limit % 3) as u32 },
         ),
@@ -67,7 +67,7 @@ fn fred(limit: u64) -> FRedParams {
         max_th: cells as f64 / 2.0,
         w_q: 0.02,
         limit: Limit::Cells(cells),
-        count: limit % 3 != 0,
+        count: !limit.is_multiple_of(3),
         ..FRedParams::default()
     }
 }
