@@ -367,7 +367,7 @@ impl<'s> Router<'s> {
         } else {
             counts.sent += 1;
             counts.sent_bytes += u64::from(size);
-            self.end_to_end[plan.class].arrive();
+            self.end_to_end[plan.class].arrive(size);
         }
         let meta = Meta { slot, route, hop: 0, reverse, queueing: Time::ZERO };
         let pkt = Packet {
@@ -393,7 +393,7 @@ impl<'s> Router<'s> {
             let verdict = conditioner.condition(&key, pkt.colour, pkt.size, now);
             if let Err(reason) = verdict.apply(&mut pkt) {
                 let class = self.class_of_codepoint[usize::from(pkt.class & 63)];
-                self.ports[p].stats[class].arrive();
+                self.ports[p].stats[class].arrive(pkt.size);
                 self.dropped.push((pkt, reason));
                 self.count_drops(p);
                 return;
@@ -404,7 +404,7 @@ impl<'s> Router<'s> {
         }
         let class = self.class_of_codepoint[usize::from(pkt.class & 63)];
         let port = &mut self.ports[p];
-        port.stats[class].arrive();
+        port.stats[class].arrive(pkt.size);
         if port.loss > 0.0 && port.loss_rng.uniform() < port.loss {
             self.dropped.push((pkt, DropReason::LossModule));
         } else {

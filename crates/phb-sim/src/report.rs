@@ -5,16 +5,21 @@
 //!   (after the warm-up); `queued_end` is what was still queued (per link)
 //!   or still in the network (end to end) when the run stopped. Delays are
 //!   queueing delays (arrival at the qdisc to start of transmission) per
-//!   link, and one-way delays (creation to reception) end to end.
+//!   link, and one-way delays (creation to reception) end to end. Per link
+//!   also the time-averaged backlog of the class (`backlog_mean_pkts`) and,
+//!   on a link with AAL5 framing, the same counts in ATM cells (`*_cells`;
+//!   0, or NaN for the mean, elsewhere and end to end).
 //! - `flows`: one row per flow. "Packets" are UDP packets or TCP data
 //!   segments (retransmissions included); `throughput_bps` counts the IP
 //!   bytes of those received, `goodput_bps` the application bytes delivered
 //!   in order (for UDP the two are equal).
 //! - `transfers`: one row per completed TCP file transfer.
 //! - `timeseries`: long form `(time_s, scope, class, metric, value)`:
-//!   per link direction the queue (`queue_pkts`, `queue_bytes`, `red_avg`)
-//!   and per class its backlog (`backlog_pkts`, packets of the class in the
-//!   qdisc at the sample), throughput and mean delay over the interval;
+//!   per link direction the queue (`queue_pkts`, `queue_bytes`, on an AAL5
+//!   link `queue_cells`, `red_avg`) and per class its backlog
+//!   (`backlog_pkts`, packets of the class in the qdisc at the sample; on an
+//!   AAL5 link also `backlog_cells`), throughput and mean delay over the
+//!   interval;
 //!   end to end, per class throughput and mean delay; traced TCP flows
 //!   appear with scope `flow/<name>`.
 //! - `delay_ratios`: one row per ratio of `run.delay_ratios` and timescale:
@@ -27,7 +32,7 @@
 //! - `counters`: long form `(scope, queue, counter, value)`: what a qdisc
 //!   counts of its own decisions (JoBS), after the warm-up.
 
-use phb::{DropReason, Time};
+use phb::{DropReason, Framing, Time};
 
 use crate::flow::{Flow, FlowTransport, Tcp};
 use crate::measure::ClassStats;
@@ -105,6 +110,10 @@ impl TimeSeries {
         }
         self.push(now, &scope, "", "queue_pkts", port.qdisc.len_packets() as f64);
         self.push(now, &scope, "", "queue_bytes", port.qdisc.len_bytes() as f64);
+        let cells = port.framing.has_cells();
+        if cells {
+            self.push(now, &scope, "", "queue_cells", port.qdisc.len_cells() as f64);
+        }
         let mut averages = Vec::new();
         port.qdisc.averages(&mut averages);
         let several = averages.len() > 1;
@@ -118,6 +127,9 @@ impl TimeSeries {
         for (class, s) in scenario.classes.iter().zip(&port.stats) {
             if s.total.arrivals > 0 {
                 self.push(now, &scope, &class.name, "backlog_pkts", s.backlog() as f64);
+                if cells {
+                    self.push(now, &scope, &class.name, "backlog_cells", s.backlog_cells() as f64);
+                }
             }
         }
     }
@@ -165,12 +177,37 @@ pub struct ClassRows {
     delay: [Vec<f64>; 5],
     throughput_bps: Vec<f64>,
     queued_end: Vec<u64>,
+    backlog_mean_pkts: Vec<f64>,
+    cells: [Vec<u64>; 4],
+    backlog_mean_cells: Vec<f64>,
+}
+
+/// What a link adds to a class's row: its framing and the occupancy, in
+/// packet·ns and cell·ns of the measured period, of the class's packets
+/// still queued at the end.
+struct LinkRow {
+    framing: Framing,
+    queued_pkt_ns: u128,
+    queued_cell_ns: u128,
 }
 
 impl ClassRows {
     /// Adds the row of `class` at `scope` from its counters; `measured_s`
-    /// is the length of the measured period.
+    /// is the length of the measured period. (The backlog means of a link's
+    /// row need its occupancy: they are NaN here.)
     pub fn push(&mut self, scope: &str, class: &str, stats: &ClassStats, measured_s: f64, queued_end: u64) {
+        self.push_row(scope, class, stats, measured_s, queued_end, None);
+    }
+
+    fn push_row(
+        &mut self,
+        scope: &str,
+        class: &str,
+        stats: &ClassStats,
+        measured_s: f64,
+        queued_end: u64,
+        link: Option<&LinkRow>,
+    ) {
         let counts = stats.measured();
         self.scope.push(scope.to_string());
         self.class.push(class.to_string());
@@ -197,6 +234,24 @@ impl ClassRows {
         }
         self.throughput_bps.push(counts.departed_bytes as f64 * 8.0 / measured_s);
         self.queued_end.push(queued_end);
+        let measured_ns = measured_s * 1e9;
+        let (mean_pkts, mean_cells) = match link {
+            Some(l) => (
+                (stats.occupancy_ns + l.queued_pkt_ns) as f64 / measured_ns,
+                if l.framing.has_cells() {
+                    (stats.occupancy_cell_ns + l.queued_cell_ns) as f64 / measured_ns
+                } else {
+                    f64::NAN
+                },
+            ),
+            None => (f64::NAN, f64::NAN),
+        };
+        self.backlog_mean_pkts.push(mean_pkts);
+        self.backlog_mean_cells.push(mean_cells);
+        let cells = [counts.arrival_cells, counts.departed_cells, counts.dropped_cells, stats.backlog_cells()];
+        for (column, n) in self.cells.iter_mut().zip(cells) {
+            column.push(n);
+        }
     }
 
     /// The `classes` table.
@@ -222,6 +277,13 @@ impl ClassRows {
         }
         t.push("throughput_bps", Column::F64(self.throughput_bps));
         t.push("queued_end", Column::U64(self.queued_end));
+        t.push("backlog_mean_pkts", Column::F64(self.backlog_mean_pkts));
+        let [arrivals, departures, dropped, queued_end] = self.cells;
+        t.push("arrivals_cells", Column::U64(arrivals));
+        t.push("departures_cells", Column::U64(departures));
+        t.push("dropped_cells", Column::U64(dropped));
+        t.push("queued_end_cells", Column::U64(queued_end));
+        t.push("backlog_mean_cells", Column::F64(self.backlog_mean_cells));
         t
     }
 }
@@ -373,12 +435,22 @@ pub(crate) fn collect(sim: &mut Sim, seed: u64) -> RunOutput {
             rows.push(END_TO_END, &class.name, stats, measured_s, stats.backlog());
         }
     }
+    let (end, warmup) = (sim.end, scenario.run.warmup);
+    let mut queued: Vec<(u128, u128)> = vec![(0, 0); scenario.classes.len()];
     for port in &sim.ports {
         let scope = port_scope(scenario, port);
+        queued.fill((0, 0));
+        for pkt in port.qdisc.queued() {
+            let c = sim.class_of(pkt.class);
+            let waited = end.saturating_sub(pkt.enqueued.max(warmup)).as_nanos() as u128;
+            queued[c].0 += waited;
+            queued[c].1 += waited * port.framing.cells(pkt.size) as u128;
+        }
         for (c, class) in scenario.classes.iter().enumerate() {
             let stats = &port.stats[c];
             if stats.total.arrivals > 0 {
-                rows.push(&scope, &class.name, stats, measured_s, stats.backlog());
+                let link = LinkRow { framing: port.framing, queued_pkt_ns: queued[c].0, queued_cell_ns: queued[c].1 };
+                rows.push_row(&scope, &class.name, stats, measured_s, stats.backlog(), Some(&link));
             }
         }
     }

@@ -136,12 +136,15 @@ impl<'s> Sim<'s> {
             ];
             for (from, to, qdisc, conditioner, loss) in directions {
                 let name = format!("{}->{}", scenario.nodes[from].name, scenario.nodes[to].name);
-                let q = Qdisc::new(qdisc, link.rate_bps, Rng::derive(seed, &format!("port/{name}")));
+                let rng = Rng::derive(seed, &format!("port/{name}"));
+                let q = Qdisc::with_framing(qdisc, link.rate_bps, link.framing, rng);
                 let loss_rng = Rng::derive(seed, &format!("loss/{name}"));
                 let mut port = Port::new(from, to, link.rate_bps, link.delay, q, loss, loss_rng, classes);
                 port.queue_names = qdisc.queues.iter().map(|q| q.name.clone()).collect();
-                port.conditioner =
-                    conditioner.as_ref().map(|c| c.build(Rng::derive(seed, &format!("conditioner/{name}"))));
+                port.framing = link.framing;
+                port.conditioner = conditioner
+                    .as_ref()
+                    .map(|c| c.build_on(link.framing, Rng::derive(seed, &format!("conditioner/{name}"))));
                 ports.push(port);
             }
         }
@@ -313,6 +316,12 @@ impl<'s> Sim<'s> {
         self.now = self.end;
         let _ = progress(1.0); // the run is done: nothing left to stop
         Ok(())
+    }
+
+    /// The class (index into the scenario's classes) of a codepoint.
+    #[inline]
+    pub(crate) fn class_of(&self, codepoint: u8) -> usize {
+        self.class_of_codepoint[(codepoint & 63) as usize] as usize
     }
 
     fn packet(&self, f: usize, size: u32, meta: Meta) -> SimPacket {
@@ -533,13 +542,16 @@ impl<'s> Sim<'s> {
     }
 
     fn enqueue(&mut self, p: usize, mut pkt: SimPacket) {
+        // The wait at this port counts from here (a packet dropped on arrival waits 0).
+        pkt.enqueued = self.now;
         if self.ports[p].conditioner.is_some() {
             let key = self.packet_key(&pkt);
             let conditioner = self.ports[p].conditioner.as_mut().expect("checked");
             let verdict = conditioner.condition(&key, pkt.colour, pkt.size, self.now);
             if let Err(reason) = verdict.apply(&mut pkt) {
                 let class = self.class_of_codepoint[(pkt.class & 63) as usize] as usize;
-                self.ports[p].stats[class].arrive(pkt.size);
+                let port = &mut self.ports[p];
+                port.stats[class].arrive_at_link(pkt.size, port.framing.cells(pkt.size));
                 self.dropped.push((pkt, reason));
                 self.count_drops(p);
                 return;
@@ -552,7 +564,7 @@ impl<'s> Sim<'s> {
             }
         }
         let port = &mut self.ports[p];
-        port.stats[class].arrive(pkt.size);
+        port.stats[class].arrive_at_link(pkt.size, port.framing.cells(pkt.size));
         if port.loss > 0.0 && port.loss_rng.uniform() < port.loss {
             self.dropped.push((pkt, DropReason::LossModule));
         } else {
@@ -569,7 +581,9 @@ impl<'s> Sim<'s> {
     fn count_drops(&mut self, p: usize) {
         while let Some((lost, reason)) = self.dropped.pop() {
             let lost_class = self.class_of_codepoint[(lost.class & 63) as usize] as usize;
-            self.ports[p].stats[lost_class].drop(reason);
+            let waited = self.waited_in_period(lost.enqueued);
+            let port = &mut self.ports[p];
+            port.stats[lost_class].drop_at_link(reason, port.framing.cells(lost.size), waited);
             let flow = &mut self.flows[lost.flow as usize];
             if lost.meta.kind == Kind::Ack {
                 flow.total.acks_lost += 1;
@@ -596,13 +610,25 @@ impl<'s> Sim<'s> {
         };
         let class = self.class_of_codepoint[(pkt.class & 63) as usize] as usize;
         let wait = (self.now - pkt.enqueued).as_nanos();
-        port.stats[class].depart(pkt.size, wait, self.measuring);
-        let done = self.now + Time::transmission(pkt.size, port.rate_bps);
+        let waited =
+            if self.measuring { (self.now - pkt.enqueued.max(self.scenario.run.warmup)).as_nanos() } else { 0 };
+        port.stats[class].depart_link(pkt.size, port.framing.cells(pkt.size), wait, waited, self.measuring);
+        let done = self.now + port.transmission(pkt.size);
         port.busy = true;
         port.wire.push_back(pkt);
         let arrival = done + port.delay;
         self.events.push(done, Event::TxDone(p as u32));
         self.events.push(arrival, Event::Arrive(p as u32));
+    }
+
+    /// The part of the measured period since `enqueued` (0 during the warm-up).
+    #[inline]
+    fn waited_in_period(&self, enqueued: Time) -> u64 {
+        if self.measuring {
+            self.now.saturating_sub(enqueued.max(self.scenario.run.warmup)).as_nanos()
+        } else {
+            0
+        }
     }
 
     /// The time a packet of `size` bytes spends on `route` besides waiting in
@@ -614,7 +640,7 @@ impl<'s> Sim<'s> {
             .iter()
             .map(|&p| {
                 let port = &self.ports[p as usize];
-                Time::transmission(size, port.rate_bps) + port.delay
+                port.transmission(size) + port.delay
             })
             .fold(Time::ZERO, |sum, t| sum + t)
     }

@@ -1,8 +1,11 @@
 //! Property test: whatever the network, load (UDP and TCP of every variant)
-//! buffers (with PLC and PLR pushing queued packets out) and loss elements, every run ends with packets conserved (the
-//! simulator checks it and fails the run otherwise) and with counters that
-//! agree across tables.
+//! buffers (with PLC and PLR pushing queued packets out; F-RED and DI-RO
+//! under Ex-VC on AAL5 links), framing and loss elements, every run ends
+//! with packets conserved (the simulator checks it and fails the run
+//! otherwise) and with counters that agree across tables, cells included.
 
+use phb::aqm::diro::DiRoParams;
+use phb::aqm::fred::FRedParams;
 use phb::aqm::plr::PlrMemory;
 use phb::aqm::red::RedParams;
 use phb::aqm::Limit;
@@ -40,11 +43,32 @@ fn qdisc(kind: u8, limit: u64) -> QdiscConfig {
             Victim::Plc { x: 1.24 },
             SchedulerKind::BprPlus { s: vec![1.0, 4.0] },
         ),
-        _ => shared(
+        5 => shared(
             BufferPolicy::DropTail { limit: Limit::Bytes(limit * 700) },
             Victim::Plr { sigma: vec![1.0, 3.0], memory: PlrMemory::Window(20) },
             SchedulerKind::Wtp { s: vec![1.0, 4.0] },
         ),
+        // On AAL5 links: F-RED on a FIFO, and DI-RO shared under Ex-VC,
+        // thresholds in cells (about 15 cells a packet here).
+        6 => QdiscConfig::single(BufferPolicy::FRed(fred(limit))),
+        _ => shared(
+            BufferPolicy::DiRo(DiRoParams { red: fred(limit), average_all: limit.is_multiple_of(2) }),
+            Victim::Arrival,
+            SchedulerKind::ExVc { q: vec![1.0, 3.0], k: 1 + (limit % 3) as u32 },
+        ),
+    }
+}
+
+/// F-RED over `limit` packets' worth of cells.
+fn fred(limit: u64) -> FRedParams {
+    let cells = limit * 15;
+    FRedParams {
+        min_th: cells as f64 / 4.0,
+        max_th: cells as f64 / 2.0,
+        w_q: 0.02,
+        limit: Limit::Cells(cells),
+        count: !limit.is_multiple_of(3),
+        ..FRedParams::default()
     }
 }
 
@@ -53,6 +77,7 @@ fn limit_pkts(limit: Limit) -> f64 {
     match limit {
         Limit::Packets(n) => n as f64,
         Limit::Bytes(n) => n as f64 / 700.0,
+        Limit::Cells(n) => n as f64 / 15.0,
     }
 }
 
@@ -83,12 +108,15 @@ fn chain(
     nodes.push(NodeDef { name: "d".into(), kind: NodeKind::Host });
     let links = (0..=hops)
         .map(|i| {
-            let q = qdisc(kinds[i % kinds.len()], limits[i % limits.len()]);
+            let kind = kinds[i % kinds.len()];
+            let q = qdisc(kind, limits[i % limits.len()]);
+            let framing = if kind >= 6 || i % 2 == 1 { phb::Framing::AAL5 } else { phb::Framing::None };
             LinkDef {
                 a: i,
                 b: i + 1,
                 rate_bps: rates_mbps[i % rates_mbps.len()] * 1_000_000,
                 delay: Time::from_micros(500 * i as u64),
+                framing,
                 qdisc_ab: q.clone(),
                 qdisc_ba: q,
                 conditioner_ab: None,
@@ -176,7 +204,7 @@ proptest! {
     fn every_run_conserves_packets(
         hops in 0usize..4,
         rates in proptest::collection::vec(1u64..20, 1..4),
-        kinds in proptest::collection::vec(0u8..6, 1..4),
+        kinds in proptest::collection::vec(0u8..8, 1..4),
         limits in proptest::collection::vec(2u64..60, 1..4),
         loads in proptest::collection::vec((0u8..4, 1u64..8), 1..4),
         losses in proptest::collection::vec(0.0f64..0.05, 1..3),
@@ -195,6 +223,11 @@ proptest! {
             let (Some(Column::Str(scope)), Some(Column::U64(arrivals))) = (classes.column("scope"), classes.column("arrivals")) else { panic!() };
             let end_to_end: u64 = (0..scope.len()).filter(|&i| scope[i] == "end-to-end").map(|i| arrivals[i]).sum();
             prop_assert_eq!(end_to_end, sum_u64(flows, "sent_pkts"));
+            // Every cell that arrived at a link left, was dropped or is queued.
+            let cells = sum_u64(classes, "arrivals_cells");
+            let accounted = sum_u64(classes, "departures_cells") + sum_u64(classes, "dropped_cells") + sum_u64(classes, "queued_end_cells");
+            prop_assert_eq!(cells, accounted);
+            prop_assert_eq!(cells > 0, s.links.iter().any(|l| l.framing.has_cells()));
         }
     }
 }

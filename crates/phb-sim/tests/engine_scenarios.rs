@@ -22,6 +22,7 @@ fn link(a: usize, b: usize, rate_bps: u64, delay: Time, qdisc: QdiscConfig) -> L
         b,
         rate_bps,
         delay,
+        framing: phb::Framing::None,
         qdisc_ab: qdisc.clone(),
         qdisc_ba: qdisc,
         conditioner_ab: None,

@@ -30,6 +30,7 @@ fn dumbbell(
         b,
         rate_bps,
         delay,
+        framing: phb::Framing::None,
         qdisc_ab: q.clone(),
         qdisc_ba: q,
         conditioner_ab: None,

@@ -4,7 +4,8 @@ use phb::DropReason;
 
 use super::histogram::DelayHistogram;
 
-/// Counts of one class at one point, since the start of the run.
+/// Counts of one class at one point, since the start of the run. The cell
+/// counts are those of a link with AAL5 framing (0 elsewhere and end to end).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
     pub arrivals: u64,
@@ -12,6 +13,9 @@ pub struct Counts {
     pub departed_bytes: u64,
     /// Indexed by `DropReason as usize`.
     pub drops: [u64; DropReason::ALL.len()],
+    pub arrival_cells: u64,
+    pub departed_cells: u64,
+    pub dropped_cells: u64,
 }
 
 impl Counts {
@@ -30,6 +34,9 @@ impl Counts {
             departures: self.departures - earlier.departures,
             departed_bytes: self.departed_bytes - earlier.departed_bytes,
             drops,
+            arrival_cells: self.arrival_cells - earlier.arrival_cells,
+            departed_cells: self.departed_cells - earlier.departed_cells,
+            dropped_cells: self.dropped_cells - earlier.dropped_cells,
         }
     }
 }
@@ -48,6 +55,13 @@ pub struct ClassStats {
     pub interval_delay_sum: u64,
     pub interval_arrived_bytes: u64,
     pub interval_drops: u64,
+    /// At a link: the time integral, over the measured period, of the
+    /// class's packets (and cells) in the qdisc, packet·ns (cell·ns): each
+    /// packet adds the part of its wait after the warm-up when it leaves the
+    /// qdisc (sent or dropped), and those still queued at the end are added
+    /// by the report.
+    pub occupancy_ns: u128,
+    pub occupancy_cell_ns: u128,
 }
 
 /// What one class did in a sampling interval.
@@ -72,6 +86,34 @@ impl ClassStats {
     pub fn drop(&mut self, reason: DropReason) {
         self.total.drops[reason as usize] += 1;
         self.interval_drops += 1;
+    }
+
+    /// A packet of `bytes` and `cells` cells (0 without cell framing)
+    /// arrives at a link.
+    #[inline]
+    pub fn arrive_at_link(&mut self, bytes: u32, cells: u32) {
+        self.arrive(bytes);
+        self.total.arrival_cells += cells as u64;
+    }
+
+    /// A packet of `cells` cells is dropped at a link for `reason`, after
+    /// `waited_ns` of the measured period in its qdisc (0 for an arrival).
+    #[inline]
+    pub fn drop_at_link(&mut self, reason: DropReason, cells: u32, waited_ns: u64) {
+        self.drop(reason);
+        self.total.dropped_cells += cells as u64;
+        self.occupancy_ns += waited_ns as u128;
+        self.occupancy_cell_ns += waited_ns as u128 * cells as u128;
+    }
+
+    /// A packet of `bytes` and `cells` leaves a link's qdisc after
+    /// `delay_ns`, `waited_ns` of it in the measured period.
+    #[inline]
+    pub fn depart_link(&mut self, bytes: u32, cells: u32, delay_ns: u64, waited_ns: u64, measured: bool) {
+        self.total.departed_cells += cells as u64;
+        self.occupancy_ns += waited_ns as u128;
+        self.occupancy_cell_ns += waited_ns as u128 * cells as u128;
+        self.depart(bytes, delay_ns, measured);
     }
 
     /// A packet of `bytes` leaves after `delay_ns`; `measured` says whether
@@ -102,6 +144,11 @@ impl ClassStats {
     /// Packets that arrived and neither left nor were dropped.
     pub fn backlog(&self) -> u64 {
         self.total.arrivals - self.total.departures - self.total.dropped()
+    }
+
+    /// Their cells (0 without cell framing).
+    pub fn backlog_cells(&self) -> u64 {
+        self.total.arrival_cells - self.total.departed_cells - self.total.dropped_cells
     }
 
     /// The interval's counts, which restart for the next one.

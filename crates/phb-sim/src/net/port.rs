@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 
 use phb::classify::Conditioner;
 use phb::queue::Counter;
-use phb::{Qdisc, Rng, Time};
+use phb::{Framing, Qdisc, Rng, Time};
 
 use super::{Meta, SimPacket};
 use crate::measure::ClassStats;
@@ -21,6 +21,8 @@ pub struct Port {
     pub to: usize,
     pub rate_bps: u64,
     pub delay: Time,
+    /// How the link carries packets: AAL5 frames of cells, or as they are.
+    pub framing: Framing,
     pub qdisc: Qdisc<Meta>,
     /// The edge conditioner at this port's ingress, if any.
     pub conditioner: Option<Conditioner>,
@@ -58,6 +60,7 @@ impl Port {
             to,
             rate_bps,
             delay,
+            framing: Framing::None,
             qdisc,
             conditioner: None,
             loss,
@@ -69,6 +72,13 @@ impl Port {
             queue_names: Vec::new(),
             counters_at_warmup: Vec::new(),
         }
+    }
+
+    /// The time to serialise a packet of `size` bytes (its frame's cells on
+    /// an ATM link).
+    #[inline]
+    pub fn transmission(&self, size: u32) -> Time {
+        Time::transmission(self.framing.wire_bytes(size), self.rate_bps)
     }
 
     /// Packets in the qdisc, by the per-class counters.

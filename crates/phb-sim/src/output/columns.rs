@@ -44,6 +44,12 @@ pub fn column_doc(table: &str, column: &str) -> Option<ColumnDoc> {
         ("classes", "delay_max_s") => doc("s", "largest delay (as delay_mean_s), exact"),
         ("classes", "throughput_bps") => doc("bit/s", "bits of the departed packets (IP size) per second of the measured period"),
         ("classes", "queued_end") => doc("packets", "still queued at this link (or, end to end, still in the network) when the run ended"),
+        ("classes", "backlog_mean_pkts") => doc("packets", "at a link: the class's packets in the qdisc, averaged over the measured period (the time integral of its backlog / the period; a packet in transmission is no longer in the qdisc); NaN end to end"),
+        ("classes", "arrivals_cells") => doc("cells", "at a link with AAL5 framing: the ATM cells of the packets counted in arrivals; 0 elsewhere and end to end"),
+        ("classes", "departures_cells") => doc("cells", "at a link with AAL5 framing: the cells of the packets counted in departures; 0 elsewhere and end to end"),
+        ("classes", "dropped_cells") => doc("cells", "at a link with AAL5 framing: the cells of the packets counted in dropped (frames are dropped whole); 0 elsewhere and end to end"),
+        ("classes", "queued_end_cells") => doc("cells", "at a link with AAL5 framing: the cells of the packets counted in queued_end; 0 elsewhere and end to end"),
+        ("classes", "backlog_mean_cells") => doc("cells", "at a link with AAL5 framing: as backlog_mean_pkts, in cells (the buffer occupancy a cell switch reports); NaN elsewhere and end to end"),
         ("flows" | "transfers", "flow") => doc("", "flow name: the traffic group's name, with /<index> when the group has several flows"),
         ("flows", "group") => doc("", "the traffic group ([[traffic]] entry) the flow belongs to"),
         ("flows", "transport") => doc("", "\"tcp\" or \"udp\""),
@@ -98,8 +104,18 @@ pub fn column_doc(table: &str, column: &str) -> Option<ColumnDoc> {
 pub const TIMESERIES_METRICS: &[(&str, &str, &str)] = &[
     ("queue_pkts", "packets", "packets in the link's qdisc at the sampling time"),
     ("queue_bytes", "bytes", "bytes in the link's qdisc at the sampling time"),
-    ("red_avg", "packets or bytes", "the RED family's average queue (in the buffer's unit) at the sampling time"),
+    ("queue_cells", "cells", "ATM cells in the link's qdisc at the sampling time (links with AAL5 framing only)"),
+    (
+        "red_avg",
+        "packets, bytes or cells",
+        "the RED family's average queue (in the buffer's unit: F-RED and DI-RO count cells) at the sampling time",
+    ),
     ("backlog_pkts", "packets", "packets of the class in the link's qdisc at the sampling time"),
+    (
+        "backlog_cells",
+        "cells",
+        "cells of the class in the link's qdisc at the sampling time (links with AAL5 framing only)",
+    ),
     (
         "throughput_bps",
         "bit/s",

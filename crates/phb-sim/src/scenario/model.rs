@@ -7,7 +7,7 @@
 
 use phb::classify::ConditionerConfig;
 use phb::queue::QdiscConfig;
-use phb::Time;
+use phb::{Framing, Time};
 
 use crate::apps::AppModel;
 use crate::tcp::TcpConfig;
@@ -98,6 +98,10 @@ pub struct LinkDef {
     pub rate_bps: u64,
     /// One-way propagation delay.
     pub delay: Time,
+    /// How both directions carry packets: as they are, or as AAL5 frames
+    /// of 53-byte cells (serialisation, throughput on the wire and the
+    /// buffers' cell counts follow).
+    pub framing: Framing,
     /// The qdisc on `a`'s output towards `b`.
     pub qdisc_ab: QdiscConfig,
     /// The qdisc on `b`'s output towards `a`.

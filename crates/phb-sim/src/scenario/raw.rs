@@ -100,7 +100,11 @@ pub struct Qdisc {
     pub alpha: Option<f64>,
     pub max_burst: Option<Quantity>,
     pub derandomize: Option<bool>,
+    pub count: Option<bool>,
+    pub average_all: Option<bool>,
     pub scheduler: Option<Scheduler>,
+    /// Ex-VC: self-regulate every `regulate_every`-th arrival of a queue.
+    pub regulate_every: Option<u32>,
     /// The proportional-delay schedulers' two-queue shorthand: `s = [1, delta]`.
     pub delta: Option<f64>,
     /// BEDS: what the queue lengths of eq. (5) count.
@@ -125,6 +129,8 @@ pub enum QdiscKind {
     AdaptiveRed,
     Codel,
     Pie,
+    Fred,
+    Diro,
     Classful,
 }
 
@@ -157,6 +163,7 @@ pub enum Scheduler {
     Dwfq,
     Beds,
     Jobs,
+    Exvc,
 }
 
 /// BEDS' `backlog_unit`.
@@ -206,6 +213,10 @@ pub struct Buffer {
     pub alpha: Option<f64>,
     pub max_burst: Option<Quantity>,
     pub derandomize: Option<bool>,
+    /// F-RED and DI-RO: Floyd & Jacobson's spacing of the discards.
+    pub count: Option<bool>,
+    /// DI-RO: every frame updates the average, not only out-of-profile ones.
+    pub average_all: Option<bool>,
     /// The Packet Loss Controller on this (RED) buffer.
     pub plc: Option<bool>,
     /// PLC's `x = a/b`.
@@ -240,6 +251,8 @@ pub enum Policy {
     Codel,
     Pie,
     LossRatio,
+    Fred,
+    Diro,
 }
 
 /// A colour's RED curve in WRED and RIO: `{ min_th = 40, max_th = 70, max_p = 0.02 }`.
@@ -275,6 +288,8 @@ pub struct Queue {
     pub rate: Option<Quantity>,
     /// BPR, BPR+, WTP, PAD, MDP, DWFQ: the delay differentiation parameter `s_i`.
     pub s: Option<f64>,
+    /// Ex-VC: the quality index `q_i`.
+    pub q: Option<f64>,
     /// A PLR buffer's loss differentiation parameter `σ_i`.
     pub sigma: Option<f64>,
     /// JoBS: the absolute delay bound `d_i`.
@@ -344,6 +359,8 @@ pub struct Meter {
     pub ptr: Option<Quantity>,
     pub win_length: Option<Quantity>,
     pub mode: Option<MeterMode>,
+    /// F-GCRA: the limit τ.
+    pub tau: Option<Quantity>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
@@ -354,6 +371,7 @@ pub enum MeterKind {
     Trtcm,
     Tsw2cm,
     Tsw3cm,
+    Fgcra,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
@@ -378,6 +396,16 @@ pub struct Link {
     pub loss_forward: Option<f64>,
     pub loss_reverse: Option<f64>,
     pub extra_delay: Option<Quantity>,
+    pub framing: Option<FramingKind>,
+}
+
+/// A link's `framing`.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FramingKind {
+    None,
+    Aal5,
+    Aal5LlcSnap,
 }
 
 /// `[[traffic]]`: the union of the keys of every kind. Also a generator's
@@ -482,6 +510,7 @@ pub enum TcpProfile {
     Ns2Of2004,
     Ns3,
     Linux,
+    Stcp,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]

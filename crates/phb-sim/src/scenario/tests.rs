@@ -210,6 +210,7 @@ fn a_full_scenario_parses_into_the_exact_model() {
                 b: 3,
                 rate_bps: 100_000_000,
                 delay: Time::from_millis(1),
+                framing: phb::Framing::None,
                 qdisc_ab: default.clone(),
                 qdisc_ba: default.clone(),
                 conditioner_ab: None,
@@ -222,6 +223,7 @@ fn a_full_scenario_parses_into_the_exact_model() {
                 b: 3,
                 rate_bps: 100_000_000,
                 delay: Time::ZERO,
+                framing: phb::Framing::None,
                 qdisc_ab: edge.clone(),
                 qdisc_ba: edge.clone(),
                 conditioner_ab: None,
@@ -234,6 +236,7 @@ fn a_full_scenario_parses_into_the_exact_model() {
                 b: 4,
                 rate_bps: 10_000_000,
                 delay: Time::from_millis(10),
+                framing: phb::Framing::None,
                 qdisc_ab: prio,
                 qdisc_ba: QdiscConfig::red(red),
                 conditioner_ab: None,
@@ -246,6 +249,7 @@ fn a_full_scenario_parses_into_the_exact_model() {
                 b: 2,
                 rate_bps: 1_500_000,
                 delay: Time::from_micros(500),
+                framing: phb::Framing::None,
                 qdisc_ab: default,
                 qdisc_ba: edge,
                 conditioner_ab: None,
@@ -1444,4 +1448,101 @@ fn voip_sources_carry_their_codec_frames() {
     let err = load(&with_traffic("kind = \"voip\"\ncount = 3\nschedule = [{ at = \"0s\", count = 2 }]"), "f", &[])
         .unwrap_err();
     assert!(err.to_string().contains("traffic[3].count") && err.to_string().contains("exclude each other"), "{err}");
+}
+
+/// A small ATM network: an F-GCRA conditioner on the edge link and F-RED
+/// under Ex-VC on the backbone, both on AAL5 links.
+const ATM: &str = r#"
+name = "atm"
+[run]
+duration = "10s"
+[classes]
+af1 = 10
+af4 = 34
+af1_out = 14
+[nodes]
+hosts = ["s", "d"]
+routers = ["r", "sw"]
+[conditioners.sla]
+[[conditioners.sla.rules]]
+name = "af1"
+match = { classes = ["af1"] }
+meter = { kind = "fgcra", rate = "5Mbps", tau = "10ms" }
+red = "AF13"
+[qdiscs.phb]
+kind = "classful"
+scheduler = "exvc"
+regulate_every = 2
+default_queue = "af1"
+buffers = [{ name = "head", policy = "fred", limit = "2000cells", min_th = 400, max_th = 950 }]
+queues = [{ name = "af1", classes = ["af1", "af1_out"], buffer = "head", q = 1 }, { name = "af4", classes = ["af4"], buffer = "head", q = 4 }]
+[[links]]
+between = ["s", "r"]
+rate = "100Mbps"
+delay = "1ms"
+[[links]]
+between = ["r", "sw"]
+rate = "100Mbps"
+delay = "1ms"
+framing = "aal5"
+conditioner_forward = "sla"
+[[links]]
+between = ["sw", "d"]
+rate = "10Mbps"
+delay = "5ms"
+framing = "aal5"
+qdisc = "phb"
+[[traffic]]
+name = "t"
+kind = "tcp"
+from = "s"
+to = "d"
+class = "af1"
+profile = "stcp"
+"#;
+
+#[test]
+fn an_atm_scenario_parses_into_framing_exvc_fred_and_fgcra() {
+    let s = load(ATM, "atm.toml", &[]).unwrap();
+    assert_eq!(
+        (s.links[0].framing, s.links[1].framing, s.links[2].framing),
+        (phb::Framing::None, phb::Framing::AAL5, phb::Framing::AAL5)
+    );
+    let q = &s.links[2].qdisc_ab;
+    assert_eq!(q.scheduler, SchedulerKind::ExVc { q: vec![1.0, 4.0], k: 2 });
+    let BufferPolicy::FRed(fred) = &q.buffers[0].policy else { panic!("not F-RED") };
+    assert_eq!(
+        (fred.min_th, fred.max_th, fred.limit, fred.max_p, fred.w_q),
+        (400.0, 950.0, Limit::Cells(2000), 0.02, 0.002)
+    );
+    let conditioner = s.links[1].conditioner_ab.as_ref().expect("a conditioner");
+    assert!(conditioner.counts_cells());
+    let Transport::Tcp(tcp) = &s.groups[0].transport else { panic!("not TCP") };
+    assert_eq!((tcp.config.window, tcp.config.mss, tcp.config.granularity), (44, 1460, Time::from_millis(50)));
+}
+
+#[test]
+fn atm_mistakes_are_reported_at_their_keys() {
+    // (text replaced, replacement, the key the error names (a prefix), message).
+    let cases = [
+        (
+            "delay = \"5ms\"\nframing = \"aal5\"",
+            "delay = \"5ms\"",
+            "links[2].qdisc",
+            "set framing = \"aal5\" on this link",
+        ),
+        ("delay = \"1ms\"\nframing = \"aal5\"", "delay = \"1ms\"", "links[1].conditioner_forward", "counts ATM cells"),
+        ("regulate_every = 2", "regulate_every = 0", "qdiscs.phb.regulate_every", "at least 1"),
+        ("buffer = \"head\", q = 4", "buffer = \"head\"", "qdiscs.phb.queues[1]", "`q`"),
+        ("max_th = 950", "max_th = 300", "qdiscs.phb.buffers[0]", "max_th (300) must be greater than min_th (400)"),
+        ("tau = \"10ms\"", "tau = \"10\"", "conditioners.sla.rules[0].meter.tau", "no unit"),
+        ("limit = \"2000cells\"", "limit = \"2000.5cells\"", "qdiscs.phb.buffers[0].limit", "whole number of cells"),
+    ];
+    for (from, to, key, message_part) in cases {
+        assert!(ATM.contains(from), "{from:?}");
+        let text = ATM.replacen(from, to, 1);
+        let ((k, ..), message) = invalid(load(&text, "f", &[]).expect_err(to));
+        assert!(k.starts_with(key), "{to}: key {k}, message {message}");
+        assert!(message.contains(message_part), "{to}: {message:?} should contain {message_part:?}");
+    }
 }

@@ -16,7 +16,7 @@ use phb::Time;
 const RATE_EXAMPLES: &str = "10Mbps, 64kbps, 1Gbps";
 const TIME_EXAMPLES: &str = "50ms, 1.5s, 10us";
 const SIZE_EXAMPLES: &str = "500B, 64KB, 1.5MB";
-const LIMIT_EXAMPLES: &str = "250pkt, 64KB";
+const LIMIT_EXAMPLES: &str = "250pkt, 64KB, 20000cells";
 
 /// A rate in bits per second: `100bps`, `64kbps`, `10Mbps`, `1.5Mb/s`,
 /// `2Mbit/s`, `1Gbps`. Must be positive.
@@ -73,16 +73,21 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     size_in(text, number, unit, "size", SIZE_EXAMPLES)
 }
 
-/// A queue limit: packets (`250pkt`, `250 pkts`, `250p`, `250packets`) or a
-/// size in bytes (`64KB`).
+/// A queue limit: packets (`250pkt`, `250 pkts`, `250p`, `250packets`),
+/// ATM cells (`20000cells`, `1cell`; on a link with AAL5 framing) or a size
+/// in bytes (`64KB`).
 pub fn parse_limit(text: &str) -> Result<Limit, String> {
     let (number, unit) = split(text, "limit", LIMIT_EXAMPLES)?;
+    let whole = |what: &str| match scale(number, 1) {
+        Ok(n) => Ok(n),
+        Err(Inexact) => Err(format!("{text:?} is not a whole number of {what}")),
+        Err(TooLarge) => Err(format!("{text:?} is too large a limit")),
+    };
     if matches!(unit, "p" | "pkt" | "pkts" | "packet" | "packets") {
-        return match scale(number, 1) {
-            Ok(n) => Ok(Limit::Packets(n)),
-            Err(Inexact) => Err(format!("{text:?} is not a whole number of packets")),
-            Err(TooLarge) => Err(format!("{text:?} is too large a limit")),
-        };
+        return whole("packets").map(Limit::Packets);
+    }
+    if matches!(unit, "cell" | "cells") {
+        return whole("cells").map(Limit::Cells);
     }
     size_in(text, number, unit, "limit", LIMIT_EXAMPLES).map(Limit::Bytes)
 }
@@ -229,6 +234,9 @@ mod tests {
         assert_eq!(parse_limit("250 pkts"), Ok(Limit::Packets(250)));
         assert_eq!(parse_limit("250p"), Ok(Limit::Packets(250)));
         assert_eq!(parse_limit("64KB"), Ok(Limit::Bytes(64_000)));
+        assert_eq!(parse_limit("20000cells"), Ok(Limit::Cells(20_000)));
+        assert_eq!(parse_limit("1 cell"), Ok(Limit::Cells(1)));
+        assert!(parse_limit("1.5cells").unwrap_err().contains("whole number of cells"));
         assert!(parse_limit("250").unwrap_err().contains("has no unit; expected a limit such as 250pkt, 64KB"));
         assert!(parse_limit("2.5pkt").unwrap_err().contains("whole number of packets"));
     }

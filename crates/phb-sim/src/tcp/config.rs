@@ -62,6 +62,10 @@ pub enum PartialAckTimer {
 /// (`tcp-socket.cc`): 131072 bytes each.
 pub const NS3_BUFFER_BYTES: u32 = 131_072;
 
+/// The `stcp` profile's maximum window: 64 KB without window scaling
+/// (RFC 793's 16-bit window field), 65,535 bytes.
+pub const STCP_WINDOW_BYTES: u32 = 65_535;
+
 /// Everything that shapes one connection's behaviour.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpConfig {
@@ -217,15 +221,51 @@ impl TcpConfig {
         }
     }
 
+    /// The TCP of Tufail, Jennes & Leduc's STCP simulations (SPIE 1999,
+    /// Section 3): SACK, MSS 1460 bytes (40 bytes of TCP/IP headers: 1500-byte
+    /// packets), a maximum window of 64 KB (65,535 bytes, no window
+    /// scaling: 44 whole segments), delayed ACKs with the 200 ms "slow
+    /// time-out" (every second segment, or 200 ms after the first unacknowledged
+    /// one), and a retransmission timer ticking every 50 ms (their "fast
+    /// time-out ... instead of traditionally used 500ms": the clock
+    /// granularity `G`). The paper gives no more; the rest is 4.4BSD's,
+    /// scaled to that tick where BSD counts ticks: a minimum RTO of two ticks
+    /// (100 ms; BSD's `TCPTV_MIN` is two of its 500 ms ticks), an initial RTO
+    /// of 3 s (`TCPTV_SRTTDFLT`), a maximum of 64 s (`TCPTV_REXMTMAX`), an
+    /// initial window of one segment; the RFCs' recovery rules
+    /// ([`Rules::Rfc`], RFC 6675 for SACK).
+    pub fn stcp() -> TcpConfig {
+        TcpConfig {
+            variant: Variant::Sack,
+            mss: 1460,
+            header: 40,
+            initial_window: 1,
+            initial_ssthresh: None,
+            window: STCP_WINDOW_BYTES / 1460,
+            dupthresh: 3,
+            min_rto: Time::from_millis(100),
+            max_rto: Time::from_secs(64),
+            initial_rto: Time::from_secs(3),
+            granularity: Time::from_millis(50),
+            delayed_ack: true,
+            delack_timeout: Time::from_millis(200),
+            rules: Rules::Rfc,
+            partial_ack_timer: PartialAckTimer::Impatient,
+            limited_transmit: false,
+            timestamps: false,
+        }
+    }
+
     /// The window, in whole segments of `mss` bytes, that ns-3's 128 KiB
     /// send and receive buffers allow.
     pub fn ns3_window(mss: u32) -> u32 {
         (NS3_BUFFER_BYTES / mss.max(1)).max(1)
     }
 
-    /// A profile by name: `ns2`, `ns2_2004`, `linux` or `ns3`.
+    /// A profile by name: `ns2`, `ns2_2004`, `linux`, `ns3` or `stcp`.
     pub fn profile(name: &str) -> Option<TcpConfig> {
         match name {
+            "stcp" => Some(TcpConfig::stcp()),
             "ns2" => Some(TcpConfig::ns2()),
             "ns2_2004" => Some(TcpConfig::ns2_2004()),
             "linux" => Some(TcpConfig::linux()),

@@ -241,7 +241,7 @@ mod tests {
     }
 
     fn packets(n: u64) -> Backlog {
-        Backlog { pkts: n, bytes: n * 500, pkts_by_colour: [n, 0, 0], bytes_by_colour: [n * 500, 0, 0] }
+        Backlog { pkts: n, bytes: n * 500, cells: 0, pkts_by_colour: [n, 0, 0], bytes_by_colour: [n * 500, 0, 0] }
     }
 
     /// Thresholds 20..60: target band [36, 44]; w_q = 1 so the average is the backlog.

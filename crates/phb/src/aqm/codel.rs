@@ -96,7 +96,7 @@ impl CoDelParams {
         if self.maxpacket == 0 {
             return Err("maxpacket must be positive".into());
         }
-        self.limit.validate()
+        self.limit.validate_not_cells()
     }
 }
 

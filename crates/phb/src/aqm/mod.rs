@@ -16,6 +16,12 @@
 //! - [`plr`] — Proportional Loss Rate droppers PLR(M) and PLR(∞) (Dovrolis &
 //!   Ramanathan 2000): given that an AQM drops one packet, choose the class
 //!   that loses it so that loss rates stay proportional to `σ_i`.
+//! - [`fred`] — F-RED (Tufail, Jennes & Leduc 1999, Section 2.2.1): RED
+//!   on a head queue counted in ATM cells, deciding once per AAL5 frame,
+//!   with the gentle region up to `2·max_th`. Not Lin & Morris' Flow RED.
+//! - [`diro`] — DI-RO (the same paper, Section 2.2.2): in-profile frames
+//!   admitted unless the buffer overflows, out-of-profile frames through
+//!   F-RED on the average of the whole buffer.
 //! - [`plc`] — the Packet Loss Controller (Vukadinović 2004, Section 6):
 //!   behind a RED on the total backlog of a TCP and a UDP queue served by
 //!   BPR, rescues TCP packets RED marks and evicts queued UDP bytes instead.
@@ -36,6 +42,8 @@
 
 pub mod adaptive_red;
 pub mod codel;
+pub mod diro;
+pub mod fred;
 pub mod loss_ratio;
 pub mod pie;
 pub mod plc;
@@ -49,11 +57,13 @@ pub(crate) mod testbed;
 
 use crate::packet::Colour;
 
-/// A buffer limit: in packets or in bytes.
+/// A buffer limit: in packets, in bytes, or in ATM cells (on a link with
+/// AAL5 framing, [`crate::framing`]; F-RED, DI-RO and drop-tail buffers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Limit {
     Packets(u64),
     Bytes(u64),
+    Cells(u64),
 }
 
 /// How a mechanism judges an arrival against its buffer's [`Limit`]. The two
@@ -75,7 +85,8 @@ pub enum LimitRule {
 
 impl Limit {
     /// Whether a buffer holding `pkts` packets of `bytes` bytes admits one
-    /// more packet of `size` bytes under `rule`.
+    /// more packet of `size` bytes under `rule` (a packet or byte limit;
+    /// see [`Limit::excess`] for a cell limit).
     #[inline]
     pub fn admits(self, rule: LimitRule, pkts: u64, bytes: u64, size: u32) -> bool {
         self.excess(rule, pkts, bytes, size) == 0
@@ -83,43 +94,105 @@ impl Limit {
 
     /// What must leave the buffer (packets for a packet limit, bytes for a
     /// byte limit) before it admits the arrival under `rule`; 0 when it
-    /// admits it now.
+    /// admits it now. A cell limit needs the cells too: this is
+    /// [`Limit::excess_in`] with no cells held and none arriving.
     #[inline]
     pub fn excess(self, rule: LimitRule, pkts: u64, bytes: u64, size: u32) -> u64 {
+        self.excess_in(rule, Amount { pkts, bytes, cells: 0 }, Amount { pkts: 1, bytes: size as u64, cells: 0 })
+    }
+
+    /// What must leave a buffer holding `held` (packets, bytes or cells, the
+    /// limit's unit) before it admits `arrival` under `rule`; 0 when it
+    /// admits it now.
+    #[inline]
+    pub fn excess_in(self, rule: LimitRule, held: Amount, arrival: Amount) -> u64 {
         match (self, rule) {
-            (Limit::Packets(n), _) => (pkts + 1).saturating_sub(n),
-            (Limit::Bytes(n), LimitRule::Ns2) => (bytes + 1).saturating_sub(n),
-            (Limit::Bytes(n), LimitRule::Fits) => (bytes + size as u64).saturating_sub(n),
+            (Limit::Packets(n), _) => (held.pkts + 1).saturating_sub(n),
+            (Limit::Bytes(n), LimitRule::Ns2) => (held.bytes + 1).saturating_sub(n),
+            (Limit::Bytes(n), LimitRule::Fits) => (held.bytes + arrival.bytes).saturating_sub(n),
+            (Limit::Cells(n), LimitRule::Ns2) => (held.cells + 1).saturating_sub(n),
+            (Limit::Cells(n), LimitRule::Fits) => (held.cells + arrival.cells).saturating_sub(n),
         }
+    }
+
+    /// Whether a buffer holding `held` admits `arrival` under `rule`.
+    #[inline]
+    pub fn admits_in(self, rule: LimitRule, held: Amount, arrival: Amount) -> bool {
+        self.excess_in(rule, held, arrival) == 0
     }
 
     /// A limit must be positive.
     pub fn validate(self) -> Result<(), String> {
         match self {
-            Limit::Packets(0) | Limit::Bytes(0) => Err("limit must be positive".into()),
+            Limit::Packets(0) | Limit::Bytes(0) | Limit::Cells(0) => Err("limit must be positive".into()),
             _ => Ok(()),
         }
+    }
+
+    /// For the policies that count packets or bytes only (the RED family,
+    /// CoDel, PIE): a limit in cells is refused, naming F-RED and DI-RO,
+    /// the droppers that count cells.
+    pub fn validate_not_cells(self) -> Result<(), String> {
+        match self {
+            Limit::Cells(_) => {
+                Err("limit in cells: only droptail, fred and diro buffers count cells (on a link with AAL5 framing)"
+                    .into())
+            }
+            other => other.validate(),
+        }
+    }
+
+    /// Whether the limit counts cells.
+    pub fn is_cells(self) -> bool {
+        matches!(self, Limit::Cells(_))
+    }
+}
+
+/// An amount in the three units a buffer may count: what a buffer holds,
+/// or what one arriving packet adds (`pkts = 1`). `cells` is 0 on a link
+/// without cell framing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Amount {
+    pub pkts: u64,
+    pub bytes: u64,
+    pub cells: u64,
+}
+
+impl Amount {
+    /// One packet of `size` bytes carried in `cells` cells.
+    #[inline]
+    pub const fn packet(size: u32, cells: u32) -> Amount {
+        Amount { pkts: 1, bytes: size as u64, cells: cells as u64 }
     }
 }
 
 /// What a buffer holds when a packet arrives, in total and by colour
 /// (indexed by `Colour as usize`), for policies that treat drop precedences
-/// differently (WRED, RIO).
+/// differently (WRED, RIO). `cells` is the total in ATM cells on a link
+/// with AAL5 framing (0 otherwise).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Backlog {
     pub pkts: u64,
     pub bytes: u64,
+    pub cells: u64,
     pub pkts_by_colour: [u64; 3],
     pub bytes_by_colour: [u64; 3],
 }
 
 impl Backlog {
+    /// The totals, in the three units a limit may count.
+    #[inline]
+    pub fn held(&self) -> Amount {
+        Amount { pkts: self.pkts, bytes: self.bytes, cells: self.cells }
+    }
+
     /// A backlog of `pkts_by_colour` packets (green, yellow, red), all of
     /// `packet_size` bytes.
     pub fn of_packets(pkts_by_colour: [u64; 3], packet_size: u64) -> Backlog {
         Backlog {
             pkts: pkts_by_colour.iter().sum(),
             bytes: pkts_by_colour.iter().sum::<u64>() * packet_size,
+            cells: 0,
             pkts_by_colour,
             bytes_by_colour: pkts_by_colour.map(|p| p * packet_size),
         }
@@ -179,6 +252,24 @@ mod tests {
         assert_eq!(limit.excess(LimitRule::Ns2, 17, 25_000, 40), 1);
         assert_eq!(limit.excess(LimitRule::Ns2, 17, 25_500, 40), 501);
         assert!(limit.admits(LimitRule::Fits, 16, 24_960, 40));
+    }
+
+    /// A cell limit of 20,000 cells: 19,990 held, a 32-cell frame fits under
+    /// ns-2's rule (the limit is not reached) but not under the fitting
+    /// rule (22 cells too many); 20,000 held refuse even a 1-cell frame.
+    #[test]
+    fn cell_limit_rules() {
+        let limit = Limit::Cells(20_000);
+        let held = Amount { pkts: 700, bytes: 1_000_000, cells: 19_990 };
+        let frame = Amount::packet(1500, 32);
+        assert!(limit.admits_in(LimitRule::Ns2, held, frame));
+        assert_eq!(limit.excess_in(LimitRule::Fits, held, frame), 22);
+        let full = Amount { cells: 20_000, ..held };
+        assert_eq!(limit.excess_in(LimitRule::Ns2, full, Amount::packet(40, 1)), 1);
+        assert!(!limit.admits_in(LimitRule::Fits, full, Amount::packet(40, 1)));
+        assert!(limit.admits_in(LimitRule::Fits, Amount { cells: 19_968, ..held }, frame));
+        assert!(Limit::Cells(0).validate().is_err());
+        assert!(Limit::Cells(5).validate_not_cells().unwrap_err().contains("fred"));
     }
 
     /// A packet limit is the same under both rules.

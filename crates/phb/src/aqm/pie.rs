@@ -106,7 +106,7 @@ impl PieParams {
         if self.mean_pktsize == 0 {
             return Err("mean_pktsize must be positive".into());
         }
-        self.limit.validate()
+        self.limit.validate_not_cells()
     }
 }
 
@@ -285,7 +285,7 @@ mod tests {
     }
 
     fn packets(n: u64) -> Backlog {
-        Backlog { pkts: n, bytes: n * 1500, pkts_by_colour: [n, 0, 0], bytes_by_colour: [n * 1500, 0, 0] }
+        Backlog { pkts: n, bytes: n * 1500, cells: 0, pkts_by_colour: [n, 0, 0], bytes_by_colour: [n * 1500, 0, 0] }
     }
 
     #[test]

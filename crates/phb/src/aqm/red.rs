@@ -110,10 +110,7 @@ impl RedParams {
         if self.mean_pktsize == 0 {
             return Err("mean_pktsize must be positive".into());
         }
-        match self.limit {
-            Limit::Packets(0) | Limit::Bytes(0) => Err("limit must be positive".into()),
-            _ => Ok(()),
-        }
+        self.limit.validate_not_cells()
     }
 }
 

@@ -106,7 +106,7 @@ impl RioParams {
         if self.mean_pktsize == 0 {
             return Err("mean_pktsize must be positive".into());
         }
-        self.limit.validate()
+        self.limit.validate_not_cells()
     }
 }
 

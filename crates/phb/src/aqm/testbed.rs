@@ -55,7 +55,7 @@ pub(crate) fn run(h: &mut impl Hooks, a: Time, d: Time, size: u32, duration: Tim
     let backlog = |q: &VecDeque<Time>| {
         let pkts = q.len() as u64;
         let bytes = pkts * size as u64;
-        Backlog { pkts, bytes, pkts_by_colour: [pkts, 0, 0], bytes_by_colour: [bytes, 0, 0] }
+        Backlog { pkts, bytes, cells: 0, pkts_by_colour: [pkts, 0, 0], bytes_by_colour: [bytes, 0, 0] }
     };
     while next_arrival.min(next_slot) < duration {
         if next_arrival <= next_slot {

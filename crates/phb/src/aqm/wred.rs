@@ -81,7 +81,7 @@ impl WredParams {
         if self.mean_pktsize == 0 {
             return Err("mean_pktsize must be positive".into());
         }
-        self.limit.validate()
+        self.limit.validate_not_cells()
     }
 }
 

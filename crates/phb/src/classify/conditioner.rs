@@ -36,9 +36,10 @@
 
 use super::dscp::MAX_CODEPOINT;
 use super::multifield::{Match, Matcher, PacketKey};
+use crate::framing::Framing;
 use crate::mark::{
-    Action, AnyMeter, ColourActions, Srtcm, SrtcmParams, TokenBucket, TokenBucketParams, Trtcm, TrtcmParams, Tsw2cm,
-    Tsw2cmParams, Tsw3cm, Tsw3cmParams,
+    Action, AnyMeter, ColourActions, Fgcra, FgcraParams, Srtcm, SrtcmParams, TokenBucket, TokenBucketParams, Trtcm,
+    TrtcmParams, Tsw2cm, Tsw2cmParams, Tsw3cm, Tsw3cmParams,
 };
 use crate::packet::{Colour, DropReason, Packet};
 use crate::rng::Rng;
@@ -258,6 +259,8 @@ pub enum MeterConfig {
     Trtcm(TrtcmParams),
     Tsw2cm(Tsw2cmParams),
     Tsw3cm(Tsw3cmParams),
+    /// The frame-aware GCRA; needs a link with AAL5 framing.
+    Fgcra(FgcraParams),
 }
 
 impl MeterConfig {
@@ -268,7 +271,13 @@ impl MeterConfig {
             MeterConfig::Trtcm(p) => p.validate(),
             MeterConfig::Tsw2cm(p) => p.validate(),
             MeterConfig::Tsw3cm(p) => p.validate(),
+            MeterConfig::Fgcra(p) => p.validate(),
         }
+    }
+
+    /// Whether the meter counts cells (F-GCRA): its link needs cell framing.
+    pub fn counts_cells(&self) -> bool {
+        matches!(self, MeterConfig::Fgcra(_))
     }
 
     /// Whether the meter draws random numbers (the TSW markers).
@@ -276,14 +285,21 @@ impl MeterConfig {
         matches!(self, MeterConfig::Tsw2cm(_) | MeterConfig::Tsw3cm(_))
     }
 
-    /// A fresh meter; `rng` is used only by the TSW markers.
+    /// A fresh meter on a link without framing; `rng` is used only by the
+    /// TSW markers.
     pub fn build(&self, rng: Rng) -> Result<AnyMeter, String> {
+        self.build_on(Framing::None, rng)
+    }
+
+    /// A fresh meter on a link with `framing` (F-GCRA counts its cells).
+    pub fn build_on(&self, framing: Framing, rng: Rng) -> Result<AnyMeter, String> {
         Ok(match self {
             MeterConfig::TokenBucket(p) => TokenBucket::new(p.clone())?.into(),
             MeterConfig::Srtcm(p) => Srtcm::new(p.clone())?.into(),
             MeterConfig::Trtcm(p) => Trtcm::new(p.clone())?.into(),
             MeterConfig::Tsw2cm(p) => Tsw2cm::new(p.clone(), rng)?.into(),
             MeterConfig::Tsw3cm(p) => Tsw3cm::new(p.clone(), rng)?.into(),
+            MeterConfig::Fgcra(p) => Fgcra::new(p.clone(), framing)?.into(),
         })
     }
 }
@@ -366,6 +382,18 @@ impl ConditionerConfig {
         Ok(())
     }
 
+    /// Whether a rule's meter counts cells (F-GCRA): the conditioner then
+    /// needs a link with cell framing.
+    pub fn counts_cells(&self) -> bool {
+        self.rules.iter().any(|r| r.meter.as_ref().is_some_and(MeterConfig::counts_cells))
+    }
+
+    /// Builds fresh meters (full buckets) and returns the conditioner, for
+    /// a link without framing (see [`ConditionerConfig::build_on`]).
+    pub fn build(&self, rng: Rng) -> Conditioner {
+        self.build_on(Framing::None, rng)
+    }
+
     /// Builds fresh meters (full buckets) and returns the conditioner.
     ///
     /// Randomness: one `u64` is drawn from `rng`, and the TSW meter of rule
@@ -376,8 +404,9 @@ impl ConditionerConfig {
     ///
     /// # Panics
     ///
-    /// If [`validate`](Self::validate) fails: build only validated configs.
-    pub fn build(&self, mut rng: Rng) -> Conditioner {
+    /// If [`validate`](Self::validate) fails, or a meter counts cells and
+    /// `framing` carries none: build only validated configs.
+    pub fn build_on(&self, framing: Framing, mut rng: Rng) -> Conditioner {
         if let Err(e) = self.validate() {
             panic!("building an invalid conditioner: {e}");
         }
@@ -387,7 +416,8 @@ impl ConditionerConfig {
             .iter()
             .map(|r| {
                 let meter = r.meter.as_ref().map(|m| {
-                    m.build(Rng::derive(base, &format!("conditioner/{}", r.name))).expect("validated meter parameters")
+                    m.build_on(framing, Rng::derive(base, &format!("conditioner/{}", r.name)))
+                        .expect("validated meter parameters")
                 });
                 Rule::new(r.name.clone(), &r.matches, meter, r.actions).expect("validated rule")
             })
@@ -439,6 +469,27 @@ mod tests {
                 RuleConfig::metered("A", Match::ANY.with_groups([1]), trtcm(16_000, 1_500, 8_000, 1_000), af1),
                 RuleConfig::metered("B", Match::ANY.with_groups([2]), trtcm(32_000, 2_000, 16_000, 1_000), af1),
             ],
+        }
+    }
+
+    /// F-GCRA at the edge of an AAL5 link, T = 80 µs (5.3 Mb/s of cells),
+    /// τ = 0, 1500-byte frames (32 cells): a frame at 0 conforms (TAT 2.56
+    /// ms), one at 1 ms does not, one at 2.56 ms does. As a marker the
+    /// non-conforming frame is remarked AF13 (red); as a policer it is dropped.
+    #[test]
+    fn fgcra_marks_or_polices_whole_frames() {
+        let fgcra = MeterConfig::Fgcra(FgcraParams { rate: 5_300_000, tau: Time::ZERO, mode: ColourMode::Blind });
+        let times = [0, 1_000, 2_560];
+        for (actions, out) in
+            [(ColourActions::marker(AF11, AF12, AF13), mark(AF13, Red)), (ColourActions::policer(), Verdict::Drop)]
+        {
+            let cfg = ConditionerConfig { rules: vec![RuleConfig::metered("sla", Match::ANY, fgcra.clone(), actions)] };
+            assert!(cfg.counts_cells());
+            let mut c = cfg.build_on(Framing::AAL5, Rng::derive(1, "edge"));
+            let got: Vec<Verdict> =
+                times.iter().map(|&t| c.condition(&key(1, AF11), Green, 1500, Time::from_micros(t))).collect();
+            let first = if out == Verdict::Drop { Verdict::Pass } else { mark(AF11, Green) };
+            assert_eq!(got, [first, out, first]);
         }
     }
 

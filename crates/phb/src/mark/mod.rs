@@ -14,6 +14,10 @@
 //! - [`trtcm`] — Two Rate Three Color Marker (RFC 2698): PIR, PBS, CIR, CBS.
 //! - [`tsw`] — Time Sliding Window rate estimator and the TSW2CM / TSW3CM
 //!   probabilistic markers (RFC 2859; TSW2CM after Clark & Fang 1998).
+//! - [`fgcra`] — the frame-aware Generic Cell Rate Algorithm (ITU-T I.371's
+//!   GCRA per AAL5 frame; Tufail, Jennes & Leduc 1999): a frame whose first
+//!   cell does not conform is out of profile whole. Counts cells, so it
+//!   needs a link with AAL5 framing.
 //!
 //! [`AnyMeter`] dispatches statically over all of them; it is what a scenario
 //! builds.
@@ -32,11 +36,13 @@
 //!   no tokens (and for TSW counts as zero elapsed time).
 //! - Two-colour meters return only Green (in profile) and Red (out of profile).
 
+pub mod fgcra;
 pub mod srtcm;
 pub mod token_bucket;
 pub mod trtcm;
 pub mod tsw;
 
+pub use fgcra::{Fgcra, FgcraParams};
 pub use srtcm::{Srtcm, SrtcmParams};
 pub use token_bucket::{TokenBucket, TokenBucketParams};
 pub use trtcm::{Trtcm, TrtcmParams};
@@ -134,6 +140,7 @@ pub enum AnyMeter {
     Trtcm(Trtcm),
     Tsw2cm(Tsw2cm),
     Tsw3cm(Tsw3cm),
+    Fgcra(Fgcra),
 }
 
 impl Meter for AnyMeter {
@@ -145,6 +152,7 @@ impl Meter for AnyMeter {
             AnyMeter::Trtcm(m) => m.meter(size, colour, now),
             AnyMeter::Tsw2cm(m) => m.meter(size, colour, now),
             AnyMeter::Tsw3cm(m) => m.meter(size, colour, now),
+            AnyMeter::Fgcra(m) => m.meter(size, colour, now),
         }
     }
 }
@@ -166,7 +174,7 @@ macro_rules! any_meter_from {
         }
     )*};
 }
-any_meter_from!(TokenBucket, Srtcm, Trtcm, Tsw2cm, Tsw3cm);
+any_meter_from!(TokenBucket, Srtcm, Trtcm, Tsw2cm, Tsw3cm, Fgcra);
 
 #[cfg(test)]
 mod tests {

@@ -10,11 +10,12 @@
 //!    buffer with one queue is the usual per-class buffer; a buffer with
 //!    several is a shared buffer with one average, as BEDS, PLC and RIO-style
 //!    designs need. Policies: drop-tail, [`Red`], [`Wred`], [`Rio`] (coupled
-//!    or decoupled), [`AdaptiveRed`], [`Pie`] — decided at arrival — and
-//!    [`CoDel`], which drops at the head when packets leave. A policy may
-//!    also couple its buffer to another: [`LossRatio`] (BEDS' forced loss
-//!    ratio) drops with `λ` times the probability the RED of the buffer it
-//!    names computes.
+//!    or decoupled), [`AdaptiveRed`], [`Pie`], [`FRed`] and [`DiRo`] —
+//!    decided at arrival — and [`CoDel`], which drops at the head when
+//!    packets leave.
+//!    A policy may also couple its buffer to another: [`LossRatio`] (BEDS'
+//!    forced loss ratio) drops with `λ` times the probability the RED of
+//!    the buffer it names computes.
 //! 3. **Choose the victim**: when an arrival-time policy decides to drop, the
 //!    buffer's [`Victim`] rule says which packet pays: the arrival itself
 //!    (every policy's own behaviour), or — for a buffer shared by several
@@ -32,26 +33,37 @@
 //!    when to ask again.
 //!
 //! Time stamps: a packet's `enqueued` is set when it is admitted.
+//!
+//! **Framing.** The qdisc knows its link's [`Framing`]. On an ATM link
+//! (AAL5) every buffer also counts the cells of what it holds
+//! ([`Backlog::cells`]), which is what F-RED, DI-RO and a limit in cells
+//! judge, and the scheduler sees each packet's size as the bytes it takes on
+//! the wire (its cells × 53), the cost of sending it on that link. Without
+//! framing the cell count is 0 and the scheduler sees the IP size, at the
+//! cost of one branch per call.
 
 use std::collections::VecDeque;
 
 use crate::aqm::adaptive_red::{AdaptiveRed, AdaptiveRedParams};
 use crate::aqm::codel::{CoDel, CoDelParams};
 use crate::aqm::loss_ratio::{LossRatio, LossRatioParams, Reading};
+use crate::aqm::diro::{DiRo, DiRoParams};
+use crate::aqm::fred::{FRed, FRedParams};
 use crate::aqm::pie::{Pie, PieParams};
 use crate::aqm::plc::{Plc, PlcArrival, PlcClass, PlcDecision, PlcParams, RedVerdict};
 use crate::aqm::plr::{Plr, PlrMemory};
 use crate::aqm::red::{Red, RedParams};
 use crate::aqm::rio::{Rio, RioParams};
 use crate::aqm::wred::{Wred, WredParams};
-use crate::aqm::{Backlog, Limit, LimitRule};
+use crate::aqm::{Amount, Backlog, Limit, LimitRule};
+use crate::framing::Framing;
 use crate::packet::{DropReason, Packet};
 use crate::queue::jobs::JobsParams;
 use crate::queue::Dropped;
 use crate::rng::Rng;
 use crate::sched::{
-    AnySched, BacklogUnit, Beds, Bpr, BprPlus, CappedPriority, Drr, Dwfq, Head, Mdp, Pad, Priority, Scfq, Scheduler,
-    VirtualClock, Wf2qPlus, Wfq, Wirr, Wrr, Wtp,
+    AnySched, BacklogUnit, Beds, Bpr, BprPlus, CappedPriority, Drr, Dwfq, ExVc, Head, Mdp, Pad, Priority, Scfq,
+    Scheduler, VirtualClock, Wf2qPlus, Wfq, Wirr, Wrr, Wtp,
 };
 use crate::time::Time;
 
@@ -75,6 +87,12 @@ pub enum BufferPolicy {
     /// BEDS' forced loss ratio: drops with `λ` times the probability the RED
     /// of buffer `reads` computes ([`crate::aqm::loss_ratio`]).
     LossRatio(LossRatioParams),
+    /// F-RED: RED per AAL5 frame on the cells of the buffer (Tufail et al.
+    /// 1999), on a link with cell framing.
+    FRed(FRedParams),
+    /// DI-RO: in-profile frames unless overflow, out-of-profile ones through
+    /// F-RED on the whole buffer (Tufail et al. 1999).
+    DiRo(DiRoParams),
 }
 
 impl BufferPolicy {
@@ -89,7 +107,15 @@ impl BufferPolicy {
             BufferPolicy::CoDel(p) => p.limit,
             BufferPolicy::Pie(p) => p.limit,
             BufferPolicy::LossRatio(p) => p.limit,
+            BufferPolicy::FRed(p) => p.limit,
+            BufferPolicy::DiRo(p) => p.red.limit,
         }
+    }
+
+    /// Whether the policy counts cells (F-RED, DI-RO, or a limit in cells):
+    /// it needs a link with cell framing.
+    pub fn counts_cells(&self) -> bool {
+        matches!(self, BufferPolicy::FRed(_) | BufferPolicy::DiRo(_)) || self.limit().is_cells()
     }
 
     /// How the policy judges an arrival against the hard limit: ns-2's rule
@@ -104,6 +130,8 @@ impl BufferPolicy {
             BufferPolicy::CoDel(_) => CoDel::LIMIT_RULE,
             BufferPolicy::Pie(_) => Pie::LIMIT_RULE,
             BufferPolicy::LossRatio(_) => LossRatio::LIMIT_RULE,
+            BufferPolicy::FRed(_) => FRed::LIMIT_RULE,
+            BufferPolicy::DiRo(_) => DiRo::LIMIT_RULE,
         }
     }
 
@@ -117,6 +145,8 @@ impl BufferPolicy {
             BufferPolicy::CoDel(p) => p.validate(),
             BufferPolicy::Pie(p) => p.validate(),
             BufferPolicy::LossRatio(p) => p.validate(),
+            BufferPolicy::FRed(p) => p.validate(),
+            BufferPolicy::DiRo(p) => p.validate(),
         }
     }
 }
@@ -236,6 +266,13 @@ pub enum SchedulerKind {
     /// configuration must have one drop-tail buffer holding every queue: its
     /// limit is the paper's `B` (eq. 63).
     Jobs(JobsParams),
+    /// Extended VirtualClock (Tufail, Jennes & Leduc 1999, Section 2.1):
+    /// `q` holds each queue's quality index `q_i` (larger: lower delay);
+    /// rates are self-regulated every `k`-th arrival of a queue.
+    ExVc {
+        q: Vec<f64>,
+        k: u32,
+    },
 }
 
 impl SchedulerKind {
@@ -263,6 +300,7 @@ impl SchedulerKind {
             SchedulerKind::Dwfq { s } => Dwfq::new(queues, s.clone()).map(Into::into),
             SchedulerKind::Beds { s, unit } => Beds::new(queues, s.clone(), *unit).map(Into::into),
             SchedulerKind::Jobs(_) => return Err("JoBS is a qdisc of its own, built by Qdisc::new".into()),
+            SchedulerKind::ExVc { q, k } => ExVc::new(queues, q.clone(), link_rate_bps, *k).map(Into::into),
         };
         built.map_err(|e| e.to_string())
     }
@@ -365,6 +403,9 @@ impl QdiscConfig {
         if buffer.victim != Victim::Arrival {
             return Err("the jobs scheduler chooses its own victims: no plr or plc on its buffer".into());
         }
+        if matches!(buffer.policy.limit(), Limit::Cells(_)) {
+            return Err("the jobs scheduler counts its buffer in packets or bytes, not cells".into());
+        }
         params.validate(self.queues.len())
     }
 
@@ -375,6 +416,24 @@ impl QdiscConfig {
             table[codepoint as usize] = queue as u8;
         }
         table
+    }
+
+    /// Whether some buffer counts cells (F-RED, DI-RO, a limit in cells):
+    /// the qdisc then needs a link with cell framing.
+    pub fn counts_cells(&self) -> bool {
+        self.buffers.iter().any(|b| b.policy.counts_cells())
+    }
+
+    /// [`QdiscConfig::validate`], and that a qdisc counting cells is on a
+    /// link whose `framing` carries cells.
+    pub fn validate_for(&self, framing: Framing) -> Result<(), String> {
+        self.validate()?;
+        if self.counts_cells() && !framing.has_cells() {
+            return Err(
+                "this qdisc counts ATM cells (F-RED, DI-RO or a limit in cells): its link needs AAL5 framing".into()
+            );
+        }
+        Ok(())
     }
 
     /// The queues of buffer `b`, in queue order.
@@ -389,6 +448,9 @@ impl QdiscConfig {
         match &self.buffers[b].victim {
             Victim::Arrival => Ok(VictimState::Arrival),
             Victim::Plr { sigma, memory } => {
+                if self.buffers[b].policy.limit().is_cells() {
+                    return Err("PLR makes room in packets or bytes; this buffer's limit is in cells".into());
+                }
                 if sigma.len() != queues.len() {
                     return Err(format!(
                         "PLR on buffer {b}: {} sigma values for the {} queues of the buffer (one per queue)",
@@ -436,6 +498,8 @@ enum Admission {
     CoDel(Box<CoDel>),
     Pie(Box<Pie>),
     LossRatio(Box<LossRatio>),
+    FRed(Box<FRed>),
+    DiRo(Box<DiRo>),
 }
 
 impl Admission {
@@ -483,18 +547,22 @@ struct Buffer {
 }
 
 impl Buffer {
-    fn add(&mut self, size: u32, colour: usize) {
+    #[inline]
+    fn add(&mut self, size: u32, cells: u32, colour: usize) {
         let b = &mut self.backlog;
         b.pkts += 1;
         b.bytes += size as u64;
+        b.cells += cells as u64;
         b.pkts_by_colour[colour] += 1;
         b.bytes_by_colour[colour] += size as u64;
     }
 
-    fn remove(&mut self, size: u32, colour: usize) {
+    #[inline]
+    fn remove(&mut self, size: u32, cells: u32, colour: usize) {
         let b = &mut self.backlog;
         b.pkts -= 1;
         b.bytes -= size as u64;
+        b.cells -= cells as u64;
         b.pkts_by_colour[colour] -= 1;
         b.bytes_by_colour[colour] -= size as u64;
     }
@@ -518,12 +586,22 @@ pub struct Classful<M> {
     heads: Vec<Option<Head>>,
     pkts: u64,
     bytes: u64,
+    cells: u64,
+    /// The link's framing: cells per packet, and the size schedulers see.
+    framing: Framing,
 }
 
 impl<M> Classful<M> {
-    /// Builds the discipline; `config` must have passed [`QdiscConfig::validate`].
+    /// Builds the discipline for a link without framing; `config` must
+    /// have passed [`QdiscConfig::validate`].
     pub fn new(config: &QdiscConfig, link_rate_bps: u64, rng: Rng) -> Classful<M> {
-        config.validate().expect("qdisc configuration must be validated before use");
+        Classful::with_framing(config, link_rate_bps, Framing::None, rng)
+    }
+
+    /// Builds the discipline for a link of `link_rate_bps` with `framing`;
+    /// `config` must have passed [`QdiscConfig::validate_for`] that framing.
+    pub fn with_framing(config: &QdiscConfig, link_rate_bps: u64, framing: Framing, rng: Rng) -> Classful<M> {
+        config.validate_for(framing).expect("qdisc configuration must be validated before use");
         assert!(!matches!(config.scheduler, SchedulerKind::Jobs(_)), "JoBS is built by Qdisc::new");
         let queue_of_codepoint = config.codepoint_table();
         let mut seeds = rng;
@@ -544,6 +622,12 @@ impl<M> Classful<M> {
                     BufferPolicy::CoDel(p) => Admission::CoDel(Box::new(CoDel::new(p.clone()))),
                     BufferPolicy::Pie(p) => Admission::Pie(Box::new(Pie::new(p.clone(), stream()))),
                     BufferPolicy::LossRatio(p) => Admission::LossRatio(Box::new(LossRatio::new(p.clone(), stream()))),
+                    BufferPolicy::FRed(p) => {
+                        Admission::FRed(Box::new(FRed::new(p.clone(), link_rate_bps, framing, stream())))
+                    }
+                    BufferPolicy::DiRo(p) => {
+                        Admission::DiRo(Box::new(DiRo::new(p.clone(), link_rate_bps, framing, stream())))
+                    }
                 };
                 let victim = config.victim_state(b).expect("validated victim rule");
                 Buffer {
@@ -566,6 +650,8 @@ impl<M> Classful<M> {
             heads: vec![None; config.queues.len()],
             pkts: 0,
             bytes: 0,
+            cells: 0,
+            framing,
         }
     }
 
@@ -586,9 +672,11 @@ impl<M> Classful<M> {
         let buffer = &mut self.buffers[b];
         let backlog = &buffer.backlog;
         let (size, colour) = (pkt.size, pkt.colour);
+        let cells = self.framing.cells(size);
         let verdict = match &mut buffer.admission {
             Admission::DropTail(limit) => {
-                (!limit.admits(LimitRule::Fits, backlog.pkts, backlog.bytes, size)).then_some(DropReason::Overflow)
+                (!limit.admits_in(LimitRule::Fits, backlog.held(), Amount::packet(size, cells)))
+                    .then_some(DropReason::Overflow)
             }
             Admission::Red(red) => red.on_arrival(backlog.pkts, backlog.bytes, size, now),
             Admission::Wred(wred) => wred.on_arrival(backlog, size, colour, now),
@@ -597,6 +685,8 @@ impl<M> Classful<M> {
             Admission::CoDel(codel) => codel.on_arrival(backlog, size, now),
             Admission::Pie(pie) => pie.on_arrival(backlog, size, now),
             Admission::LossRatio(lr) => lr.on_arrival(p_ref, backlog.pkts, backlog.bytes, size),
+            Admission::FRed(fred) => fred.on_arrival(backlog.held(), Amount::packet(size, cells), now),
+            Admission::DiRo(diro) => diro.on_arrival(backlog.held(), Amount::packet(size, cells), colour, now),
         };
         let verdict = match buffer.victim {
             VictimState::Arrival => verdict,
@@ -607,14 +697,15 @@ impl<M> Classful<M> {
             dropped.push((pkt, reason));
             return;
         }
-        self.buffers[b].add(size, colour as usize);
+        self.buffers[b].add(size, cells, colour as usize);
         self.pkts += 1;
         self.bytes += size as u64;
+        self.cells += cells as u64;
         pkt.enqueued = now;
         let queue = &mut self.queues[q];
         queue.bytes += size as u64;
         queue.packets.push_back(pkt);
-        self.scheduler.on_enqueue(q, size, now);
+        self.scheduler.on_enqueue(q, self.framing.wire_bytes(size), now);
     }
 
     /// Pushes out the head of queue `q` at `now` (it was not sent); its size.
@@ -623,10 +714,12 @@ impl<M> Classful<M> {
         let pkt = queue.packets.pop_front().expect("only a backlogged queue loses its head");
         queue.bytes -= pkt.size as u64;
         let size = pkt.size;
-        self.buffers[queue.buffer].remove(size, pkt.colour as usize);
+        let cells = self.framing.cells(size);
+        self.buffers[queue.buffer].remove(size, cells, pkt.colour as usize);
         self.pkts -= 1;
         self.bytes -= size as u64;
-        self.scheduler.on_evict(q, size, now);
+        self.cells -= cells as u64;
+        self.scheduler.on_evict(q, self.framing.wire_bytes(size), now);
         dropped.push((pkt, DropReason::Eviction));
         size
     }
@@ -705,6 +798,7 @@ impl<M> Classful<M> {
             excess => match buffer.limit {
                 Limit::Packets(_) => (RedVerdict::Overflow, 1),
                 Limit::Bytes(_) => (RedVerdict::Overflow, excess),
+                Limit::Cells(_) => unreachable!("PLC guards a RED buffer, whose limit is not in cells"),
             },
         };
         let decision = plc.decide(PlcArrival {
@@ -746,6 +840,8 @@ impl<M> Classful<M> {
                 Admission::AdaptiveRed(ared) => ared.on_idle(now),
                 Admission::CoDel(codel) => codel.on_idle(now),
                 Admission::Pie(pie) => pie.on_idle(now),
+                Admission::FRed(fred) => fred.on_idle(now),
+                Admission::DiRo(diro) => diro.on_idle(now),
             }
         }
     }
@@ -756,18 +852,21 @@ impl<M> Classful<M> {
     pub fn dequeue(&mut self, now: Time, dropped: &mut Dropped<M>) -> Option<Packet<M>> {
         self.mark_idle_buffers(now);
         loop {
+            let framing = self.framing;
             for (head, queue) in self.heads.iter_mut().zip(&self.queues) {
-                *head = queue.packets.front().map(|p| Head { size: p.size, enqueued: p.enqueued });
+                *head = queue.packets.front().map(|p| Head { size: framing.wire_bytes(p.size), enqueued: p.enqueued });
             }
             let q = self.scheduler.select(&self.heads, now)?;
             let pkt = self.queues[q].packets.pop_front().expect("schedulers select non-empty queues");
             self.queues[q].bytes -= pkt.size as u64;
             let b = self.queues[q].buffer;
             let buffer = &mut self.buffers[b];
-            buffer.remove(pkt.size, pkt.colour as usize);
+            let cells = framing.cells(pkt.size);
+            buffer.remove(pkt.size, cells, pkt.colour as usize);
             self.pkts -= 1;
             self.bytes -= pkt.size as u64;
-            self.scheduler.on_dequeue(q, pkt.size, now);
+            self.cells -= cells as u64;
+            self.scheduler.on_dequeue(q, framing.wire_bytes(pkt.size), now);
             let sojourn = now.saturating_sub(pkt.enqueued);
             let drop = match &mut buffer.admission {
                 Admission::CoDel(codel) => codel.on_dequeue(sojourn, buffer.backlog.bytes, now),
@@ -809,12 +908,30 @@ impl<M> Classful<M> {
         self.bytes
     }
 
+    /// Cells waiting (0 on a link without cell framing).
+    pub fn len_cells(&self) -> u64 {
+        self.cells
+    }
+
+    /// The link's framing.
+    pub fn framing(&self) -> Framing {
+        self.framing
+    }
+
+    /// Every packet waiting, queue by queue, head first (for end-of-run
+    /// accounting; not a hot path).
+    pub fn queued(&self) -> impl Iterator<Item = &Packet<M>> {
+        self.queues.iter().flat_map(|q| q.packets.iter())
+    }
+
     pub fn averages(&self, out: &mut Vec<Option<f64>>) {
         out.clear();
         out.extend(self.buffers.iter().map(|b| match &b.admission {
             Admission::Red(red) => Some(red.avg()),
             Admission::Wred(wred) => Some(wred.avg()),
             Admission::AdaptiveRed(ared) => Some(ared.avg()),
+            Admission::FRed(fred) => Some(fred.avg()),
+            Admission::DiRo(diro) => Some(diro.avg()),
             _ => None,
         }));
     }
@@ -1151,6 +1268,98 @@ mod tests {
 }
 
 #[cfg(test)]
+mod framed {
+    use super::*;
+    use crate::packet::Colour;
+
+    fn pkt(class: u8, size: u32, flow: u32, colour: Colour) -> Packet<()> {
+        Packet { flow, class, colour, size, created: Time::ZERO, enqueued: Time::ZERO, meta: () }
+    }
+
+    fn framed(cfg: &QdiscConfig) -> Classful<()> {
+        Classful::with_framing(cfg, 50_000_000, Framing::AAL5, Rng::derive(0, "framed"))
+    }
+
+    /// A drop-tail buffer of 64 cells on an AAL5 link: two 1500-byte
+    /// packets (32 cells each) fill it; a 40-byte one (1 cell) no longer fits.
+    #[test]
+    fn a_cell_limit_counts_cells() {
+        let mut q = framed(&QdiscConfig::fifo(Limit::Cells(64)));
+        let mut dropped = Vec::new();
+        for (flow, size) in [(1, 1500), (2, 1500), (3, 40)] {
+            q.enqueue(pkt(0, size, flow, Colour::Green), Time::ZERO, &mut dropped);
+        }
+        assert_eq!(dropped.iter().map(|(p, r)| (p.flow, *r)).collect::<Vec<_>>(), vec![(3, DropReason::Overflow)]);
+        assert_eq!((q.len_packets(), q.len_bytes(), q.len_cells()), (2, 3000, 64));
+        q.dequeue(Time::ZERO, &mut dropped);
+        assert_eq!(q.len_cells(), 32);
+    }
+
+    /// Schedulers see the wire size: 40 bytes and 30 bytes are both one
+    /// cell (53 bytes) on an AAL5 link, so VirtualClock's stamps tie and
+    /// queue 0's 40-byte packet goes first; without framing the 30-byte
+    /// packet of queue 1 has the earlier stamp.
+    #[test]
+    fn schedulers_see_the_bytes_on_the_wire() {
+        let cfg = QdiscConfig {
+            queues: vec![QueueConfig { name: "a".into(), buffer: 0 }, QueueConfig { name: "b".into(), buffer: 0 }],
+            buffers: vec![BufferPolicy::DropTail { limit: Limit::Packets(10) }.into()],
+            classify: vec![(0, 0), (8, 1)],
+            default_queue: 0,
+            scheduler: SchedulerKind::VirtualClock { rates: vec![1_000_000, 1_000_000] },
+        };
+        for (framing, first) in [(Framing::AAL5, 1), (Framing::None, 2)] {
+            let mut q: Classful<()> = Classful::with_framing(&cfg, 50_000_000, framing, Rng::derive(0, "q"));
+            q.enqueue(pkt(0, 40, 1, Colour::Green), Time::ZERO, &mut Vec::new());
+            q.enqueue(pkt(8, 30, 2, Colour::Green), Time::ZERO, &mut Vec::new());
+            assert_eq!(q.dequeue(Time::ZERO, &mut Vec::new()).unwrap().flow, first, "{framing:?}");
+        }
+    }
+
+    /// DI-RO on a shared buffer under Ex-VC: red frames are refused above
+    /// 2·max_th of cells while green ones still come in.
+    #[test]
+    fn diro_on_a_shared_buffer_under_exvc() {
+        let red = crate::aqm::fred::FRedParams {
+            min_th: 64.0,
+            max_th: 128.0,
+            w_q: 1.0,
+            limit: Limit::Cells(1000),
+            ..Default::default()
+        };
+        let cfg = QdiscConfig {
+            queues: vec![QueueConfig { name: "af1".into(), buffer: 0 }, QueueConfig { name: "af4".into(), buffer: 0 }],
+            buffers: vec![BufferPolicy::DiRo(DiRoParams { red, average_all: true }).into()],
+            classify: vec![(10, 0), (12, 0), (34, 1)],
+            default_queue: 0,
+            scheduler: SchedulerKind::ExVc { q: vec![1.0, 4.0], k: 1 },
+        };
+        let mut q = framed(&cfg);
+        let mut dropped = Vec::new();
+        for flow in 0..9 {
+            q.enqueue(pkt(34, 1500, flow, Colour::Green), Time::ZERO, &mut dropped);
+        }
+        assert!(dropped.is_empty());
+        assert_eq!(q.len_cells(), 288);
+        q.enqueue(pkt(12, 1500, 100, Colour::Red), Time::ZERO, &mut dropped);
+        q.enqueue(pkt(10, 1500, 101, Colour::Green), Time::ZERO, &mut dropped);
+        assert_eq!(dropped.iter().map(|(p, r)| (p.flow, *r)).collect::<Vec<_>>(), vec![(100, DropReason::ForcedDrop)]);
+        let mut averages = Vec::new();
+        q.averages(&mut averages);
+        assert_eq!(averages, vec![Some(288.0)]);
+    }
+
+    #[test]
+    fn a_qdisc_counting_cells_needs_cell_framing() {
+        let cfg = QdiscConfig::single(BufferPolicy::FRed(Default::default()));
+        assert!(cfg.validate_for(Framing::None).unwrap_err().contains("AAL5"));
+        assert_eq!(cfg.validate_for(Framing::AAL5), Ok(()));
+        assert!(QdiscConfig::fifo(Limit::Cells(10)).counts_cells());
+        assert!(!QdiscConfig::fifo(Limit::Packets(10)).counts_cells());
+    }
+}
+
+#[cfg(test)]
 mod properties {
     use super::*;
     use crate::packet::Colour;
@@ -1231,6 +1440,61 @@ mod properties {
     }
 
     proptest! {
+        /// On an AAL5 link under Ex-VC with random colours: every packet is
+        /// dropped, taken or queued; the buffer's cells are the sum of its
+        /// packets' cells and never above its limit (frames are never cut);
+        /// each queue leaves in FIFO order.
+        #[test]
+        fn framed_buffers_count_cells(ops in proptest::collection::vec((op(), 0u8..3), 0..400), policy in 0u8..3) {
+            let limit = Limit::Cells(300);
+            let red = crate::aqm::fred::FRedParams { min_th: 50.0, max_th: 100.0, w_q: 0.2, limit, ..Default::default() };
+            let policy = match policy {
+                0 => BufferPolicy::DropTail { limit },
+                1 => BufferPolicy::FRed(red),
+                _ => BufferPolicy::DiRo(crate::aqm::diro::DiRoParams { red, average_all: false }),
+            };
+            let cfg = QdiscConfig {
+                queues: vec![QueueConfig { name: "a".into(), buffer: 0 }, QueueConfig { name: "b".into(), buffer: 0 }],
+                buffers: vec![policy.into()],
+                classify: vec![(46, 0)],
+                default_queue: 1,
+                scheduler: SchedulerKind::ExVc { q: vec![1.0, 3.0], k: 2 },
+            };
+            let framing = Framing::AAL5;
+            let mut q: Classful<u32> = Classful::with_framing(&cfg, 10_000_000, framing, Rng::derive(5, "prop"));
+            let mut dropped = Vec::new();
+            let (mut offered, mut taken, mut seq) = (0u64, 0u64, 0u32);
+            let mut last_seen = [None::<u32>; 2];
+            for (step, (op, colour)) in ops.into_iter().enumerate() {
+                let now = Time::from_micros(step as u64 * 100);
+                match op {
+                    Op::Offer { udp, size } => {
+                        offered += 1;
+                        seq += 1;
+                        let colour = [Colour::Green, Colour::Yellow, Colour::Red][colour as usize];
+                        let class = if udp { 46 } else { 0 };
+                        q.enqueue(Packet { flow: 0, class, colour, size, created: now, enqueued: now, meta: seq }, now, &mut dropped);
+                    }
+                    Op::Take => {
+                        if let Some(p) = q.dequeue(now, &mut dropped) {
+                            taken += 1;
+                            let queue = usize::from(p.class != 46);
+                            prop_assert!(last_seen[queue].is_none_or(|s| s < p.meta), "out of order");
+                            last_seen[queue] = Some(p.meta);
+                        }
+                    }
+                }
+                let cells: u64 = q.queues.iter().flat_map(|c| &c.packets).map(|p| framing.cells(p.size) as u64).sum();
+                prop_assert_eq!(cells, q.len_cells());
+                prop_assert_eq!(cells, q.buffers[0].backlog.cells);
+                prop_assert!(cells <= 300, "{} cells", cells);
+                let queued: u64 = q.queues.iter().map(|c| c.packets.len() as u64).sum();
+                prop_assert_eq!(offered, taken + dropped.len() as u64 + queued);
+            }
+        }
+    }
+
+    proptest! {
         /// Every offered packet is either dropped, taken or still queued;
         /// lengths agree with the contents; each class leaves in FIFO order;
         /// a buffer coupled to a RED (BEDS) drops exactly as `λ·p_TCP` says
@@ -1303,6 +1567,7 @@ mod properties {
                         (Limit::Packets(n), _) => buffer.backlog.pkts <= n,
                         (Limit::Bytes(n), LimitRule::Fits) => buffer.backlog.bytes <= n,
                         (Limit::Bytes(n), LimitRule::Ns2) => buffer.backlog.bytes < n + 1500,
+                        (Limit::Cells(n), _) => buffer.backlog.cells <= n,
                     };
                     prop_assert!(within, "buffer over its limit: {:?}", buffer.backlog);
                 }

@@ -534,6 +534,7 @@ impl<M> Jobs<M> {
         match self.limit {
             Limit::Packets(n) => self.pkts > n,
             Limit::Bytes(n) => self.bytes > n,
+            Limit::Cells(_) => unreachable!("validated: a JoBS buffer is counted in packets or bytes"),
         }
     }
 
@@ -787,6 +788,11 @@ impl<M> Jobs<M> {
     /// Bytes waiting.
     pub fn len_bytes(&self) -> u64 {
         self.bytes
+    }
+
+    /// Every packet waiting, class by class.
+    pub fn queued(&self) -> impl Iterator<Item = &Packet<M>> {
+        self.classes.iter().flat_map(|c| c.packets.iter())
     }
 
     /// Packets waiting in class `i`.

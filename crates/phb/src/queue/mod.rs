@@ -21,6 +21,7 @@
 pub mod classful;
 pub mod jobs;
 
+use crate::framing::Framing;
 use crate::packet::{DropReason, Packet};
 use crate::rng::Rng;
 use crate::time::Time;
@@ -54,9 +55,16 @@ impl<M> Qdisc<M> {
     /// Builds the discipline `config` describes for a link of `link_rate_bps`;
     /// random decisions draw from `rng`.
     pub fn new(config: &QdiscConfig, link_rate_bps: u64, rng: Rng) -> Qdisc<M> {
+        Qdisc::with_framing(config, link_rate_bps, Framing::None, rng)
+    }
+
+    /// As [`Qdisc::new`] for a link with `framing`: on an ATM link (AAL5)
+    /// the buffers also count cells and schedulers see wire sizes
+    /// ([`crate::framing`]).
+    pub fn with_framing(config: &QdiscConfig, link_rate_bps: u64, framing: Framing, rng: Rng) -> Qdisc<M> {
         match &config.scheduler {
             SchedulerKind::Jobs(params) => {
-                config.validate().expect("qdisc configuration must be validated before use");
+                config.validate_for(framing).expect("qdisc configuration must be validated before use");
                 Qdisc::Jobs(Jobs::new(
                     params,
                     config.codepoint_table(),
@@ -64,7 +72,7 @@ impl<M> Qdisc<M> {
                     link_rate_bps,
                 ))
             }
-            _ => Qdisc::Classful(Classful::new(config, link_rate_bps, rng)),
+            _ => Qdisc::Classful(Classful::with_framing(config, link_rate_bps, framing, rng)),
         }
     }
 
@@ -113,8 +121,25 @@ impl<M> Qdisc<M> {
         }
     }
 
+    /// Cells waiting (0 on a link without cell framing).
+    pub fn len_cells(&self) -> u64 {
+        match self {
+            Qdisc::Classful(q) => q.len_cells(),
+            Qdisc::Jobs(_) => 0,
+        }
+    }
+
+    /// Every packet waiting (end-of-run accounting, not a hot path: one
+    /// boxed iterator per call).
+    pub fn queued(&self) -> Box<dyn Iterator<Item = &Packet<M>> + '_> {
+        match self {
+            Qdisc::Classful(q) => Box::new(q.queued()),
+            Qdisc::Jobs(q) => Box::new(q.queued()),
+        }
+    }
+
     /// The AQM averages, one per buffer policy (`None` for drop-tail), for
-    /// time series.
+    /// time series, in each policy's unit (F-RED and DI-RO: cells).
     pub fn averages(&self, out: &mut Vec<Option<f64>>) {
         match self {
             Qdisc::Classful(q) => q.averages(out),

@@ -50,6 +50,9 @@
 //! - [`wf2q_plus`] — WF²Q+ (Bennett & Zhang 1997).
 //! - [`scfq`] — Self-Clocked Fair Queueing (Golestani 1994).
 //! - [`virtual_clock`] — VirtualClock (Zhang 1990/1991).
+//! - [`exvc`] — Extended VirtualClock (Tufail, Jennes & Leduc 1999): stamps
+//!   from rates self-regulated by backlog × quality index `q_i`; also its
+//!   single sorted head-queue form.
 //!
 //! Proportional delay differentiation (Vukadinović 2004, Sections 3–5;
 //! Dovrolis, Stiliadis & Ramanathan 1999). Each takes per-queue parameters
@@ -91,6 +94,7 @@ pub mod bpr_plus;
 pub mod capped_priority;
 pub mod drr;
 pub mod dwfq;
+pub mod exvc;
 pub mod mdp;
 pub mod pad;
 pub mod priority;
@@ -111,6 +115,7 @@ pub use bpr_plus::BprPlus;
 pub use capped_priority::CappedPriority;
 pub use drr::Drr;
 pub use dwfq::Dwfq;
+pub use exvc::{ExVc, ExVcHeadQueue};
 pub use mdp::Mdp;
 pub use pad::Pad;
 pub use priority::Priority;
@@ -261,6 +266,7 @@ pub enum AnySched {
     Mdp(Mdp),
     Dwfq(Dwfq),
     Beds(Beds),
+    ExVc(ExVc),
 }
 
 macro_rules! dispatch {
@@ -282,6 +288,7 @@ macro_rules! dispatch {
             AnySched::Mdp($s) => $body,
             AnySched::Dwfq($s) => $body,
             AnySched::Beds($s) => $body,
+            AnySched::ExVc($s) => $body,
         }
     };
 }
@@ -333,4 +340,4 @@ macro_rules! impl_from {
     };
 }
 impl_from!(Priority, CappedPriority, Wrr, Wirr, Drr, Wfq, Wf2qPlus, Scfq, VirtualClock);
-impl_from!(Bpr, BprPlus, Wtp, Pad, Mdp, Dwfq, Beds);
+impl_from!(Bpr, BprPlus, Wtp, Pad, Mdp, Dwfq, Beds, ExVc);

@@ -518,6 +518,8 @@ fn all_schedulers() -> Vec<(&'static str, AnySched)> {
         ("wf2q+", Wf2qPlus::new(4, W.to_vec(), 10_000_000).unwrap().into()),
         ("scfq", Scfq::new(4, W.to_vec()).unwrap().into()),
         ("virtual clock", VirtualClock::new(4, vec![1_000_000, 2_000_000, 3_000_000, 4_000_000]).unwrap().into()),
+        ("ex-vc", ExVc::new(4, vec![1.0, 2.0, 3.0, 4.0], 10_000_000, 1).unwrap().into()),
+        ("ex-vc k=3", ExVc::new(4, vec![1.0, 2.0, 3.0, 4.0], 10_000_000, 3).unwrap().into()),
     ]
 }
 
@@ -838,6 +840,7 @@ fn variant(s: &AnySched) -> usize {
         AnySched::Mdp(_) => 13,
         AnySched::Dwfq(_) => 14,
         AnySched::Beds(_) => 15,
+        AnySched::ExVc(_) => 15,
     }
 }
 

@@ -1,11 +1,12 @@
 //! Validation of `[conditioners.NAME]`: edge traffic conditioners whose rules
 //! match on classes, traffic groups, hosts and protocol, meter with a token
-//! bucket, srTCM, trTCM or TSW, and mark (a DSCP name or number), drop or
-//! pass each colour.
+//! bucket, srTCM, trTCM, TSW or F-GCRA, and mark (a DSCP name or number),
+//! drop or pass each colour.
 
 use std::collections::BTreeMap;
 
 use phb::classify::{dscp, ConditionerConfig, Match, MeterConfig, Protocol, RuleConfig};
+use phb::mark::fgcra::FgcraParams;
 use phb::mark::srtcm::SrtcmParams;
 use phb::mark::token_bucket::TokenBucketParams;
 use phb::mark::trtcm::TrtcmParams;
@@ -145,6 +146,7 @@ impl Context<'_> {
             ("ptr", m.ptr.is_some()),
             ("win_length", m.win_length.is_some()),
             ("mode", m.mode.is_some()),
+            ("tau", m.tau.is_some()),
         ];
         let rate = |key: &str, v: &Option<raw::Quantity>, what: &str| -> Result<u64> {
             self.rate(&join(path, key), self.required(path, key, v, what)?)
@@ -194,6 +196,12 @@ impl Context<'_> {
                     self.required(path, "win_length", &m.win_length, what)?,
                 )?;
                 MeterConfig::Tsw2cm(Tsw2cmParams { ctr: rate("ctr", &m.ctr, what)?, win_length })
+            }
+            raw::MeterKind::Fgcra => {
+                let what = "an fgcra meter";
+                self.only(path, what, present, &["rate", "tau", "mode"])?;
+                let tau = self.time(&join(path, "tau"), self.required(path, "tau", &m.tau, what)?)?;
+                MeterConfig::Fgcra(FgcraParams { rate: rate("rate", &m.rate, what)?, tau, mode })
             }
             raw::MeterKind::Tsw3cm => {
                 let what = "a tsw3cm meter";

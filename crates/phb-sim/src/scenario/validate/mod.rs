@@ -13,8 +13,9 @@
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use phb::aqm::Limit;
+use phb::classify::ConditionerConfig;
 use phb::queue::{BufferConfig, BufferPolicy, QdiscConfig, QueueConfig};
-use phb::Time;
+use phb::{Framing, Time};
 use toml_edit::Document;
 
 use super::location::{join, position};
@@ -443,6 +444,7 @@ impl Context<'_> {
             ("buffers", q.buffers.is_some()),
             ("queues", q.queues.is_some()),
             ("default_queue", q.default_queue.is_some()),
+            ("regulate_every", q.regulate_every.is_some()),
         ];
         let single = |policy: raw::Policy, what: &str| -> Result<QdiscConfig> {
             self.only(path, what, classful_keys, &[])?;
@@ -457,6 +459,8 @@ impl Context<'_> {
             raw::QdiscKind::AdaptiveRed => single(raw::Policy::AdaptiveRed, "an adaptive_red qdisc")?,
             raw::QdiscKind::Codel => single(raw::Policy::Codel, "a codel qdisc")?,
             raw::QdiscKind::Pie => single(raw::Policy::Pie, "a pie qdisc")?,
+            raw::QdiscKind::Fred => single(raw::Policy::Fred, "a fred qdisc")?,
+            raw::QdiscKind::Diro => single(raw::Policy::Diro, "a diro qdisc")?,
             raw::QdiscKind::Classful => {
                 let what = "a classful qdisc";
                 match keys.present().iter().find(|(_, set)| *set) {
@@ -571,6 +575,8 @@ impl Context<'_> {
             raw::Policy::Codel => "a codel buffer",
             raw::Policy::Pie => "a pie buffer",
             raw::Policy::LossRatio => unreachable!("handled above"),
+            raw::Policy::Fred => "a fred buffer",
+            raw::Policy::Diro => "a diro buffer",
         };
         self.policy(path, b.policy, &policy_keys!(b), what)
     }
@@ -659,11 +665,44 @@ impl Context<'_> {
             let both = lookup("qdisc", &link.qdisc)?.unwrap_or_else(|| QdiscConfig::fifo(DEFAULT_QDISC_LIMIT));
             let qdisc_ab = lookup("qdisc_forward", &link.qdisc_forward)?.unwrap_or_else(|| both.clone());
             let qdisc_ba = lookup("qdisc_reverse", &link.qdisc_reverse)?.unwrap_or(both);
+            let framing = match link.framing {
+                None | Some(raw::FramingKind::None) => Framing::None,
+                Some(raw::FramingKind::Aal5) => Framing::AAL5,
+                Some(raw::FramingKind::Aal5LlcSnap) => Framing::Aal5 { llc_snap: true },
+            };
+            if !framing.has_cells() {
+                // What counts cells needs a link that carries them; the
+                // message names the key that put it there.
+                let needs = |key: &str, name: Option<&String>| -> Result<()> {
+                    match name {
+                        Some(name) => Err(self.err(
+                            &format!("{path}.{key}"),
+                            format!("{name} counts ATM cells (F-RED, DI-RO, F-GCRA or a limit in cells): set framing = \"aal5\" on this link"),
+                        )),
+                        None => Ok(()),
+                    }
+                };
+                if qdisc_ab.counts_cells() {
+                    let key = if link.qdisc_forward.is_some() { "qdisc_forward" } else { "qdisc" };
+                    needs(key, link.qdisc_forward.as_ref().or(link.qdisc.as_ref()))?;
+                }
+                if qdisc_ba.counts_cells() {
+                    let key = if link.qdisc_reverse.is_some() { "qdisc_reverse" } else { "qdisc" };
+                    needs(key, link.qdisc_reverse.as_ref().or(link.qdisc.as_ref()))?;
+                }
+                if conditioner_ab.as_ref().is_some_and(ConditionerConfig::counts_cells) {
+                    needs("conditioner_forward", link.conditioner_forward.as_ref())?;
+                }
+                if conditioner_ba.as_ref().is_some_and(ConditionerConfig::counts_cells) {
+                    needs("conditioner_reverse", link.conditioner_reverse.as_ref())?;
+                }
+            }
             out.defs.push(LinkDef {
                 a,
                 b,
                 rate_bps,
                 delay,
+                framing,
                 qdisc_ab,
                 qdisc_ba,
                 conditioner_ab,

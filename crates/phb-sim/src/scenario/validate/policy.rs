@@ -1,9 +1,11 @@
 //! Validation of buffer policies (a single-queue qdisc's `kind`, or a
 //! classful buffer's `policy`): drop-tail, RED, WRED, RIO-C/D, Adaptive RED,
-//! CoDel and PIE, with their keys and defaults.
+//! CoDel, PIE, F-RED and DI-RO, with their keys and defaults.
 
 use phb::aqm::adaptive_red::AdaptiveRedParams;
 use phb::aqm::codel::{CoDelParams, CountReuse};
+use phb::aqm::diro::DiRoParams;
+use phb::aqm::fred::FRedParams;
 use phb::aqm::pie::PieParams;
 use phb::aqm::red::RedParams;
 use phb::aqm::rio::{RioMode, RioParams};
@@ -40,6 +42,8 @@ pub(super) struct PolicyKeys<'a> {
     pub alpha: Option<f64>,
     pub max_burst: &'a Option<Quantity>,
     pub derandomize: Option<bool>,
+    pub count: Option<bool>,
+    pub average_all: Option<bool>,
 }
 
 /// Builds [`PolicyKeys`] from a raw qdisc or buffer (they name the keys alike).
@@ -68,6 +72,8 @@ macro_rules! policy_keys {
             alpha: $r.alpha,
             max_burst: &$r.max_burst,
             derandomize: $r.derandomize,
+            count: $r.count,
+            average_all: $r.average_all,
         }
     };
 }
@@ -92,10 +98,12 @@ const ADAPTIVE_KEYS: &[&str] = &[
 ];
 const CODEL_KEYS: &[&str] = &["limit", "target", "interval", "maxpacket", "count_reuse"];
 const PIE_KEYS: &[&str] = &["limit", "target", "t_update", "alpha", "beta", "max_burst", "mean_pktsize", "derandomize"];
+const FRED_KEYS: &[&str] = &["limit", "min_th", "max_th", "w_q", "max_p", "mean_pktsize", "count"];
+const DIRO_KEYS: &[&str] = &["limit", "min_th", "max_th", "w_q", "max_p", "mean_pktsize", "count", "average_all"];
 
 impl PolicyKeys<'_> {
     /// Every policy key and whether it is set.
-    pub(super) fn present(&self) -> [(&'static str, bool); 24] {
+    pub(super) fn present(&self) -> [(&'static str, bool); 26] {
         [
             ("limit", self.limit.is_some()),
             ("min_th", self.min_th.is_some()),
@@ -121,6 +129,8 @@ impl PolicyKeys<'_> {
             ("alpha", self.alpha.is_some()),
             ("max_burst", self.max_burst.is_some()),
             ("derandomize", self.derandomize.is_some()),
+            ("count", self.count.is_some()),
+            ("average_all", self.average_all.is_some()),
         ]
     }
 }
@@ -130,7 +140,7 @@ impl Context<'_> {
         let key = join(path, "limit");
         let limit = self.required(path, "limit", keys.limit, what)?;
         match units::parse_limit(&limit.0).map_err(|m| self.err(&key, m))? {
-            Limit::Packets(0) | Limit::Bytes(0) => Err(self.err(&key, "a limit must be positive")),
+            Limit::Packets(0) | Limit::Bytes(0) | Limit::Cells(0) => Err(self.err(&key, "a limit must be positive")),
             limit => Ok(limit),
         }
     }
@@ -169,6 +179,21 @@ impl Context<'_> {
             ns1_compat: keys.ns1_compat.unwrap_or(defaults.ns1_compat),
         };
         self.checked(path, params.validate(), RED_KEYS)?;
+        Ok(params)
+    }
+
+    /// F-RED's parameters (also DI-RO's RED part): thresholds in cells.
+    fn fred_params(&self, path: &str, keys: &PolicyKeys, what: &str, defaults: &FRedParams) -> Result<FRedParams> {
+        let params = FRedParams {
+            min_th: *self.required(path, "min_th", &keys.min_th, what)?,
+            max_th: *self.required(path, "max_th", &keys.max_th, what)?,
+            max_p: keys.max_p.unwrap_or(defaults.max_p),
+            w_q: keys.w_q.unwrap_or(defaults.w_q),
+            limit: self.limit(path, keys, what)?,
+            count: keys.count.unwrap_or(defaults.count),
+            mean_pktsize: self.packet_size(path, "mean_pktsize", keys.mean_pktsize, defaults.mean_pktsize)?,
+        };
+        self.checked(path, params.validate(), DIRO_KEYS)?;
         Ok(params)
     }
 
@@ -254,6 +279,18 @@ impl Context<'_> {
                 })
             }
             raw::Policy::LossRatio => unreachable!("a loss_ratio buffer is validated by Context::loss_ratio"),
+            raw::Policy::Fred => {
+                self.only(path, what, present, FRED_KEYS)?;
+                BufferPolicy::FRed(self.fred_params(path, keys, what, &FRedParams::default())?)
+            }
+            raw::Policy::Diro => {
+                self.only(path, what, present, DIRO_KEYS)?;
+                let d = DiRoParams::default();
+                BufferPolicy::DiRo(DiRoParams {
+                    red: self.fred_params(path, keys, what, &d.red)?,
+                    average_all: keys.average_all.unwrap_or(d.average_all),
+                })
+            }
             raw::Policy::Pie => {
                 self.only(path, what, present, PIE_KEYS)?;
                 let d = PieParams::default();
@@ -276,6 +313,8 @@ impl Context<'_> {
         let all: Vec<&str> = present.iter().map(|(k, _)| *k).collect();
         let result = match &policy {
             BufferPolicy::DropTail { .. } | BufferPolicy::Red(_) => Ok(()),
+            BufferPolicy::FRed(p) => p.validate(),
+            BufferPolicy::DiRo(p) => p.validate(),
             BufferPolicy::Wred(p) => p.validate(),
             BufferPolicy::Rio(p) => p.validate(),
             BufferPolicy::AdaptiveRed(p) => p.validate(),

@@ -36,6 +36,7 @@ impl Context<'_> {
             raw::Scheduler::Dwfq => "dwfq",
             raw::Scheduler::Beds => "beds",
             raw::Scheduler::Jobs => "jobs",
+            raw::Scheduler::Exvc => "exvc",
         };
         let proportional = matches!(
             kind,
@@ -51,6 +52,7 @@ impl Context<'_> {
             raw::Scheduler::Priority | raw::Scheduler::CappedPriority | raw::Scheduler::Jobs => None,
             raw::Scheduler::Drr => Some("quantum"),
             raw::Scheduler::VirtualClock => Some("rate"),
+            raw::Scheduler::Exvc => Some("q"),
             _ if proportional && q.delta.is_some() => None,
             _ if proportional => Some("s"),
             _ => Some("weight"),
@@ -80,6 +82,7 @@ impl Context<'_> {
                 ("quantum", queue.quantum.is_some()),
                 ("rate", queue.rate.is_some()),
                 ("s", queue.s.is_some()),
+                ("q", queue.q.is_some()),
             ];
             for (key, set) in keys {
                 if set && wants != Some(key) {
@@ -112,6 +115,11 @@ impl Context<'_> {
                     ));
                 }
             }
+        }
+        if kind != raw::Scheduler::Exvc && q.regulate_every.is_some() {
+            return Err(
+                self.err(&join(path, "regulate_every"), "`regulate_every` applies only to scheduler = \"exvc\"")
+            );
         }
         if kind != raw::Scheduler::CappedPriority {
             for (key, set) in [("cap_rate", q.cap_rate.is_some()), ("cap_depth", q.cap_depth.is_some())] {
@@ -224,6 +232,19 @@ impl Context<'_> {
                 },
             },
             raw::Scheduler::Jobs => SchedulerKind::Jobs(self.jobs(path, q, queues)?),
+            raw::Scheduler::Exvc => {
+                let k = match q.regulate_every {
+                    Some(0) => {
+                        return Err(self.err(
+                            &join(path, "regulate_every"),
+                            "regulate_every must be at least 1 (1: self-regulate at every arrival)",
+                        ))
+                    }
+                    Some(k) => k,
+                    None => 1,
+                };
+                SchedulerKind::ExVc { q: per_queue("q", |queue| queue.q)?, k }
+            }
         })
     }
 

@@ -86,10 +86,15 @@ impl Context<'_> {
             TcpProfile::Ns2Of2004 => TcpConfig::ns2_2004(),
             TcpProfile::Ns3 => TcpConfig::ns3(),
             TcpProfile::Linux => TcpConfig::linux(),
+            TcpProfile::Stcp => TcpConfig::stcp(),
         };
         let mss = self.bytes_u32(&key("mss"), &t.mss, base.mss, 1)?;
-        // ns-3's window is its 128 KiB buffers, whatever the segment size.
-        let window = if profile == TcpProfile::Ns3 { TcpConfig::ns3_window(mss) } else { base.window };
+        // ns-3's window is its 128 KiB buffers, stcp's 64 KB, whatever the segment size.
+        let window = match profile {
+            TcpProfile::Ns3 => TcpConfig::ns3_window(mss),
+            TcpProfile::Stcp => (crate::tcp::config::STCP_WINDOW_BYTES / mss).max(1),
+            _ => base.window,
+        };
         let config = TcpConfig {
             variant: match t.variant {
                 Some(TcpVariant::Reno) => Variant::Reno,
