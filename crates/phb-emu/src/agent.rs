@@ -206,7 +206,10 @@ fn start(
                 set_int(socket.as_raw_fd(), libc::IPPROTO_IP, libc::IP_TOS, libc::c_int::from(codepoint(flow)) << 2)?;
                 let remote = SocketAddrV4::new(Ipv4Addr::from(host_addr(flow.dst)), SINK_PORT);
                 socket.connect(remote).map_err(|e| format!("flow {}: connect {remote}: {e}", flow.name))?;
-                let mut source = Source::new(model, Rng::derive(seed, &format!("flow/{}", flow.name)));
+                // A burst source's default rate: its first link's, as in the simulator.
+                let line_rate_bps =
+                    plan.routes.next_port(flow.route_fwd, 0).map_or(0, |port| scenario.links[port / 2].rate_bps);
+                let mut source = Source::new(model, line_rate_bps, Rng::derive(seed, &format!("flow/{}", flow.name)));
                 let next = epoch + flow.start + source.first_gap();
                 let payload = (model.packet_size() - UDP_HEADERS) as usize;
                 udp.push(UdpFlow { socket, source, payload, next, stop });

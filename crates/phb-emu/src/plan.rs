@@ -94,6 +94,9 @@ pub fn plan(scenario: &Scenario, seed: u64) -> Result<Plan, String> {
     let mut sack: Vec<Option<(bool, usize)>> = vec![None; nodes];
     for (g, group) in scenario.groups.iter().enumerate() {
         let key = |k: &str| format!("traffic[{g}].{k}");
+        if group.windows.is_some() {
+            return Err(refuse(key("schedule"), "flow-count schedules are not emulated yet"));
+        }
         let tcp = match &group.transport {
             Transport::Udp(model) => {
                 if model.packet_size() < crate::agent::UDP_HEADERS {

@@ -609,6 +609,7 @@ pub struct LinkTemplate {
     pub loss_forward: Option<f64>,
     pub loss_reverse: Option<f64>,
     pub extra_delay: Option<Quantity>,
+    pub framing: Option<FramingKind>,
 }
 
 /// A generator's value for each of its items (pairs, hops, leaves): one

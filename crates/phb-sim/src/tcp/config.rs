@@ -253,6 +253,7 @@ impl TcpConfig {
             partial_ack_timer: PartialAckTimer::Impatient,
             limited_transmit: false,
             timestamps: false,
+            slow_start_restart: false,
         }
     }
 

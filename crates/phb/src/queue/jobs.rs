@@ -1269,6 +1269,7 @@ mod properties {
                         match limit {
                             Limit::Packets(n) => prop_assert!(q.len_packets() <= n),
                             Limit::Bytes(n) => prop_assert!(q.len_bytes() <= n),
+                            Limit::Cells(_) => unreachable!("the strategy draws packets or bytes"),
                         }
                         let backlogged: Vec<_> = q.classes.iter().filter(|c| c.bytes > 0).collect();
                         if !backlogged.is_empty() {

@@ -466,6 +466,7 @@ impl<'c> Builder<'c, '_> {
             loss_forward: t.loss_forward,
             loss_reverse: t.loss_reverse,
             extra_delay: t.extra_delay.clone(),
+            framing: t.framing,
         });
         self.origins.links.push(LinkOrigin { generator: self.g, part: maker.part, item });
     }
