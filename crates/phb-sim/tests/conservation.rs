@@ -159,6 +159,7 @@ fn chain(
         nodes,
         links,
         groups,
+        lsps: Vec::new(),
     }
 }
 

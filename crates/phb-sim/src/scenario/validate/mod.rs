@@ -23,6 +23,7 @@ use super::ScenarioError;
 
 mod budget;
 mod conditioner;
+mod lsp;
 mod policy;
 mod sched;
 mod tcp;
@@ -38,7 +39,8 @@ type Result<T> = std::result::Result<T, ScenarioError>;
 
 /// Validates `file`, which was deserialised from `doc`'s text.
 pub(super) fn validate(file: &raw::File, doc: &Document<&str>, source_name: &str) -> Result<Scenario> {
-    let cx = Context { doc, source_name };
+    let lsp_names: Vec<&str> = file.lsps.keys().map(String::as_str).collect();
+    let cx = Context { doc, source_name, lsp_names: &lsp_names };
     let name = match &file.name {
         Some(name) => match name_problem(name) {
             Some(problem) => return Err(cx.err("name", format!("{name:?}: {problem}"))),
@@ -58,10 +60,11 @@ pub(super) fn validate(file: &raw::File, doc: &Document<&str>, source_name: &str
     let conditioners = cx.conditioners(&file.conditioners, &classes, &nodes, &group_names)?;
     let links = cx.links(&file.links, &nodes, &qdiscs, &conditioners)?;
     let groups = cx.traffic(&file.traffic, &run, &classes, &nodes, &links)?;
+    let lsps = cx.lsps(&file.lsps, &classes, &nodes, &links, &groups)?;
     cx.sample_scopes(&run, &nodes, &links)?;
     run.delay_ratios = cx.delay_ratios(&file.run, &run, &classes, &nodes, &links)?;
-    cx.budget(&file.run, &run, classes.len(), &nodes, &links, &groups)?;
-    Ok(Scenario { name, run, classes, nodes: nodes.defs, links: links.defs, groups })
+    cx.budget(&file.run, &run, classes.len(), &nodes, &links, &groups, lsps.len())?;
+    Ok(Scenario { name, run, classes, nodes: nodes.defs, links: links.defs, groups, lsps })
 }
 
 /// The longest scenario name, in bytes.
@@ -161,10 +164,13 @@ impl Links {
 /// The keys that only some kinds of an entry accept, and whether each is set.
 type Present = [(&'static str, bool)];
 
-/// What validation needs besides the file: where keys are, for messages.
+/// What validation needs besides the file: where keys are, for messages,
+/// and the names of the LSPs (a DWRED buffer names the one it listens to;
+/// its channel is the LSP's index in this order).
 struct Context<'a> {
     doc: &'a Document<&'a str>,
     source_name: &'a str,
+    lsp_names: &'a [&'a str],
 }
 
 impl Context<'_> {
@@ -440,6 +446,7 @@ impl Context<'_> {
             raw::QdiscKind::Fifo => single(raw::Policy::Droptail, "a fifo qdisc")?,
             raw::QdiscKind::Red => single(raw::Policy::Red, "a red qdisc")?,
             raw::QdiscKind::Wred => single(raw::Policy::Wred, "a wred qdisc")?,
+            raw::QdiscKind::Dwred => single(raw::Policy::Dwred, "a dwred qdisc")?,
             raw::QdiscKind::RioC => single(raw::Policy::RioC, "a rio_c qdisc")?,
             raw::QdiscKind::RioD => single(raw::Policy::RioD, "a rio_d qdisc")?,
             raw::QdiscKind::AdaptiveRed => single(raw::Policy::AdaptiveRed, "an adaptive_red qdisc")?,
@@ -541,6 +548,7 @@ impl Context<'_> {
             raw::Policy::Droptail => "a droptail buffer",
             raw::Policy::Red => "a red buffer",
             raw::Policy::Wred => "a wred buffer",
+            raw::Policy::Dwred => "a dwred buffer",
             raw::Policy::RioC => "a rio_c buffer",
             raw::Policy::RioD => "a rio_d buffer",
             raw::Policy::AdaptiveRed => "an adaptive_red buffer",
