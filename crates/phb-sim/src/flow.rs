@@ -5,7 +5,7 @@ use phb::{Rng, Time};
 
 use crate::apps::App;
 use crate::scenario::{TrafficGroup, Transport};
-use crate::tcp::{Receiver, Segment, Sender, SenderStats, Variant};
+use crate::tcp::{CwndIntegral, Receiver, Segment, Sender, SenderStats, Variant};
 use crate::traffic::Source;
 
 /// Per-flow counts since the start of the run. "Packets" are the flow's
@@ -64,6 +64,8 @@ pub struct Tcp {
     pub stopped: bool,
     /// The sender's counters when the warm-up ended.
     pub stats_at_warmup: SenderStats,
+    /// The integral of its congestion window when the warm-up ended.
+    pub cwnd_at_warmup: CwndIntegral,
 }
 
 pub enum FlowTransport {
@@ -133,6 +135,7 @@ impl Flow {
                     delack_event: None,
                     stopped: false,
                     stats_at_warmup: SenderStats::default(),
+                    cwnd_at_warmup: CwndIntegral::default(),
                 }))
             }
         };

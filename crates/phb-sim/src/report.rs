@@ -16,12 +16,12 @@
 //! - `transfers`: one row per completed TCP file transfer.
 //! - `timeseries`: long form `(time_s, scope, class, metric, value)`:
 //!   per link direction the queue (`queue_pkts`, `queue_bytes`, on an AAL5
-//!   link `queue_cells`, `red_avg`) and per class its backlog
-//!   (`backlog_pkts`, packets of the class in the qdisc at the sample; on an
-//!   AAL5 link also `backlog_cells`), throughput and mean delay over the
-//!   interval;
-//!   end to end, per class throughput and mean delay; traced TCP flows
-//!   appear with scope `flow/<name>`.
+//!   link `queue_cells`, `red_avg`, `dwred_max_th`) and per class its
+//!   backlog (`backlog_pkts`, packets of the class in the qdisc at the
+//!   sample; on an AAL5 link also `backlog_cells`), throughput and mean
+//!   delay over the interval; end to end, per class throughput and mean
+//!   delay; traced TCP flows appear with scope `flow/<name>`, LSPs with
+//!   `lsp/<name>` (`w_lsp_segments`).
 //! - `delay_ratios`: one row per ratio of `run.delay_ratios` and timescale:
 //!   the per-packet ratio of the two classes' mean queueing delays and the
 //!   mean and percentiles of the per-interval ratios (`measure::delay_ratio`).
@@ -123,6 +123,13 @@ impl TimeSeries {
                 self.push(now, &scope, &label, "red_avg", *avg);
             }
         }
+        port.qdisc.dwred_max_th(&mut averages);
+        for (buffer, max_th) in averages.iter().enumerate() {
+            if let Some(max_th) = max_th {
+                let label = if several { format!("buffer{buffer}") } else { String::new() };
+                self.push(now, &scope, &label, "dwred_max_th", *max_th);
+            }
+        }
         self.record_classes(scenario, now, interval, &scope, &mut port.stats, true);
         for (class, s) in scenario.classes.iter().zip(&port.stats) {
             if s.total.arrivals > 0 {
@@ -143,6 +150,11 @@ impl TimeSeries {
         if let Some(srtt) = tcp.sender.srtt() {
             self.push(now, &scope, "", "srtt_s", srtt.as_secs_f64());
         }
+    }
+
+    /// The window an LSP's TWAM last computed (eq. 7 or 8).
+    pub fn record_lsp(&mut self, now: Time, name: &str, twam: &phb::mark::Twam) {
+        self.push(now, &format!("lsp/{name}"), "", "w_lsp_segments", twam.w_lsp());
     }
 
     pub fn record_end_to_end(&mut self, scenario: &Scenario, now: Time, interval: Time, stats: &mut [ClassStats]) {
@@ -288,7 +300,30 @@ impl ClassRows {
     }
 }
 
-fn flows_table(sim: &Sim, measured_s: f64) -> Table {
+/// Each flow's time-average congestion window over the measured period
+/// while it ran (0 for UDP, or a TCP flow that did not run in it: a NaN
+/// would make equal runs compare unequal).
+fn cwnd_means(sim: &mut Sim) -> Vec<f64> {
+    let end = sim.end;
+    sim.flows
+        .iter_mut()
+        .map(|f| match &mut f.transport {
+            FlowTransport::Tcp(tcp) => {
+                let now = tcp.sender.cwnd_integral(end);
+                let seconds = now.seconds - tcp.cwnd_at_warmup.seconds;
+                let byte_seconds = now.byte_seconds - tcp.cwnd_at_warmup.byte_seconds;
+                if seconds > 0.0 {
+                    byte_seconds / seconds / tcp.sender.mss() as f64
+                } else {
+                    0.0
+                }
+            }
+            FlowTransport::Udp { .. } => 0.0,
+        })
+        .collect()
+}
+
+fn flows_table(sim: &Sim, measured_s: f64, cwnd_mean: Vec<f64>) -> Table {
     let scenario = sim.scenario;
     let mut t = Table::new("flows");
     let flows = &sim.flows;
@@ -331,6 +366,7 @@ fn flows_table(sim: &Sim, measured_s: f64) -> Table {
     t.push("retransmissions", sender_stat(&|s| s.retransmissions));
     t.push("fast_retransmits", sender_stat(&|s| s.fast_retransmits));
     t.push("timeouts", sender_stat(&|s| s.timeouts));
+    t.push("cwnd_mean_segments", Column::F64(cwnd_mean));
     t
 }
 
@@ -454,7 +490,8 @@ pub(crate) fn collect(sim: &mut Sim, seed: u64) -> RunOutput {
             }
         }
     }
-    let flows = flows_table(sim, measured_s);
+    let cwnd_mean = cwnd_means(sim);
+    let flows = flows_table(sim, measured_s, cwnd_mean);
     let transfers = transfers_table(sim);
     let counters = counters_table(sim);
     let series = std::mem::take(&mut sim.series).into_table();

@@ -43,6 +43,11 @@ fn every_column_and_metric_is_documented() {
         "diffserv-af-ef.toml",
         &["run.sample_interval=\"1s\"".to_owned()],
     );
+    check(
+        include_str!("../../../scenarios/examples/twam-dwred.toml"),
+        "twam-dwred.toml",
+        &["run.sample_interval=\"1s\"".to_owned()],
+    );
     for (m, unit, description) in TIMESERIES_METRICS {
         assert!(!unit.is_empty() && !description.is_empty());
         assert!(RESULTS_DOC.contains(&format!("`{m}`")), "docs/results.md does not list the time-series metric {m}");

@@ -188,6 +188,7 @@ fn chain(
         nodes,
         links,
         groups,
+        lsps: Vec::new(),
     }
 }
 

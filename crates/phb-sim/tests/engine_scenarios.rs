@@ -65,6 +65,7 @@ fn dumbbell(
             link(2, 3, 100_000_000, Time::from_millis(1), fast),
         ],
         groups,
+        lsps: Vec::new(),
     }
 }
 

@@ -63,6 +63,7 @@ fn dumbbell(
             link(2, 3, access_bps, Time::from_millis(1), fifo, 0.0),
         ],
         groups,
+        lsps: Vec::new(),
     }
 }
 

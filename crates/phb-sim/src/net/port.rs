@@ -26,6 +26,9 @@ pub struct Port {
     pub qdisc: Qdisc<Meta>,
     /// The edge conditioner at this port's ingress, if any.
     pub conditioner: Option<Conditioner>,
+    /// Some LSP's ingress is this port: its TWAM marks and its passive
+    /// estimator counts the members' packets entering here.
+    pub lsp_ingress: bool,
     /// Probability that the loss element drops an arriving packet.
     pub loss: f64,
     pub loss_rng: Rng,
@@ -63,6 +66,7 @@ impl Port {
             framing: Framing::None,
             qdisc,
             conditioner: None,
+            lsp_ingress: false,
             loss,
             loss_rng,
             busy: false,

@@ -70,13 +70,14 @@ pub fn column_doc(table: &str, column: &str) -> Option<ColumnDoc> {
         ("flows", "retransmissions") => doc("packets", "TCP: segments sent again (0 for UDP)"),
         ("flows", "fast_retransmits") => doc("events", "TCP: fast retransmits (entries into fast recovery) (0 for UDP)"),
         ("flows", "timeouts") => doc("events", "TCP: retransmission timeouts (0 for UDP)"),
+        ("flows", "cwnd_mean_segments") => doc("segments", "TCP: the time average of the congestion window (without fast recovery's inflation: ns-2's cwnd_) over the measured period while the flow ran, in segments (0 for UDP, or a TCP flow that did not run then)"),
         ("transfers", "size_bytes") => doc("bytes", "the file's size"),
         ("transfers", "start_s") => doc("s", "when the application wrote the file"),
         ("transfers", "end_s") => doc("s", "when its last byte was delivered in order"),
         ("transfers", "completion_s") => doc("s", "end_s - start_s"),
         ("timeseries", "time_s") => doc("s", "the end of the sampling interval"),
-        ("timeseries", "scope") => doc("", "\"end-to-end\", a link direction \"from->to\", or \"flow/<name>\" for a traced TCP flow"),
-        ("timeseries", "class") => doc("", "the class, for per-class metrics; \"\" for a link's totals, \"bufferN\" for the RED average of buffer N of a qdisc with several"),
+        ("timeseries", "scope") => doc("", "\"end-to-end\", a link direction \"from->to\", \"flow/<name>\" for a traced TCP flow, or \"lsp/<name>\" for an LSP"),
+        ("timeseries", "class") => doc("", "the class, for per-class metrics; \"\" for a link's totals, \"bufferN\" for the RED average (or DWRED max_th) of buffer N of a qdisc with several"),
         ("timeseries", "metric") => doc("", "what value measures: one of the names in TIMESERIES_METRICS (docs/results.md)"),
         ("timeseries", "value") => doc("", "the metric's value, in the unit TIMESERIES_METRICS gives for it"),
         ("counters", "scope") => doc("", "the link direction \"from->to\" whose qdisc counted"),
@@ -110,6 +111,11 @@ pub const TIMESERIES_METRICS: &[(&str, &str, &str)] = &[
         "packets, bytes or cells",
         "the RED family's average queue (in the buffer's unit: F-RED and DI-RO count cells) at the sampling time",
     ),
+    (
+        "dwred_max_th",
+        "packets",
+        "a DWRED buffer's max_th at the sampling time (the LSP's last W_LSP^cwnd, or the configured value)",
+    ),
     ("backlog_pkts", "packets", "packets of the class in the link's qdisc at the sampling time"),
     (
         "backlog_cells",
@@ -139,4 +145,9 @@ pub const TIMESERIES_METRICS: &[(&str, &str, &str)] = &[
     ("cwnd_segments", "segments", "a traced TCP flow's congestion window at the sampling time"),
     ("ssthresh_segments", "segments", "a traced TCP flow's slow-start threshold at the sampling time"),
     ("srtt_s", "s", "a traced TCP flow's smoothed RTT at the sampling time (absent before the first sample)"),
+    (
+        "w_lsp_segments",
+        "segments",
+        "an LSP's W_LSP^cwnd as its TWAM last computed it (eq. 7 or 8; 0 before the first update)",
+    ),
 ];

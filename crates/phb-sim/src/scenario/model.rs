@@ -6,6 +6,7 @@
 //! [`super::raw`]; [`super::load`] turns one into the other.
 
 use phb::classify::ConditionerConfig;
+use phb::mark::TwamParams;
 use phb::queue::QdiscConfig;
 use phb::{Framing, Time};
 
@@ -24,6 +25,58 @@ pub struct Scenario {
     pub nodes: Vec<NodeDef>,
     pub links: Vec<LinkDef>,
     pub groups: Vec<TrafficGroup>,
+    /// AF LSPs with their TWAM (Bouras & Sevasti 2008), in the order of
+    /// their names; an LSP's index is the signalling channel its DWRED
+    /// queues listen on. Empty for most scenarios.
+    pub lsps: Vec<LspDef>,
+}
+
+/// An AF LSP (Bouras & Sevasti 2008, Sections 3–5): the TWAM at its
+/// ingress, the window input that feeds it, and the channel on which it
+/// signals `W_LSP^cwnd` to the DWRED queues that name it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LspDef {
+    pub name: String,
+    /// The link direction `(from, to)` at whose entry TWAM marks (and the
+    /// passive estimator counts): the LSP's first hop.
+    pub ingress: (usize, usize),
+    /// TWAM's parameters; `r` has one rate per member (all 1 bit/s when
+    /// the LSP does not mark: only `W_LSP^cwnd` is used then). TWAM always
+    /// runs its operating intervals: its `W_LSP^cwnd` goes to the DWRED
+    /// queues that name the LSP, whatever marks the packets.
+    pub twam: TwamParams,
+    /// Where the members' windows come from.
+    pub window: WindowInput,
+    /// What marks the members' packets at the ingress.
+    pub marker: LspMarker,
+    /// The codepoints of in and out packets (unused without a marker).
+    pub marks: (u8, u8),
+    /// Each member's traffic groups (indices into [`Scenario::groups`]).
+    pub members: Vec<Vec<usize>>,
+}
+
+/// The marker at an LSP's ingress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LspMarker {
+    /// None: packets pass unchanged.
+    None,
+    /// TWAM (`phb::mark::twam`): in with probability `p_i` (eq. 9).
+    Twam,
+    /// TSW2CM (`phb::mark::tsw`) per member, its CTR the member's `r_i`: the
+    /// marker Bouras & Sevasti compare TWAM with.
+    Tsw2cm { win_length: Time },
+}
+
+/// The source of TWAM's `W_i^cwnd`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowInput {
+    /// The senders' congestion windows, read by the simulator at each
+    /// update (an oracle: ns-2's `cwnd_`, without fast recovery's
+    /// inflation); with eq. (8), their `ssthresh` too.
+    Cwnd,
+    /// The member's packets seen at the ingress in the last `RTT_LSP`
+    /// (`phb::mark::passive_window`).
+    Passive,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -31,6 +31,8 @@ pub struct File {
     #[serde(default)]
     pub conditioners: BTreeMap<String, Conditioner>,
     #[serde(default)]
+    pub lsps: BTreeMap<String, Lsp>,
+    #[serde(default)]
     pub links: Vec<Link>,
     #[serde(default)]
     pub traffic: Vec<Traffic>,
@@ -102,6 +104,10 @@ pub struct Qdisc {
     pub derandomize: Option<bool>,
     pub count: Option<bool>,
     pub average_all: Option<bool>,
+    /// DWRED: `min_th = b·max_th` (eq. 12).
+    pub b: Option<f64>,
+    /// DWRED: the LSP whose window sets the thresholds.
+    pub lsp: Option<String>,
     pub scheduler: Option<Scheduler>,
     /// Ex-VC: self-regulate every `regulate_every`-th arrival of a queue.
     pub regulate_every: Option<u32>,
@@ -124,6 +130,7 @@ pub enum QdiscKind {
     Fifo,
     Red,
     Wred,
+    Dwred,
     RioC,
     RioD,
     AdaptiveRed,
@@ -217,6 +224,10 @@ pub struct Buffer {
     pub count: Option<bool>,
     /// DI-RO: every frame updates the average, not only out-of-profile ones.
     pub average_all: Option<bool>,
+    /// DWRED: `min_th = b·max_th` (eq. 12).
+    pub b: Option<f64>,
+    /// DWRED: the LSP whose window sets the thresholds.
+    pub lsp: Option<String>,
     /// The Packet Loss Controller on this (RED) buffer.
     pub plc: Option<bool>,
     /// PLC's `x = a/b`.
@@ -245,6 +256,7 @@ pub enum Policy {
     Droptail,
     Red,
     Wred,
+    Dwred,
     RioC,
     RioD,
     AdaptiveRed,
@@ -379,6 +391,69 @@ pub enum MeterKind {
 pub enum MeterMode {
     Blind,
     Aware,
+}
+
+/// `[lsps.NAME]`: an AF LSP (Bouras & Sevasti 2008): its ingress, RTT,
+/// packet size and operating interval, the TWAM marking its members and the
+/// window input.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lsp {
+    /// The link direction `"A->B"` at whose entry TWAM marks.
+    pub ingress: String,
+    /// `RTT_LSP`.
+    pub rtt: Quantity,
+    /// `S`.
+    pub packet_size: Quantity,
+    /// `α`.
+    pub alpha: Option<i64>,
+    /// Where the members' windows come from.
+    pub window: Option<LspWindow>,
+    /// The estimate of `W_LSP^cwnd`: eq. (7) or (8).
+    pub w_lsp: Option<LspEstimate>,
+    /// The ingress marker: `"twam"`, `"tsw2cm"` (per member, CTR = `r`),
+    /// or `"none"` (TWAM only computes `W_LSP^cwnd`, for DWRED).
+    pub marker: Option<LspMarker>,
+    /// TSW2CM's window (marker `"tsw2cm"`).
+    pub win_length: Option<Quantity>,
+    /// The codepoints of in and out packets.
+    #[serde(rename = "in")]
+    pub in_mark: Option<String>,
+    #[serde(rename = "out")]
+    pub out_mark: Option<String>,
+    pub members: Vec<LspMember>,
+}
+
+/// `[[lsps.NAME.members]]`: a customer's flow or aggregate.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LspMember {
+    /// Traffic groups whose flows form the member.
+    pub groups: Vec<String>,
+    /// `r_i`, the contracted rate.
+    pub r: Option<Quantity>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LspWindow {
+    Cwnd,
+    Passive,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LspEstimate {
+    Cwnd,
+    Ssthresh,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LspMarker {
+    Twam,
+    Tsw2cm,
+    None,
 }
 
 /// `[[links]]`.

@@ -311,6 +311,7 @@ fn a_full_scenario_parses_into_the_exact_model() {
                 transport: Transport::Udp(SourceModel::Cbr { packet_size: 1000, interval: Time::from_millis(4) }),
             },
         ],
+        lsps: Vec::new(),
     };
     assert_eq!(load_full(&[]), Ok(expected));
 }
@@ -1545,4 +1546,69 @@ fn atm_mistakes_are_reported_at_their_keys() {
         assert!(k.starts_with(key), "{to}: key {k}, message {message}");
         assert!(message.contains(message_part), "{to}: {message:?} should contain {message_part:?}");
     }
+}
+
+const TWAM_DWRED: &str = include_str!("../../../../scenarios/examples/twam-dwred.toml");
+
+/// `TWAM_DWRED` with `from` replaced by `to`, and its error.
+fn twam_error(from: &str, to: &str) -> (String, ScenarioError) {
+    assert!(TWAM_DWRED.contains(from), "{from:?} is not in the example");
+    let text = TWAM_DWRED.replacen(from, to, 1);
+    let err = load(&text, "twam-dwred.toml", &[]).expect_err("the edited scenario should be rejected");
+    (text, err)
+}
+
+#[test]
+fn an_lsp_parses_into_its_twam_and_the_dwred_channel() {
+    use phb::mark::WindowSum;
+    let s = load(TWAM_DWRED, "twam-dwred.toml", &[]).unwrap_or_else(|e| panic!("{e}"));
+    let [lsp] = &s.lsps[..] else { panic!("one LSP expected") };
+    assert_eq!((lsp.name.as_str(), lsp.twam.alpha, lsp.twam.packet_size), ("af", 2, 1000));
+    assert_eq!(lsp.twam.rtt_lsp, Time::from_millis(100));
+    assert_eq!(lsp.twam.r, vec![1_000_000, 2_000_000, 3_000_000, 4_000_000]);
+    assert_eq!((lsp.window, lsp.marker, lsp.twam.window_sum), (WindowInput::Cwnd, LspMarker::Twam, WindowSum::Cwnd));
+    assert_eq!(lsp.marks, (10, 14));
+    assert_eq!(lsp.members, vec![vec![0], vec![1], vec![2], vec![3]]);
+    let BufferPolicy::Dwred(d) = &s.links[1].qdisc_ab.buffers[0].policy else { panic!("a dwred buffer") };
+    assert_eq!(
+        (d.channel, d.b, d.thresholds.max_th, d.thresholds.min_th, d.thresholds.max_p),
+        (Some(0), 0.15, 125.0, 18.75, 0.1)
+    );
+    let passive =
+        load(TWAM_DWRED, "t.toml", &["lsps.af.window=\"passive\"".into(), "lsps.af.marker=\"tsw2cm\"".into()]).unwrap();
+    assert_eq!(passive.lsps[0].window, WindowInput::Passive);
+    assert_eq!(passive.lsps[0].marker, LspMarker::Tsw2cm { win_length: Time::from_secs(1) });
+}
+
+#[test]
+fn lsp_errors_are_reported_at_their_key() {
+    let (t, e) = twam_error("lsp = \"af\"", "lsp = \"ab\"");
+    expect_at(e, "qdiscs.af.buffers[0].lsp", &t, "lsp = \"ab\"", "ab is not an LSP");
+    let (t, e) = twam_error("ingress = \"r1->r2\"", "ingress = \"r2->d\"");
+    expect_at(e, "lsps.af.ingress", &t, "ingress = \"r2->d\"", "not a link direction");
+    let (t, e) = twam_error("ingress = \"r1->r2\"", "ingress = \"r2->r1\"");
+    expect_at(e, "lsps.af.members[0].groups[0]", &t, "\"r1\"], r = \"1Mbps\"", "does not cross the LSP's ingress");
+    let (t, e) = twam_error("alpha = 2", "alpha = 0");
+    expect_at(e, "lsps.af.alpha", &t, "alpha = 0", "at least 1");
+    let (t, e) = twam_error("rtt = \"100ms\"", "rtt = \"0ms\"");
+    expect_at(e, "lsps.af.rtt", &t, "rtt = \"0ms\"", "");
+    let (t, e) = twam_error("{ groups = [\"r2\"], r = \"2Mbps\" }", "{ groups = [\"r2\"] }");
+    expect_at(e, "lsps.af.members[1].r", &t, "{ groups = [\"r2\"] }", "contracted rate");
+    let (t, e) = twam_error("groups = [\"r3\"]", "groups = [\"r1\"]");
+    expect_at(e, "lsps.af.members[2].groups[0]", &t, "\"r1\"], r = \"3Mbps\"", "already a member");
+    let (t, e) = twam_error("groups = [\"r3\"]", "groups = [\"r9\"]");
+    expect_at(e, "lsps.af.members[2].groups[0]", &t, "\"r9\"", "r9 is not a traffic group");
+    let (t, e) = twam_error("alpha = 2", "alpha = 2\nwindow = \"passive\"\nw_lsp = \"ssthresh\"");
+    expect_at(e, "lsps.af.w_lsp", &t, "w_lsp = \"ssthresh\"", "passive");
+    let (t, e) = twam_error("alpha = 2", "alpha = 2\nwin_length = \"1s\"");
+    expect_at(e, "lsps.af.win_length", &t, "win_length = \"1s\"", "TSW2CM");
+    let (t, e) = twam_error("alpha = 2", "alpha = 2\nin = \"AF21\"");
+    expect_at(e, "lsps.af.in", &t, "in = \"AF21\"", "not the codepoint of a class");
+    let (t, e) = twam_error("max_th = 125,", "max_th = 125, b = 1.5,");
+    let ((key, _, _), message) = invalid(e);
+    assert!(
+        key.starts_with("qdiscs.af.buffers[0]") && message.contains("b must be in (0, 1)"),
+        "{key}: {message} ({})",
+        t.len()
+    );
 }

@@ -16,4 +16,4 @@ pub mod sender;
 
 pub use config::{PartialAckTimer, Rules, TcpConfig, Variant};
 pub use receiver::{Ack, Receiver};
-pub use sender::{Segment, Sender, SenderStats};
+pub use sender::{CwndIntegral, Segment, Sender, SenderStats};

@@ -66,6 +66,19 @@ impl Sent {
     }
 }
 
+/// The time integral of the congestion window (without the inflation of
+/// fast recovery: ns-2's `cwnd_`), for its time average: `cwnd` is constant
+/// between the events that change it (ACKs and timeouts), so it is brought
+/// up to date when one arrives. The clock runs from the first data the
+/// application hands over until [`Sender::stop_clock`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CwndIntegral {
+    /// Σ cwnd·Δt, byte·seconds.
+    pub byte_seconds: f64,
+    /// Σ Δt while the clock ran, seconds.
+    pub seconds: f64,
+}
+
 /// Counters a run reports per flow.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SenderStats {
@@ -119,6 +132,12 @@ pub struct Sender {
     /// When data was last sent (for the restart after idle).
     last_sent: Option<Time>,
     pub stats: SenderStats,
+    /// The integral of `cwnd` over time, and when it was last brought up to
+    /// date (`None`: the clock is not running).
+    cwnd_integral: CwndIntegral,
+    cwnd_clock: Option<Time>,
+    /// [`Sender::stop_clock`] was called: the clock never runs again.
+    cwnd_clock_stopped: bool,
 }
 
 impl Sender {
@@ -147,6 +166,9 @@ impl Sender {
             rto_deadline: None,
             last_sent: None,
             stats: SenderStats::default(),
+            cwnd_integral: CwndIntegral::default(),
+            cwnd_clock: None,
+            cwnd_clock_stopped: false,
             cfg,
         }
     }
@@ -158,6 +180,32 @@ impl Sender {
     /// duplicate ACKs of fast recovery.
     pub fn cwnd_bytes(&self) -> f64 {
         self.cwnd + self.inflation
+    }
+    /// The congestion window without the inflation of fast recovery
+    /// (ns-2's `cwnd_`): what TWAM's oracle reads (`docs/mechanisms/twam.md`).
+    pub fn cwnd_uninflated_bytes(&self) -> f64 {
+        self.cwnd
+    }
+    /// The integral of [`Sender::cwnd_uninflated_bytes`] over time up to
+    /// `now` (`now` never goes back).
+    pub fn cwnd_integral(&mut self, now: Time) -> CwndIntegral {
+        self.account_cwnd(now);
+        self.cwnd_integral
+    }
+    /// The flow stops at `now`: the integral stops growing.
+    pub fn stop_clock(&mut self, now: Time) {
+        self.account_cwnd(now);
+        self.cwnd_clock = None;
+        self.cwnd_clock_stopped = true;
+    }
+    #[inline]
+    fn account_cwnd(&mut self, now: Time) {
+        if let Some(since) = self.cwnd_clock {
+            let dt = now.saturating_sub(since).as_secs_f64();
+            self.cwnd_integral.byte_seconds += self.cwnd * dt;
+            self.cwnd_integral.seconds += dt;
+            self.cwnd_clock = Some(now.max(since));
+        }
     }
     /// The receiver's window in bytes.
     pub fn rwnd_bytes(&self) -> u64 {
@@ -201,6 +249,9 @@ impl Sender {
         {
             let restart = (self.cfg.initial_window as u64 * self.mss) as f64;
             self.cwnd = self.cwnd.min(restart);
+        }
+        if self.cwnd_clock.is_none() && !self.cwnd_clock_stopped {
+            self.cwnd_clock = Some(now);
         }
         self.app_limit = self.app_limit.saturating_add(bytes);
         self.transmit(now, out);
@@ -517,6 +568,7 @@ impl Sender {
     /// An ACK arrives: everything below `ack.ack` acknowledged, its SACK
     /// blocks (none without SACK) and echoed timestamp.
     pub fn on_ack(&mut self, ack: &Ack, now: Time, out: &mut Vec<Segment>) {
+        self.account_cwnd(now);
         if self.cfg.variant == Variant::Sack {
             self.apply_sack(ack.blocks());
         }
@@ -663,6 +715,7 @@ impl Sender {
 
     /// The retransmission timer fired at `now`.
     pub fn on_timeout(&mut self, now: Time, out: &mut Vec<Segment>) {
+        self.account_cwnd(now);
         if self.snd_una >= self.snd_max {
             self.rto_deadline = None;
             return;

@@ -8,6 +8,11 @@
 //!   (`min_th`, `max_th`, `max_p`) triple per colour (ns-2 dsRED's WRED mode).
 //! - [`rio`] — RED with In and Out, coupled (RIO-C) or decoupled (RIO-D)
 //!   averages per colour (Clark & Fang 1998; ns-2 dsRED's RIO_C / RIO_D).
+//! - [`dwred`] — Dynamic WRED (Bouras & Sevasti 2008, Section 5): one
+//!   average over in and out packets, RED's curve for out packets only, in
+//!   packets dropped only when the buffer is full, and thresholds reset
+//!   every operating interval to the LSP's window (`max_th = Σ W_i^cwnd`,
+//!   `min_th = b·max_th`, eqs. 11–12).
 //! - [`adaptive_red`] — Adaptive RED (Floyd, Gummadi & Shenker 2001): AIMD on
 //!   `max_p` to hold the average in a target band; automatic `w_q`.
 //! - [`codel`] — CoDel (RFC 8289): a dequeue-time dropper on sojourn time.
@@ -30,7 +35,7 @@
 //!   another buffer's RED computes — a coupling that names the buffer it
 //!   reads.
 //!
-//! Arrival-time droppers (`red`, `wred`, `rio`, `adaptive_red`, `pie`) answer
+//! Arrival-time droppers (`red`, `wred`, `dwred`, `rio`, `adaptive_red`, `pie`) answer
 //! `on_arrival(.., now) -> Option<DropReason>` and want `on_idle(now)` when the
 //! link finds the buffer empty; CoDel answers `on_dequeue(.., now) -> bool`.
 //! Periodic updates (Adaptive RED, PIE) are made lazily, on the first hook call
@@ -43,6 +48,7 @@
 pub mod adaptive_red;
 pub mod codel;
 pub mod diro;
+pub mod dwred;
 pub mod fred;
 pub mod loss_ratio;
 pub mod pie;

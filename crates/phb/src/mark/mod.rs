@@ -18,9 +18,18 @@
 //!   GCRA per AAL5 frame; Tufail, Jennes & Leduc 1999): a frame whose first
 //!   cell does not conform is out of profile whole. Counts cells, so it
 //!   needs a link with AAL5 framing.
+//! - [`twam`] — the TCP-Window-Aware Marker (Bouras & Sevasti 2008,
+//!   Section 4): per member of an LSP, in with probability `p_i` (eq. 9)
+//!   recomputed every `α·RTT_LSP` from the members' windows, which come in
+//!   from outside ([`Twam::observe_window`]).
+//! - [`passive_window`] — a window estimate from the packets a marker saw
+//!   in the last `RTT_LSP`, for TWAM where the senders' windows cannot be
+//!   read.
 //!
-//! [`AnyMeter`] dispatches statically over all of them; it is what a scenario
-//! builds.
+//! [`AnyMeter`] dispatches statically over the meters of a conditioner rule; it
+//! is what a scenario's `[conditioners]` build. TWAM is not one of them: it
+//! marks the members of an LSP together, on a timer, from inputs that are not
+//! in the packets (the simulator drives it, see `phb-sim`'s LSPs).
 //!
 //! ## Conventions
 //!
@@ -37,16 +46,20 @@
 //! - Two-colour meters return only Green (in profile) and Red (out of profile).
 
 pub mod fgcra;
+pub mod passive_window;
 pub mod srtcm;
 pub mod token_bucket;
 pub mod trtcm;
 pub mod tsw;
+pub mod twam;
 
 pub use fgcra::{Fgcra, FgcraParams};
+pub use passive_window::PassiveWindow;
 pub use srtcm::{Srtcm, SrtcmParams};
 pub use token_bucket::{TokenBucket, TokenBucketParams};
 pub use trtcm::{Trtcm, TrtcmParams};
 pub use tsw::{Tsw2cm, Tsw2cmParams, Tsw3cm, Tsw3cmParams, TswEstimator};
+pub use twam::{Twam, TwamParams, WindowSum};
 
 use crate::packet::Colour;
 use crate::time::Time;

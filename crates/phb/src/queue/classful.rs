@@ -9,7 +9,7 @@
 //!    the backlog of all the queues it holds (in total and by colour). A
 //!    buffer with one queue is the usual per-class buffer; a buffer with
 //!    several is a shared buffer with one average, as BEDS, PLC and RIO-style
-//!    designs need. Policies: drop-tail, [`Red`], [`Wred`], [`Rio`] (coupled
+//!    designs need. Policies: drop-tail, [`Red`], [`Wred`], [`Dwred`], [`Rio`] (coupled
 //!    or decoupled), [`AdaptiveRed`], [`Pie`], [`FRed`] and [`DiRo`] —
 //!    decided at arrival — and [`CoDel`], which drops at the head when
 //!    packets leave.
@@ -46,9 +46,10 @@ use std::collections::VecDeque;
 
 use crate::aqm::adaptive_red::{AdaptiveRed, AdaptiveRedParams};
 use crate::aqm::codel::{CoDel, CoDelParams};
-use crate::aqm::loss_ratio::{LossRatio, LossRatioParams, Reading};
 use crate::aqm::diro::{DiRo, DiRoParams};
+use crate::aqm::dwred::{Dwred, DwredParams};
 use crate::aqm::fred::{FRed, FRedParams};
+use crate::aqm::loss_ratio::{LossRatio, LossRatioParams, Reading};
 use crate::aqm::pie::{Pie, PieParams};
 use crate::aqm::plc::{Plc, PlcArrival, PlcClass, PlcDecision, PlcParams, RedVerdict};
 use crate::aqm::plr::{Plr, PlrMemory};
@@ -76,6 +77,9 @@ pub enum BufferPolicy {
     Red(RedParams),
     /// Weighted RED: one average, a curve per colour.
     Wred(WredParams),
+    /// Dynamic WRED: out packets on RED's curve, in packets only at the
+    /// limit; thresholds signalled on a channel.
+    Dwred(DwredParams),
     /// RIO, coupled or decoupled averages per colour.
     Rio(RioParams),
     /// Adaptive RED (max_p tuned to keep the average in a band).
@@ -102,6 +106,7 @@ impl BufferPolicy {
             BufferPolicy::DropTail { limit } => *limit,
             BufferPolicy::Red(p) => p.limit,
             BufferPolicy::Wred(p) => p.limit,
+            BufferPolicy::Dwred(p) => p.limit,
             BufferPolicy::Rio(p) => p.limit,
             BufferPolicy::AdaptiveRed(p) => p.limit,
             BufferPolicy::CoDel(p) => p.limit,
@@ -126,6 +131,7 @@ impl BufferPolicy {
             BufferPolicy::DropTail { .. } => LimitRule::Fits,
             BufferPolicy::Red(_) | BufferPolicy::AdaptiveRed(_) => Red::LIMIT_RULE,
             BufferPolicy::Wred(_) => Wred::LIMIT_RULE,
+            BufferPolicy::Dwred(_) => Dwred::LIMIT_RULE,
             BufferPolicy::Rio(_) => Rio::LIMIT_RULE,
             BufferPolicy::CoDel(_) => CoDel::LIMIT_RULE,
             BufferPolicy::Pie(_) => Pie::LIMIT_RULE,
@@ -140,6 +146,7 @@ impl BufferPolicy {
             BufferPolicy::DropTail { limit } => limit.validate(),
             BufferPolicy::Red(p) => p.validate(),
             BufferPolicy::Wred(p) => p.validate(),
+            BufferPolicy::Dwred(p) => p.validate(),
             BufferPolicy::Rio(p) => p.validate(),
             BufferPolicy::AdaptiveRed(p) => p.validate(),
             BufferPolicy::CoDel(p) => p.validate(),
@@ -493,6 +500,7 @@ enum Admission {
     DropTail(Limit),
     Red(Box<Red>),
     Wred(Box<Wred>),
+    Dwred(Box<Dwred>),
     Rio(Box<Rio>),
     AdaptiveRed(Box<AdaptiveRed>),
     CoDel(Box<CoDel>),
@@ -615,6 +623,9 @@ impl<M> Classful<M> {
                     BufferPolicy::DropTail { limit } => Admission::DropTail(*limit),
                     BufferPolicy::Red(p) => Admission::Red(Box::new(Red::new(p.clone(), link_rate_bps, stream()))),
                     BufferPolicy::Wred(p) => Admission::Wred(Box::new(Wred::new(p.clone(), link_rate_bps, stream()))),
+                    BufferPolicy::Dwred(p) => {
+                        Admission::Dwred(Box::new(Dwred::new(p.clone(), link_rate_bps, stream())))
+                    }
                     BufferPolicy::Rio(p) => Admission::Rio(Box::new(Rio::new(p.clone(), link_rate_bps, stream()))),
                     BufferPolicy::AdaptiveRed(p) => {
                         Admission::AdaptiveRed(Box::new(AdaptiveRed::new(p.clone(), link_rate_bps, stream())))
@@ -680,6 +691,7 @@ impl<M> Classful<M> {
             }
             Admission::Red(red) => red.on_arrival(backlog.pkts, backlog.bytes, size, now),
             Admission::Wred(wred) => wred.on_arrival(backlog, size, colour, now),
+            Admission::Dwred(dwred) => dwred.on_arrival(backlog, size, colour, now),
             Admission::Rio(rio) => rio.on_arrival(backlog, size, colour, now),
             Admission::AdaptiveRed(ared) => ared.on_arrival(backlog, size, colour, now),
             Admission::CoDel(codel) => codel.on_arrival(backlog, size, now),
@@ -836,6 +848,7 @@ impl<M> Classful<M> {
                 Admission::DropTail(_) | Admission::LossRatio(_) => {}
                 Admission::Red(red) => red.on_idle(now),
                 Admission::Wred(wred) => wred.on_idle(now),
+                Admission::Dwred(dwred) => dwred.on_idle(now),
                 Admission::Rio(rio) => rio.on_idle(now),
                 Admission::AdaptiveRed(ared) => ared.on_idle(now),
                 Admission::CoDel(codel) => codel.on_idle(now),
@@ -929,9 +942,38 @@ impl<M> Classful<M> {
         out.extend(self.buffers.iter().map(|b| match &b.admission {
             Admission::Red(red) => Some(red.avg()),
             Admission::Wred(wred) => Some(wred.avg()),
+            Admission::Dwred(dwred) => Some(dwred.avg()),
             Admission::AdaptiveRed(ared) => Some(ared.avg()),
             Admission::FRed(fred) => Some(fred.avg()),
             Admission::DiRo(diro) => Some(diro.avg()),
+            _ => None,
+        }));
+    }
+
+    /// Whether a DWRED buffer listens on signalling channel `channel`.
+    pub fn listens(&self, channel: u32) -> bool {
+        self.buffers.iter().any(|b| matches!(&b.admission, Admission::Dwred(d) if d.params().channel == Some(channel)))
+    }
+
+    /// The signal of an operating interval on `channel`: every DWRED buffer
+    /// listening on it sets its thresholds from `w_lsp_cwnd`
+    /// ([`Dwred::update_thresholds`]). Not on the packet path.
+    pub fn signal(&mut self, channel: u32, w_lsp_cwnd: f64) {
+        for buffer in &mut self.buffers {
+            if let Admission::Dwred(d) = &mut buffer.admission {
+                if d.params().channel == Some(channel) {
+                    d.update_thresholds(w_lsp_cwnd);
+                }
+            }
+        }
+    }
+
+    /// The current `max_th` of each DWRED buffer (`None` for other
+    /// policies), for time series.
+    pub fn dwred_max_th(&self, out: &mut Vec<Option<f64>>) {
+        out.clear();
+        out.extend(self.buffers.iter().map(|b| match &b.admission {
+            Admission::Dwred(d) => Some(d.thresholds().max_th),
             _ => None,
         }));
     }

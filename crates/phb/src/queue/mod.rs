@@ -155,4 +155,31 @@ impl<M> Qdisc<M> {
             Qdisc::Jobs(q) => q.report(out),
         }
     }
+
+    /// Whether a buffer of this discipline (a DWRED) listens on signalling
+    /// channel `channel`.
+    pub fn listens(&self, channel: u32) -> bool {
+        match self {
+            Qdisc::Classful(q) => q.listens(channel),
+            Qdisc::Jobs(_) => false,
+        }
+    }
+
+    /// Delivers `W_LSP^cwnd` on `channel` to the buffers listening on it
+    /// (DWRED's eqs. 11–12; Bouras & Sevasti 2008, Section 5).
+    pub fn signal(&mut self, channel: u32, w_lsp_cwnd: f64) {
+        match self {
+            Qdisc::Classful(q) => q.signal(channel, w_lsp_cwnd),
+            Qdisc::Jobs(_) => {}
+        }
+    }
+
+    /// The current `max_th` of each buffer that is a DWRED (`None` for the
+    /// others), for time series.
+    pub fn dwred_max_th(&self, out: &mut Vec<Option<f64>>) {
+        match self {
+            Qdisc::Classful(q) => q.dwred_max_th(out),
+            Qdisc::Jobs(_) => out.clear(),
+        }
+    }
 }

@@ -17,9 +17,11 @@
 //!   the window open no faster than the network carries the data);
 //! - a time-series row, [`ROW_BYTES`]. Each sample writes, for every
 //!   sampled link direction on a route some traffic takes, its queue (2
-//!   rows), each RED-family buffer's average and each class's throughput,
-//!   mean delay, offered load and loss rate; each class's throughput and
-//!   mean delay end to end (if sampled); and 3 rows per traced TCP flow.
+//!   rows), each RED-family buffer's average (and each DWRED buffer's
+//!   `max_th`) and each class's throughput, mean delay, offered load and
+//!   loss rate; each class's throughput and mean delay end to end (if
+//!   sampled); 3 rows per traced TCP flow; and one per LSP (its
+//!   `W_LSP^cwnd`).
 //!
 //! Samples are events as well, which cost time rather than memory: a run
 //! takes at most [`MAX_SAMPLES`]. Packets in queues are bounded by the
@@ -115,6 +117,7 @@ impl Context<'_> {
     /// Refuses a run whose estimated memory exceeds `run.memory_limit`, at
     /// the key of its largest part, or whose samples exceed [`MAX_SAMPLES`].
     /// The flows of generated groups count at their generator's `count`.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn budget(
         &self,
         raw_run: &raw::Run,
@@ -123,6 +126,7 @@ impl Context<'_> {
         nodes: &Nodes,
         links: &Links,
         groups: &[TrafficGroup],
+        lsps: usize,
     ) -> Result<()> {
         let (limit, limit_text) = self.memory_limit(raw_run)?;
         let (file_links, made) = self.origins.links_by_source(self.generators.len());
@@ -185,7 +189,7 @@ impl Context<'_> {
             None => 0,
         };
         if samples > 0 {
-            let rows = sample_rows(run, classes, nodes, links, groups);
+            let rows = sample_rows(run, classes, nodes, links, groups) + lsps as u128;
             parts.push(Part {
                 key: "run.sample_interval".into(),
                 bytes: samples as u128 * rows * ROW_BYTES,
@@ -240,12 +244,21 @@ fn sample_rows(run: &RunConfig, classes: usize, nodes: &Nodes, links: &Links, gr
         }
     };
     let port_rows = |port: usize| -> u128 {
-        let averages = qdisc(port)
-            .buffers
+        let buffers = &qdisc(port).buffers;
+        let averages = buffers
             .iter()
-            .filter(|b| matches!(b.policy, BufferPolicy::Red(_) | BufferPolicy::Wred(_) | BufferPolicy::AdaptiveRed(_)))
+            .filter(|b| {
+                matches!(
+                    b.policy,
+                    BufferPolicy::Red(_)
+                        | BufferPolicy::Wred(_)
+                        | BufferPolicy::Dwred(_)
+                        | BufferPolicy::AdaptiveRed(_)
+                )
+            })
             .count() as u128;
-        2 + averages + 4 * classes
+        let dwred = buffers.iter().filter(|b| matches!(b.policy, BufferPolicy::Dwred(_))).count() as u128;
+        2 + averages + dwred + 4 * classes
     };
     let ports: Vec<usize> = match &run.sample_scopes {
         Some(scopes) => scopes.iter().filter_map(|scope| port_of_scope(scope, nodes, links)).collect(),

@@ -26,8 +26,9 @@ use super::ScenarioError;
 
 mod budget;
 mod conditioner;
-mod generators;
 mod coupling;
+mod generators;
+mod lsp;
 mod policy;
 mod sched;
 mod schedule;
@@ -47,7 +48,9 @@ type Result<T> = std::result::Result<T, ScenarioError>;
 pub(super) fn validate(mut file: raw::File, doc: &Document<&str>, source_name: &str) -> Result<Scenario> {
     let generators = std::mem::take(&mut file.generators);
     let no_origins = Origins::default();
-    let cx = Context { doc, source_name, origins: &no_origins, generators: &[] };
+    let lsp_keys: Vec<String> = file.lsps.keys().cloned().collect();
+    let lsp_names: Vec<&str> = lsp_keys.iter().map(String::as_str).collect();
+    let cx = Context { doc, source_name, origins: &no_origins, generators: &[], lsp_names: &lsp_names };
     let name = match &file.name {
         Some(name) => match name_problem(name) {
             Some(problem) => return Err(cx.err("name", format!("{name:?}: {problem}"))),
@@ -57,7 +60,7 @@ pub(super) fn validate(mut file: raw::File, doc: &Document<&str>, source_name: &
     };
     let mut run = cx.run(&file.run)?;
     let origins = cx.expand(&generators, &mut file)?;
-    let cx = Context { doc, source_name, origins: &origins, generators: &generators };
+    let cx = Context { doc, source_name, origins: &origins, generators: &generators, lsp_names: &lsp_names };
     let classes = cx.classes(&file.classes)?;
     let nodes = cx.nodes(&file.nodes)?;
     let qdiscs = file
@@ -69,10 +72,11 @@ pub(super) fn validate(mut file: raw::File, doc: &Document<&str>, source_name: &
     let conditioners = cx.conditioners(&file.conditioners, &classes, &nodes, &group_names)?;
     let links = cx.links(&file.links, &nodes, &qdiscs, &conditioners)?;
     let groups = cx.traffic(&file.traffic, &run, &classes, &nodes, &links)?;
+    let lsps = cx.lsps(&file.lsps, &classes, &nodes, &links, &groups)?;
     cx.sample_scopes(&run, &nodes, &links)?;
     run.delay_ratios = cx.delay_ratios(&file.run, &run, &classes, &nodes, &links)?;
-    cx.budget(&file.run, &run, classes.len(), &nodes, &links, &groups)?;
-    Ok(Scenario { name, run, classes, nodes: nodes.defs, links: links.defs, groups })
+    cx.budget(&file.run, &run, classes.len(), &nodes, &links, &groups, lsps.len())?;
+    Ok(Scenario { name, run, classes, nodes: nodes.defs, links: links.defs, groups, lsps })
 }
 
 /// The longest scenario name, in bytes.
@@ -173,12 +177,15 @@ impl Links {
 type Present = [(&'static str, bool)];
 
 /// What validation needs besides the file: where keys are, for messages,
-/// and which generator made which entries.
+/// which generator made which entries, and the names of the LSPs (a DWRED
+/// buffer names the one it listens to; its channel is the LSP's index in
+/// this order).
 struct Context<'a> {
     doc: &'a Document<&'a str>,
     source_name: &'a str,
     origins: &'a Origins,
     generators: &'a [raw::Generator],
+    lsp_names: &'a [&'a str],
 }
 
 impl Context<'_> {
@@ -454,6 +461,7 @@ impl Context<'_> {
             raw::QdiscKind::Fifo => single(raw::Policy::Droptail, "a fifo qdisc")?,
             raw::QdiscKind::Red => single(raw::Policy::Red, "a red qdisc")?,
             raw::QdiscKind::Wred => single(raw::Policy::Wred, "a wred qdisc")?,
+            raw::QdiscKind::Dwred => single(raw::Policy::Dwred, "a dwred qdisc")?,
             raw::QdiscKind::RioC => single(raw::Policy::RioC, "a rio_c qdisc")?,
             raw::QdiscKind::RioD => single(raw::Policy::RioD, "a rio_d qdisc")?,
             raw::QdiscKind::AdaptiveRed => single(raw::Policy::AdaptiveRed, "an adaptive_red qdisc")?,
@@ -569,6 +577,7 @@ impl Context<'_> {
             raw::Policy::Droptail => "a droptail buffer",
             raw::Policy::Red => "a red buffer",
             raw::Policy::Wred => "a wred buffer",
+            raw::Policy::Dwred => "a dwred buffer",
             raw::Policy::RioC => "a rio_c buffer",
             raw::Policy::RioD => "a rio_d buffer",
             raw::Policy::AdaptiveRed => "an adaptive_red buffer",

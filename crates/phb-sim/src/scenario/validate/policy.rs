@@ -5,6 +5,7 @@
 use phb::aqm::adaptive_red::AdaptiveRedParams;
 use phb::aqm::codel::{CoDelParams, CountReuse};
 use phb::aqm::diro::DiRoParams;
+use phb::aqm::dwred::DwredParams;
 use phb::aqm::fred::FRedParams;
 use phb::aqm::pie::PieParams;
 use phb::aqm::red::RedParams;
@@ -44,6 +45,8 @@ pub(super) struct PolicyKeys<'a> {
     pub derandomize: Option<bool>,
     pub count: Option<bool>,
     pub average_all: Option<bool>,
+    pub b: Option<f64>,
+    pub lsp: &'a Option<String>,
 }
 
 /// Builds [`PolicyKeys`] from a raw qdisc or buffer (they name the keys alike).
@@ -74,6 +77,8 @@ macro_rules! policy_keys {
             derandomize: $r.derandomize,
             count: $r.count,
             average_all: $r.average_all,
+            b: $r.b,
+            lsp: &$r.lsp,
         }
     };
 }
@@ -96,6 +101,8 @@ const ADAPTIVE_KEYS: &[&str] = &[
     "gentle",
     "wait",
 ];
+const DWRED_KEYS: &[&str] =
+    &["limit", "min_th", "max_th", "max_p", "b", "lsp", "w_q", "mean_pktsize", "gentle", "wait"];
 const CODEL_KEYS: &[&str] = &["limit", "target", "interval", "maxpacket", "count_reuse"];
 const PIE_KEYS: &[&str] = &["limit", "target", "t_update", "alpha", "beta", "max_burst", "mean_pktsize", "derandomize"];
 const FRED_KEYS: &[&str] = &["limit", "min_th", "max_th", "w_q", "max_p", "mean_pktsize", "count"];
@@ -103,7 +110,7 @@ const DIRO_KEYS: &[&str] = &["limit", "min_th", "max_th", "w_q", "max_p", "mean_
 
 impl PolicyKeys<'_> {
     /// Every policy key and whether it is set.
-    pub(super) fn present(&self) -> [(&'static str, bool); 26] {
+    pub(super) fn present(&self) -> [(&'static str, bool); 28] {
         [
             ("limit", self.limit.is_some()),
             ("min_th", self.min_th.is_some()),
@@ -131,6 +138,8 @@ impl PolicyKeys<'_> {
             ("derandomize", self.derandomize.is_some()),
             ("count", self.count.is_some()),
             ("average_all", self.average_all.is_some()),
+            ("b", self.b.is_some()),
+            ("lsp", self.lsp.is_some()),
         ]
     }
 }
@@ -197,6 +206,40 @@ impl Context<'_> {
         Ok(params)
     }
 
+    /// DWRED (Bouras & Sevasti 2008, Section 5): `max_th` is required (the
+    /// static value, or the start before the LSP's first signal); `min_th`
+    /// defaults to `b·max_th`, `b` to 0.15 and `max_p` to 0.1 (eq. 12);
+    /// `lsp` names the LSP whose `W_LSP^cwnd` resets the thresholds.
+    fn dwred_params(&self, path: &str, keys: &PolicyKeys, what: &str) -> Result<DwredParams> {
+        let max_th = *self.required(path, "max_th", &keys.max_th, what)?;
+        let b = keys.b.unwrap_or(DwredParams::B);
+        let channel = match keys.lsp {
+            None => None,
+            Some(name) => match self.lsp_names.iter().position(|n| n == name) {
+                Some(i) => Some(i as u32),
+                None => {
+                    return Err(self.err(
+                        &join(path, "lsp"),
+                        format!(
+                            "{name} is not an LSP; LSPs defined under [lsps] are {}",
+                            super::list(self.lsp_names.iter().copied())
+                        ),
+                    ))
+                }
+            },
+        };
+        let mut params = DwredParams::paper(max_th, self.limit(path, keys, what)?, channel);
+        params.b = b;
+        params.thresholds.min_th = keys.min_th.unwrap_or(b * max_th);
+        params.thresholds.max_p = keys.max_p.unwrap_or(DwredParams::MAX_P);
+        params.w_q = keys.w_q.unwrap_or(params.w_q);
+        params.mean_pktsize = self.packet_size(path, "mean_pktsize", keys.mean_pktsize, params.mean_pktsize)?;
+        params.gentle = keys.gentle.unwrap_or(params.gentle);
+        params.wait = keys.wait.unwrap_or(params.wait);
+        self.checked(path, params.validate(), DWRED_KEYS)?;
+        Ok(params)
+    }
+
     /// WRED's and RIO's per-colour curves: all three are required.
     fn curves(&self, path: &str, keys: &PolicyKeys, what: &str) -> Result<[Thresholds; 3]> {
         let mut out = [Thresholds::new(0.0, 1.0, 1.0); 3];
@@ -232,6 +275,10 @@ impl Context<'_> {
                     gentle: keys.gentle.unwrap_or(d.gentle),
                     wait: keys.wait.unwrap_or(d.wait),
                 })
+            }
+            raw::Policy::Dwred => {
+                self.only(path, what, present, DWRED_KEYS)?;
+                BufferPolicy::Dwred(self.dwred_params(path, keys, what)?)
             }
             raw::Policy::RioC | raw::Policy::RioD => {
                 self.only(path, what, present, COLOURED_KEYS)?;
@@ -316,6 +363,7 @@ impl Context<'_> {
             BufferPolicy::FRed(p) => p.validate(),
             BufferPolicy::DiRo(p) => p.validate(),
             BufferPolicy::Wred(p) => p.validate(),
+            BufferPolicy::Dwred(p) => p.validate(),
             BufferPolicy::Rio(p) => p.validate(),
             BufferPolicy::AdaptiveRed(p) => p.validate(),
             BufferPolicy::CoDel(p) => p.validate(),
