@@ -157,7 +157,7 @@ def test_the_point_table_reaches_comparison_json_the_text_and_the_report(ratio_o
         ('metrics = ["per_packet", "interval"]', 'metrics = ["nope"]', "table: metric 'nope' is not a per-point"),
         ("where = { load = 0.9 }", "where = { load = 0.7 }", "table.where: load = 0.7 is not in the grid"),
         ('title = "both estimators"', "colour = 1", "table: unknown key colour"),
-        ('table = "classes"', 'table = "transfers"', "table 'transfers': 'classes', 'flows', 'delay_ratios'"),
+        ('table = "classes"', 'table = "nosuch"', "table 'nosuch': 'classes', 'flows', 'delay_ratios'"),
     ],
 )
 def test_malformed_ratio_metrics_and_tables_fail_at_load(tmp_path, old, new, message):

@@ -96,6 +96,8 @@ fn flows_table(scenario: &Scenario, plan: &Plan, router: &Router, measured_s: f6
     for name in ["retransmissions", "fast_retransmits", "timeouts"] {
         t.push(name, Column::U64(vec![0; flows.len()]));
     }
+    // The kernel's cwnd is not sampled yet (TCP_INFO): NaN, not a made-up 0.
+    t.push("cwnd_mean_segments", Column::F64(vec![f64::NAN; flows.len()]));
     t
 }
 
