@@ -34,6 +34,9 @@ use crate::sys;
 
 /// IPv4 and UDP headers: a UDP packet's size less its payload.
 pub const UDP_HEADERS: u32 = 28;
+/// Connection attempts 50 ms apart before a TCP flow gives up (its sink
+/// starts at the same time in another namespace).
+const CONNECT_ATTEMPTS: u32 = 20;
 
 fn setsockopt(fd: RawFd, level: libc::c_int, name: libc::c_int, value: &[u8]) -> Result<(), String> {
     // SAFETY: `value` is a valid buffer of its length.
@@ -59,7 +62,8 @@ fn sockaddr(addr: [u8; 4], port: u16) -> libc::sockaddr_in {
 
 /// Connects flow `f`'s TCP socket with its options set before the handshake.
 fn tcp_connect(f: usize, flow: &FlowPlan, codepoint: u8, mss: u32, congestion: &str) -> Result<TcpStream, String> {
-    for attempt in 0.. {
+    let mut attempts = 0;
+    loop {
         // SAFETY: plain socket creation.
         let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
         if fd < 0 {
@@ -84,17 +88,16 @@ fn tcp_connect(f: usize, flow: &FlowPlan, codepoint: u8, mss: u32, congestion: &
             return Ok(TcpStream::from(fd));
         }
         let error = std::io::Error::last_os_error();
-        if attempt >= 20 {
+        attempts += 1;
+        if attempts > CONNECT_ATTEMPTS {
             return Err(format!("connect: {error}"));
         }
         thread::sleep(Duration::from_millis(50));
     }
-    unreachable!("the loop returns")
 }
 
-/// A bulk TCP sender from `start` to `stop` (monotonic times).
-fn tcp_bulk(stream: TcpStream, stop: Time) {
-    let mut stream = stream;
+/// A bulk TCP sender: writes until the monotonic clock reaches `stop`.
+fn tcp_bulk(mut stream: TcpStream, stop: Time) {
     let data = vec![0u8; 1 << 16];
     let _ = stream.set_write_timeout(Some(Duration::from_millis(50)));
     while sys::monotonic() < stop {
