@@ -109,7 +109,15 @@ def test_a_short_dumbbell_fills_the_bottleneck_and_leaves_nothing(tmp_path):
     _privileged()
     before = _network_state()
     out = tmp_path / "out"
-    status = main(["emulate", str(DUMBBELL), "--out", str(out), "--duration", "3s", "--quiet"])
+    measure = [
+        "--set",
+        'run.sample_interval="0.5s"',
+        "--set",
+        "traffic[0].trace=true",
+        "--set",
+        'run.delay_ratios=[{scope="r1->r2", numerator="data", denominator="video", timescales=["0.5s"]}]',
+    ]
+    status = main(["emulate", str(DUMBBELL), "--out", str(out), "--duration", "3s", "--quiet"] + measure)
     assert status == 0
     summary = json.loads((out / "summary.json").read_text())
     assert summary["backend"] == "emulate"
@@ -118,10 +126,24 @@ def test_a_short_dumbbell_fills_the_bottleneck_and_leaves_nothing(tmp_path):
     bottleneck = classes[classes.scope == "r1->r2"].throughput_bps.sum()
     assert 8.5e6 < bottleneck < 10.05e6, classes
     assert (flows.received_pkts > 0).all(), flows
+    # TCP_INFO: the kernel's windows, sampled after the warm-up
+    tcp = flows[flows.transport == "tcp"]
+    assert ((tcp.cwnd_mean_segments > 1) & (tcp.cwnd_mean_segments < 1000)).all(), tcp
+    assert flows[flows.transport == "udp"].cwnd_mean_segments.isna().all()
+    series = pd.read_parquet(out / "timeseries.parquet")
+    traced = series[series.scope == "flow/bulk.0"]
+    assert set(traced.metric) == {"cwnd_segments", "ssthresh_segments", "srtt_s", "retransmissions"}
+    assert sorted(set(traced.time_s)) == [0.5, 1.0, 1.5, 2.0, 2.5]
+    assert (traced[traced.metric == "srtt_s"].value > 0.012).all(), traced  # at least the 12 ms path RTT
+    assert {"queue_pkts", "backlog_pkts"} <= set(series[series.scope == "r1->r2"].metric)
+    # a FIFO: both classes wait in the same queue
+    ratios = pd.read_parquet(out / "delay_ratios.parquet")
+    assert len(ratios) == 1 and ratios.intervals.iloc[0] == 4
+    assert 0.8 < ratios.interval_mean.iloc[0] < 1.25, ratios
     # the same columns as a simulated run
     run_out = tmp_path / "run"
-    assert main(["run", str(DUMBBELL), "--out", str(run_out), "--quiet"]) == 0
-    for table in ("classes", "flows"):
+    assert main(["run", str(DUMBBELL), "--out", str(run_out), "--quiet"] + measure) == 0
+    for table in ("classes", "flows", "timeseries", "delay_ratios"):
         simulated = pd.read_parquet(run_out / f"{table}.parquet")
         emulated = pd.read_parquet(out / f"{table}.parquet")
         assert list(emulated.columns) == list(simulated.columns)

@@ -14,6 +14,9 @@
 //!   the scenario's MSS, and writes without end until its stop time (bulk).
 //! - The UDP flows of a host share one thread that sleeps until the next
 //!   flow's next packet is due.
+//! - A sampling thread reads `TCP_INFO` of the host's TCP senders on a
+//!   grid and writes the samples into the output directory at the end
+//!   ([`crate::tcp_info`]).
 //! - The sinks read and discard; an accepted TCP connection takes its
 //!   flow's codepoint, so the ACKs carry the class as in the simulator.
 //!
@@ -22,6 +25,8 @@
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::Path;
+use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
@@ -30,7 +35,7 @@ use phb_sim::scenario::{Scenario, Transport};
 use phb_sim::traffic::Source;
 
 use crate::plan::{host_addr, FlowPlan, Plan, BASE_PORT, SINK_PORT};
-use crate::sys;
+use crate::{sys, tcp_info};
 
 /// IPv4 and UDP headers: a UDP packet's size less its payload.
 pub const UDP_HEADERS: u32 = 28;
@@ -152,10 +157,22 @@ fn tcp_sink(listener: TcpListener, codepoints: Vec<Option<u8>>) {
     }
 }
 
-/// Runs the agents of host node `host`; `epoch` is the monotonic time of
-/// the run's time 0. Returns only on an error (the router kills agents).
-pub fn run(scenario: &Scenario, plan: &Plan, host: usize, seed: u64, epoch: Time, congestion: &str) -> String {
-    match start(scenario, plan, host, seed, epoch, congestion) {
+/// Where and how an agent runs, beside the scenario and its plan.
+pub struct Setting<'a> {
+    /// Host node whose flows it sends and sinks.
+    pub host: usize,
+    pub seed: u64,
+    /// Monotonic time of the run's time 0.
+    pub epoch: Time,
+    pub congestion: &'a str,
+    /// The run's output directory, for the `TCP_INFO` samples.
+    pub out: &'a Path,
+}
+
+/// Runs the agents of a host. Returns only on an error (the router kills
+/// agents).
+pub fn run(scenario: &Scenario, plan: &Plan, setting: &Setting) -> String {
+    match start(scenario, plan, setting) {
         Ok(threads) => {
             for t in threads {
                 let _ = t.join();
@@ -168,15 +185,20 @@ pub fn run(scenario: &Scenario, plan: &Plan, host: usize, seed: u64, epoch: Time
     }
 }
 
-fn start(
-    scenario: &Scenario,
-    plan: &Plan,
-    host: usize,
-    seed: u64,
-    epoch: Time,
-    congestion: &str,
-) -> Result<Vec<thread::JoinHandle<()>>, String> {
+fn start(scenario: &Scenario, plan: &Plan, setting: &Setting) -> Result<Vec<thread::JoinHandle<()>>, String> {
+    let Setting { host, seed, epoch, congestion, out } = *setting;
     let mut threads = Vec::new();
+    let (register, sockets) = mpsc::channel::<(usize, OwnedFd)>();
+    if plan.flows.iter().any(|f| f.src == host && f.tcp) {
+        let run = &scenario.run;
+        let (period, warmup, end) = (tcp_info::sample_period(run.sample_interval), run.warmup, run.duration);
+        let file = tcp_info::file_of(out, host);
+        threads.push(thread::spawn(move || {
+            if let Err(e) = tcp_info::sample_until(sockets, epoch, period, warmup, end, &file) {
+                eprintln!("phb-emu agent: writing {}: {e}", file.display());
+            }
+        }));
+    }
     let codepoint = |f: &FlowPlan| scenario.classes[f.class].codepoint;
     let sink = SocketAddrV4::new(Ipv4Addr::from(host_addr(host)), SINK_PORT);
     if plan.flows.iter().any(|f| f.dst == host && !f.tcp) {
@@ -195,10 +217,16 @@ fn start(
             Transport::Tcp(tcp) => {
                 let (flow, tos, mss) = (flow.clone(), codepoint(flow), tcp.config.mss);
                 let congestion = congestion.to_owned();
+                let register = register.clone();
                 threads.push(thread::spawn(move || {
                     sys::sleep_until(epoch + flow.start);
                     match tcp_connect(f, &flow, tos, mss, &congestion) {
-                        Ok(stream) => tcp_bulk(stream, stop),
+                        Ok(stream) => {
+                            if let Ok(copy) = stream.try_clone() {
+                                let _ = register.send((f, OwnedFd::from(copy)));
+                            }
+                            tcp_bulk(stream, stop)
+                        }
                         Err(e) => eprintln!("phb-emu agent: flow {}: {e}", flow.name),
                     }
                 }));

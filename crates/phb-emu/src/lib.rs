@@ -16,7 +16,10 @@
 //!   rate, propagation delay, qdiscs; its design is in its module doc.
 //! - [`ipv4`] — the header fields read (five-tuple, DSCP) and written (DSCP).
 //! - [`agent`] — the traffic agents run inside the namespaces.
-//! - [`report`] — the `classes` and `flows` tables, as `phblab run` writes them.
+//! - [`tcp_info`] — the kernel's TCP state of each sender, sampled by the
+//!   agents and read by the router at the end.
+//! - [`report`] — the `classes`, `flows`, `timeseries` and `delay_ratios`
+//!   tables, as `phblab run` writes them.
 //! - [`sys`] — the Linux calls, wrapped once.
 //! - `main.rs` — the `phb-emu` command (`run`, `agent`, `check`).
 //!
@@ -29,3 +32,4 @@ pub mod plan;
 pub mod report;
 pub mod router;
 pub mod sys;
+pub mod tcp_info;

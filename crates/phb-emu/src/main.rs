@@ -7,8 +7,9 @@
 //!                                     emulate; writes classes.parquet, flows.parquet
 //!                                     and emulation.json into DIR (which must exist);
 //!                                     NAME stands for the file in messages
-//! phb-emu agent SCENARIO --host NODE --seed N --epoch NS --congestion CC [--set ...]
-//!                                     (internal) a host's traffic agents
+//! phb-emu agent SCENARIO --host NODE --seed N --epoch NS --congestion CC --out DIR [--set ...]
+//!                                     (internal) a host's traffic agents; their
+//!                                     TCP_INFO samples go into DIR
 //! ```
 //!
 //! Exit status: 0 done, 1 the emulation failed, 2 bad input or missing
@@ -20,7 +21,7 @@ use std::process::ExitCode;
 
 use phb::Time;
 use phb_emu::plan::{plan, CONGESTION_CONTROLS};
-use phb_emu::{agent, hosts, report, router, sys};
+use phb_emu::{agent, hosts, report, router, sys, tcp_info};
 use phb_sim::Scenario;
 
 /// Packet buffers of the router (2 KiB each).
@@ -126,6 +127,8 @@ fn run(args: &Args) -> Result<(), Failure> {
             epoch.as_nanos().to_string(),
             "--congestion".into(),
             congestion.clone(),
+            "--out".into(),
+            out.display().to_string(),
         ];
         for set in &args.sets {
             agent_args.extend(["--set".to_owned(), set.clone()]);
@@ -149,13 +152,21 @@ fn run(args: &Args) -> Result<(), Failure> {
     let cpu_at_start = sys::cpu_time();
     let reached = router.run(epoch);
     let cpu = sys::cpu_time() - cpu_at_start;
-    stop_agents(&mut agents);
     if sys::stop_requested() {
+        stop_agents(&mut agents);
         return Err(Failure::Interrupted);
     }
+    let samplers: Vec<usize> = plan.hosts.iter().copied().filter(|&h| plan.flows.iter().any(|f| f.src == h && f.tcp)).collect();
+    let missing = tcp_info::wait_for(&out, &samplers);
+    stop_agents(&mut agents);
+    if let Some(node) = missing.first() {
+        return Err(Failure::Failed(format!("the agent of node {} wrote no TCP_INFO samples", scenario.nodes[*node].name)));
+    }
+    let samples = tcp_info::read(&out, &samplers)
+        .map_err(|e| Failure::Failed(format!("reading the TCP_INFO samples: {e}")))?;
     let facts =
         report::Facts { seed, congestion: &congestion, reached_s: reached.as_secs_f64(), cpu_s: cpu.as_secs_f64() };
-    report::write(&out, &scenario, &plan, &router, &facts)
+    report::write(&out, &scenario, &plan, &mut router, &samples, &facts)
         .map_err(|e| Failure::Failed(format!("writing results to {}: {e}", out.display())))
 }
 
@@ -170,11 +181,12 @@ fn stop_agents(agents: &mut [std::process::Child]) {
 
 fn run_agent(args: &Args) -> Result<(), Failure> {
     let (scenario, congestion) = load(args)?;
-    let (Some(host), Some(seed), Some(epoch)) = (args.host, args.seed, args.epoch) else {
-        return Err(Failure::BadInput("agent needs --host, --seed and --epoch".into()));
+    let (Some(host), Some(seed), Some(epoch), Some(out)) = (args.host, args.seed, args.epoch, args.out.as_deref()) else {
+        return Err(Failure::BadInput("agent needs --host, --seed, --epoch and --out".into()));
     };
     let plan = plan(&scenario, seed).map_err(Failure::BadInput)?;
-    Err(Failure::Failed(agent::run(&scenario, &plan, host, seed, Time::from_nanos(epoch), &congestion)))
+    let setting = agent::Setting { host, seed, epoch: Time::from_nanos(epoch), congestion: &congestion, out };
+    Err(Failure::Failed(agent::run(&scenario, &plan, &setting)))
 }
 
 fn main() -> ExitCode {

@@ -80,8 +80,11 @@ fn refuse(key: String, why: &str) -> String {
 /// Checks that `scenario` can be emulated and plans its flows; the error
 /// names the key that cannot be.
 pub fn plan(scenario: &Scenario, seed: u64) -> Result<Plan, String> {
-    if !scenario.run.delay_ratios.is_empty() {
-        return Err(refuse("run.delay_ratios".into(), "delay ratios are not measured by emulate yet"));
+    if !scenario.lsps.is_empty() {
+        return Err(refuse("lsps".into(), "TWAM's LSPs are not emulated (their windows come from the simulator's senders)"));
+    }
+    if let Some(l) = scenario.links.iter().position(|l| l.framing != phb::Framing::None) {
+        return Err(refuse(format!("links[{l}].framing"), "ATM cell framing is not emulated"));
     }
     let nodes = scenario.nodes.len();
     if nodes >= 0xffff {

@@ -1,24 +1,34 @@
-//! An emulation's results: the `classes` table (built by the simulator's
-//! own [`ClassRows`]), the `flows` table with the columns of `phblab run`,
-//! and `emulation.json`, the run's facts and the emulator's fidelity.
+//! An emulation's results: the `classes`, `timeseries` and `delay_ratios`
+//! tables (built by the simulator's own [`ClassRows`], [`TimeSeries`] and
+//! [`delay_ratios_table`]), the `flows` table with the columns of `phblab
+//! run`, and `emulation.json`, the run's facts and the emulator's fidelity.
 //!
 //! Differences from the simulator's tables, by nature of a real stack:
 //! a flow's packets are counted as the router sees them (sent: read from
 //! the source's TUN device; received: written to the destination's); the
 //! one-way delay runs from the first to the last device, without the
 //! hosts' stacks; `goodput_bps` counts the TCP payload bytes received,
-//! retransmitted bytes included; `retransmissions`, `fast_retransmits` and
-//! `timeouts` are not measured yet (0).
+//! retransmitted bytes included. A TCP flow's `retransmissions`
+//! (`tcpi_total_retrans`), `timeouts` (`tcpi_total_rto`, Linux 6.7 and
+//! later) and `cwnd_mean_segments` (the mean of the samples after the
+//! warm-up) come from the agents' `TCP_INFO` samples ([`crate::tcp_info`]);
+//! the kernel does not count fast retransmits per socket, so
+//! `fast_retransmits` is 0. A traced TCP group's (`trace = true`) samples
+//! at the time series' instants appear in `timeseries` as the simulator's
+//! (`flow/<name>`: `cwnd_segments`, `ssthresh_segments`, `srtt_s`), with
+//! `retransmissions` (cumulative) beside them.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 use phb_sim::output::parquet_file::to_parquet;
 use phb_sim::scenario::Scenario;
-use phb_sim::{ClassRows, Column, Table, END_TO_END};
+use phb_sim::scenario::Transport;
+use phb_sim::{delay_ratios_table, ClassRows, Column, Table, TimeSeries, END_TO_END};
 
 use crate::plan::Plan;
 use crate::router::{FlowCounts, Router};
+use crate::tcp_info::{self, Sample};
 
 fn classes_table(scenario: &Scenario, router: &Router, measured_s: f64) -> Table {
     let mut rows = ClassRows::default();
@@ -39,7 +49,7 @@ fn classes_table(scenario: &Scenario, router: &Router, measured_s: f64) -> Table
     rows.into_table()
 }
 
-fn flows_table(scenario: &Scenario, plan: &Plan, router: &Router, measured_s: f64) -> Table {
+fn flows_table(scenario: &Scenario, plan: &Plan, router: &Router, samples: &[Sample], measured_s: f64) -> Table {
     let counts: Vec<FlowCounts> = router
         .flows
         .iter()
@@ -93,12 +103,30 @@ fn flows_table(scenario: &Scenario, plan: &Plan, router: &Router, measured_s: f6
     );
     t.push("acks_sent", numbers(&|c| c.acks_sent));
     t.push("acks_lost", numbers(&|c| c.acks_lost));
-    for name in ["retransmissions", "fast_retransmits", "timeouts"] {
-        t.push(name, Column::U64(vec![0; flows.len()]));
-    }
-    // The kernel's cwnd is not sampled yet (TCP_INFO): NaN, not a made-up 0.
-    t.push("cwnd_mean_segments", Column::F64(vec![f64::NAN; flows.len()]));
+    let tcp = tcp_info::summarize(samples, flows.len(), scenario.run.warmup);
+    t.push("retransmissions", Column::U64(tcp.iter().map(|s| s.retransmissions).collect()));
+    t.push("fast_retransmits", Column::U64(vec![0; flows.len()]));
+    t.push("timeouts", Column::U64(tcp.iter().map(|s| s.timeouts).collect()));
+    t.push("cwnd_mean_segments", Column::F64(tcp.iter().map(|s| s.cwnd_mean_segments).collect()));
     t
+}
+
+/// The router's time series with the traced TCP flows' samples taken at
+/// its instants (`k·interval`).
+fn timeseries_table(scenario: &Scenario, plan: &Plan, mut series: TimeSeries, samples: &[Sample]) -> Table {
+    if let Some(interval) = scenario.run.sample_interval {
+        let traced = |f: usize| {
+            matches!(&scenario.groups[plan.flows[f].group].transport, Transport::Tcp(tcp) if tcp.trace)
+        };
+        let on_grid = |s: &Sample| s.time.as_nanos() % interval.as_nanos() == 0 && s.time < scenario.run.duration;
+        for s in samples.iter().filter(|s| on_grid(s) && traced(s.flow)) {
+            let name = &plan.flows[s.flow].name;
+            let ssthresh = s.ssthresh_segments.map(f64::from);
+            series.record_flow(s.time, name, f64::from(s.cwnd_segments), ssthresh, s.srtt);
+            series.push(s.time, &format!("flow/{name}"), "", "retransmissions", f64::from(s.total_retrans));
+        }
+    }
+    series.into_table()
 }
 
 /// A JSON string literal.
@@ -135,11 +163,26 @@ pub struct Facts<'a> {
     pub cpu_s: f64,
 }
 
-/// Writes `classes.parquet`, `flows.parquet` and `emulation.json` into `dir`.
-pub fn write(dir: &Path, scenario: &Scenario, plan: &Plan, router: &Router, facts: &Facts) -> std::io::Result<()> {
+/// Writes `classes.parquet`, `flows.parquet`, `timeseries.parquet`,
+/// `delay_ratios.parquet` and `emulation.json` into `dir`; `samples` are
+/// the agents' `TCP_INFO` samples.
+pub fn write(
+    dir: &Path,
+    scenario: &Scenario,
+    plan: &Plan,
+    router: &mut Router,
+    samples: &[Sample],
+    facts: &Facts,
+) -> std::io::Result<()> {
     let measured_s = (facts.reached_s - scenario.run.warmup.as_secs_f64()).max(1e-9);
     let metadata = [("phblab_version", env!("CARGO_PKG_VERSION")), ("backend", "emulate")];
-    for table in [classes_table(scenario, router, measured_s), flows_table(scenario, plan, router, measured_s)] {
+    let tables = [
+        classes_table(scenario, router, measured_s),
+        flows_table(scenario, plan, router, samples, measured_s),
+        timeseries_table(scenario, plan, std::mem::take(&mut router.series), samples),
+        delay_ratios_table(scenario, std::mem::take(&mut router.ratio_summaries)),
+    ];
+    for table in tables {
         let bytes = to_parquet(&table, &metadata).map_err(std::io::Error::other)?;
         std::fs::write(dir.join(format!("{}.parquet", table.name)), bytes)?;
     }

@@ -9,7 +9,13 @@
 //! 3. reads what the hosts sent (up to [`READ_BATCH`] packets per device);
 //! 4. sleeps in `ppoll` until a device is readable or the earliest timer
 //!    (a wire's next arrival, a transmitter becoming free, a qdisc's wake-up,
-//!    the end of the warm-up or of the run).
+//!    the end of the warm-up or of the run, a time-series sample, a
+//!    delay-ratio interval's end).
+//!
+//! The time series (`run.sample_interval`) and the delay-ratio meters
+//! (`run.delay_ratios`) are the simulator's own ([`TimeSeries`],
+//! [`DelayRatioMeter`]), fed at their nominal times (`k·interval`) from the
+//! loop's timers.
 //!
 //! A transmission starts at the ideal time, not at the time the loop
 //! noticed: `max(when the transmitter became free, when the packet
@@ -29,8 +35,9 @@ use phb::classify::{Conditioner, PacketKey, Protocol};
 use phb::queue::Dropped;
 use phb::{Colour, DropReason, Packet, Qdisc, Rng, Time};
 use phb_sim::measure::histogram::DelayHistogram;
-use phb_sim::measure::ClassStats;
+use phb_sim::measure::{ClassStats, DelayRatioMeter, RatioSummary, Totals};
 use phb_sim::scenario::Scenario;
+use phb_sim::TimeSeries;
 
 use crate::ipv4;
 use crate::plan::{node_of_addr, Plan, BASE_PORT};
@@ -120,6 +127,22 @@ pub struct EmuStats {
     pub turns: u64,
 }
 
+/// Where a delay ratio is measured.
+enum RatioScope {
+    /// The two classes' waits in a port's qdisc.
+    Port { port: usize, classes: [usize; 2] },
+    /// The two classes' queueing delays over their paths.
+    EndToEnd { classes: [usize; 2] },
+}
+
+/// One `run.delay_ratios` entry: its meter and each timescale's next
+/// interval boundary.
+struct Ratio {
+    scope: RatioScope,
+    meter: DelayRatioMeter,
+    next: Vec<Time>,
+}
+
 /// The router: ports, routes, the hosts' devices and every counter.
 pub struct Router<'s> {
     scenario: &'s Scenario,
@@ -135,6 +158,12 @@ pub struct Router<'s> {
     pub flows_at_warmup: Vec<FlowCounts>,
     pub end_to_end: Vec<ClassStats>,
     pub emu: EmuStats,
+    /// The time series' next sample (`None` without `run.sample_interval`).
+    next_sample: Option<Time>,
+    pub series: TimeSeries,
+    ratios: Vec<Ratio>,
+    /// Each delay ratio's summaries, once the run has ended.
+    pub ratio_summaries: Vec<Vec<RatioSummary>>,
 }
 
 impl<'s> Router<'s> {
@@ -170,6 +199,27 @@ impl<'s> Router<'s> {
         for (index, class) in scenario.classes.iter().enumerate() {
             class_of_codepoint[class.codepoint as usize] = index;
         }
+        let run = &scenario.run;
+        let ratios = run
+            .delay_ratios
+            .iter()
+            .map(|def| {
+                let classes = [def.numerator, def.denominator];
+                let scope = match def.direction {
+                    Some(direction) => RatioScope::Port {
+                        port: ports
+                            .iter()
+                            .position(|p| (p.from, p.to) == direction)
+                            .expect("validation guarantees the link direction exists"),
+                        classes,
+                    },
+                    None => RatioScope::EndToEnd { classes },
+                };
+                let meter = DelayRatioMeter::new(&def.timescales, run.warmup, run.duration);
+                let next = def.timescales.iter().map(|&length| run.warmup + length).collect();
+                Ratio { scope, meter, next }
+            })
+            .collect();
         Router {
             scenario,
             plan,
@@ -183,6 +233,10 @@ impl<'s> Router<'s> {
             flows_at_warmup: vec![FlowCounts::default(); plan.flows.len()],
             end_to_end: vec![ClassStats::default(); classes],
             emu: EmuStats::default(),
+            next_sample: run.sample_interval,
+            series: TimeSeries::default(),
+            ratios,
+            ratio_summaries: Vec::new(),
         }
     }
 
@@ -203,13 +257,18 @@ impl<'s> Router<'s> {
             .collect();
         loop {
             let now = sys::monotonic().saturating_sub(epoch);
-            if now >= end || sys::stop_requested() {
+            if sys::stop_requested() {
                 return now.min(end);
+            }
+            if now >= end {
+                self.finish_ratios();
+                return end;
             }
             self.emu.turns += 1;
             if !self.warm && now >= warmup {
                 self.end_warmup();
             }
+            self.run_timers(now);
             for p in 0..self.ports.len() {
                 self.service_port(p, now);
             }
@@ -219,6 +278,10 @@ impl<'s> Router<'s> {
                 }
             }
             let mut deadline = if self.warm { end } else { warmup };
+            deadline = deadline.min(self.next_sample.unwrap_or(end));
+            for ratio in &self.ratios {
+                deadline = ratio.next.iter().fold(deadline, |d, &t| d.min(t));
+            }
             for port in &self.ports {
                 if let Some(&(arrive, _)) = port.wire.front() {
                     deadline = deadline.min(arrive);
@@ -240,6 +303,70 @@ impl<'s> Router<'s> {
         for stats in self.end_to_end.iter_mut().chain(self.ports.iter_mut().flat_map(|p| p.stats.iter_mut())) {
             stats.end_warmup();
         }
+        for i in 0..self.ratios.len() {
+            let totals = self.ratio_totals(i);
+            self.ratios[i].meter.begin(totals);
+        }
+    }
+
+    /// Takes the time-series samples and closes the delay-ratio intervals
+    /// whose nominal times have come.
+    fn run_timers(&mut self, now: Time) {
+        let end = self.scenario.run.duration;
+        if let (Some(at), Some(interval)) = (self.next_sample, self.scenario.run.sample_interval) {
+            if at <= now {
+                self.sample(at, interval);
+                self.next_sample = Some(at + interval).filter(|&t| t < end);
+            }
+        }
+        for i in 0..self.ratios.len() {
+            for j in 0..self.ratios[i].next.len() {
+                while self.warm && self.ratios[i].next[j] <= now && self.ratios[i].next[j] < end {
+                    let totals = self.ratio_totals(i);
+                    let ratio = &mut self.ratios[i];
+                    ratio.meter.tick(j, totals);
+                    let length = ratio.meter.timescales().nth(j).expect("one per timescale");
+                    ratio.next[j] += length;
+                }
+            }
+        }
+    }
+
+    /// One time-series sample at time `at`: every link direction and end to end.
+    fn sample(&mut self, at: Time, interval: Time) {
+        let scenario = self.scenario;
+        for port in &mut self.ports {
+            let scope = format!("{}->{}", scenario.nodes[port.from].name, scenario.nodes[port.to].name);
+            self.series.record_link(scenario, at, interval, &scope, &port.qdisc, false, &mut port.stats);
+        }
+        self.series.record_end_to_end(scenario, at, interval, &mut self.end_to_end);
+    }
+
+    /// The two classes' cumulative queueing-delay figures of delay ratio `i`.
+    fn ratio_totals(&self, i: usize) -> Totals {
+        match self.ratios[i].scope {
+            RatioScope::Port { port, classes } => Totals::at_link(&self.ports[port].stats, classes),
+            RatioScope::EndToEnd { classes } => {
+                let mut totals = Totals::default();
+                for (counts, flow) in self.flows.iter().zip(&self.plan.flows) {
+                    if let Some(side) = classes.iter().position(|&c| c == flow.class) {
+                        totals.sum_ns[side] += u128::from(counts.queueing_sum);
+                        totals.count[side] += counts.received;
+                    }
+                }
+                totals
+            }
+        }
+    }
+
+    /// The run has reached its end: every delay ratio's summaries.
+    fn finish_ratios(&mut self) {
+        self.ratio_summaries = (0..self.ratios.len())
+            .map(|i| {
+                let totals = self.ratio_totals(i);
+                self.ratios[i].meter.finish(totals)
+            })
+            .collect();
     }
 
     /// Delivers port `p`'s packets whose propagation has ended, then starts

@@ -30,6 +30,6 @@ pub mod tcp;
 pub mod traffic;
 
 pub use output::{Column, RunOutput, Table};
-pub use report::{ClassRows, END_TO_END};
+pub use report::{delay_ratios_table, ClassRows, TimeSeries, END_TO_END};
 pub use scenario::{load, Scenario, ScenarioError};
 pub use sim::{run, run_with, trace_arrivals, Arrival, RunError};

@@ -32,9 +32,10 @@
 //! - `counters`: long form `(scope, queue, counter, value)`: what a qdisc
 //!   counts of its own decisions (JoBS), after the warm-up.
 
-use phb::{DropReason, Framing, Time};
+use phb::{DropReason, Framing, Qdisc, Time};
 
 use crate::flow::{Flow, FlowTransport, Tcp};
+use crate::measure::delay_ratio::RatioSummary;
 use crate::measure::ClassStats;
 use crate::net::Port;
 use crate::output::{Column, RunOutput, Table};
@@ -59,7 +60,8 @@ pub struct TimeSeries {
 }
 
 impl TimeSeries {
-    fn push(&mut self, now: Time, scope: &str, class: &str, metric: &str, value: f64) {
+    /// Adds one row.
+    pub fn push(&mut self, now: Time, scope: &str, class: &str, metric: &str, value: f64) {
         self.time_s.push(now.as_secs_f64());
         self.scope.push(scope.to_string());
         self.class.push(class.to_string());
@@ -101,41 +103,56 @@ impl TimeSeries {
     /// Queue length, AQM averages and per-class figures of a port that has
     /// carried traffic.
     pub fn record_port(&mut self, scenario: &Scenario, now: Time, interval: Time, port: &mut Port) {
-        if port.stats.iter().all(|s| s.total.arrivals == 0) {
-            return;
-        }
         let scope = port_scope(scenario, port);
-        if !scenario.run.samples(&scope) {
+        let cells = port.framing.has_cells();
+        self.record_link(scenario, now, interval, &scope, &port.qdisc, cells, &mut port.stats);
+    }
+
+    /// Queue length, AQM averages and per-class figures (`stats`) of the
+    /// link direction `scope`, served by `qdisc`, if it has carried traffic;
+    /// `cells` adds the counts in ATM cells of an AAL5 link. (The emulator,
+    /// `phb-emu`, records its links with this too.)
+    #[allow(clippy::too_many_arguments)]
+    pub fn record_link<M>(
+        &mut self,
+        scenario: &Scenario,
+        now: Time,
+        interval: Time,
+        scope: &str,
+        qdisc: &Qdisc<M>,
+        cells: bool,
+        stats: &mut [ClassStats],
+    ) {
+        if stats.iter().all(|s| s.total.arrivals == 0) || !scenario.run.samples(scope) {
             return;
         }
-        self.push(now, &scope, "", "queue_pkts", port.qdisc.len_packets() as f64);
-        self.push(now, &scope, "", "queue_bytes", port.qdisc.len_bytes() as f64);
-        let cells = port.framing.has_cells();
+        self.push(now, scope, "", "queue_pkts", qdisc.len_packets() as f64);
+        self.push(now, scope, "", "queue_bytes", qdisc.len_bytes() as f64);
         if cells {
-            self.push(now, &scope, "", "queue_cells", port.qdisc.len_cells() as f64);
+            self.push(now, scope, "", "queue_cells", qdisc.len_cells() as f64);
         }
         let mut averages = Vec::new();
-        port.qdisc.averages(&mut averages);
+        qdisc.averages(&mut averages);
         let several = averages.len() > 1;
         for (buffer, avg) in averages.iter().enumerate() {
             if let Some(avg) = avg {
                 let label = if several { format!("buffer{buffer}") } else { String::new() };
-                self.push(now, &scope, &label, "red_avg", *avg);
+                self.push(now, scope, &label, "red_avg", *avg);
             }
         }
-        port.qdisc.dwred_max_th(&mut averages);
+        qdisc.dwred_max_th(&mut averages);
         for (buffer, max_th) in averages.iter().enumerate() {
             if let Some(max_th) = max_th {
                 let label = if several { format!("buffer{buffer}") } else { String::new() };
-                self.push(now, &scope, &label, "dwred_max_th", *max_th);
+                self.push(now, scope, &label, "dwred_max_th", *max_th);
             }
         }
-        self.record_classes(scenario, now, interval, &scope, &mut port.stats, true);
-        for (class, s) in scenario.classes.iter().zip(&port.stats) {
+        self.record_classes(scenario, now, interval, scope, stats, true);
+        for (class, s) in scenario.classes.iter().zip(stats.iter()) {
             if s.total.arrivals > 0 {
-                self.push(now, &scope, &class.name, "backlog_pkts", s.backlog() as f64);
+                self.push(now, scope, &class.name, "backlog_pkts", s.backlog() as f64);
                 if cells {
-                    self.push(now, &scope, &class.name, "backlog_cells", s.backlog_cells() as f64);
+                    self.push(now, scope, &class.name, "backlog_cells", s.backlog_cells() as f64);
                 }
             }
         }
@@ -143,11 +160,22 @@ impl TimeSeries {
 
     /// Congestion state of a traced TCP flow.
     pub fn record_tcp(&mut self, now: Time, name: &str, tcp: &Tcp) {
-        let scope = format!("flow/{name}");
         let mss = tcp.sender.mss() as f64;
-        self.push(now, &scope, "", "cwnd_segments", tcp.sender.cwnd_bytes() / mss);
-        self.push(now, &scope, "", "ssthresh_segments", tcp.sender.ssthresh_bytes() / mss);
-        if let Some(srtt) = tcp.sender.srtt() {
+        let ssthresh = Some(tcp.sender.ssthresh_bytes() / mss);
+        self.record_flow(now, name, tcp.sender.cwnd_bytes() / mss, ssthresh, tcp.sender.srtt());
+    }
+
+    /// A TCP flow's congestion window and slow-start threshold (segments,
+    /// `None` while it has none) and smoothed RTT (`None` before the first
+    /// measurement), at scope `flow/<name>` (the simulator's traced flows,
+    /// the emulator's `TCP_INFO` samples).
+    pub fn record_flow(&mut self, now: Time, name: &str, cwnd: f64, ssthresh: Option<f64>, srtt: Option<Time>) {
+        let scope = format!("flow/{name}");
+        self.push(now, &scope, "", "cwnd_segments", cwnd);
+        if let Some(ssthresh) = ssthresh {
+            self.push(now, &scope, "", "ssthresh_segments", ssthresh);
+        }
+        if let Some(srtt) = srtt {
             self.push(now, &scope, "", "srtt_s", srtt.as_secs_f64());
         }
     }
@@ -164,7 +192,7 @@ impl TimeSeries {
         self.record_classes(scenario, now, interval, END_TO_END, stats, false);
     }
 
-    fn into_table(self) -> Table {
+    pub fn into_table(self) -> Table {
         let mut t = Table::new("timeseries");
         t.push("time_s", Column::F64(self.time_s));
         t.push("scope", Column::Str(self.scope));
@@ -422,14 +450,15 @@ fn transfers_table(sim: &Sim) -> Table {
     t
 }
 
-fn delay_ratios_table(sim: &mut Sim) -> Table {
-    let scenario = sim.scenario;
+/// The `delay_ratios` table from each meter's summaries, in the order of
+/// `run.delay_ratios` (also the emulator's).
+pub fn delay_ratios_table(scenario: &Scenario, meters: Vec<Vec<RatioSummary>>) -> Table {
     let mut t = Table::new("delay_ratios");
     let (mut scope, mut numerator, mut denominator) = (Vec::new(), Vec::new(), Vec::new());
     let (mut timescale, mut intervals, mut used, mut mean, mut per_packet) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut percentiles: [Vec<f64>; 5] = Default::default();
-    for (def, summaries) in scenario.run.delay_ratios.iter().zip(sim.finish_ratios()) {
+    for (def, summaries) in scenario.run.delay_ratios.iter().zip(meters) {
         for s in summaries {
             scope.push(def.scope.clone());
             numerator.push(scenario.classes[def.numerator].name.clone());
@@ -495,7 +524,7 @@ pub(crate) fn collect(sim: &mut Sim, seed: u64) -> RunOutput {
     let transfers = transfers_table(sim);
     let counters = counters_table(sim);
     let series = std::mem::take(&mut sim.series).into_table();
-    let ratios = delay_ratios_table(sim);
+    let ratios = delay_ratios_table(scenario, sim.finish_ratios());
     RunOutput {
         scenario: scenario.name.clone(),
         seed,

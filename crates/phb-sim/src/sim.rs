@@ -866,25 +866,19 @@ impl<'s> Sim<'s> {
 
     /// The two classes' cumulative delay figures of delay-ratio meter `i`.
     fn ratio_totals(&self, i: usize) -> Totals {
-        let mut totals = Totals::default();
         match &self.ratios[i].scope {
-            RatioScope::Port { port, classes } => {
-                for (side, &c) in classes.iter().enumerate() {
-                    let delays = &self.ports[*port].stats[c].delays;
-                    totals.sum_ns[side] = delays.sum();
-                    totals.count[side] = delays.count();
-                }
-            }
+            RatioScope::Port { port, classes } => Totals::at_link(&self.ports[*port].stats, *classes),
             RatioScope::EndToEnd { flows } => {
+                let mut totals = Totals::default();
                 for (side, flows) in flows.iter().enumerate() {
                     for &f in flows {
                         totals.sum_ns[side] += self.flows[f].total.queueing_sum_ns;
                         totals.count[side] += self.flows[f].total.received;
                     }
                 }
+                totals
             }
         }
-        totals
     }
 
     /// The measured period begins for every delay-ratio meter.

@@ -32,6 +32,8 @@
 
 use phb::Time;
 
+use crate::measure::ClassStats;
+
 /// The two classes' delay sums (nanoseconds) and packet counts, numerator
 /// first, since some origin (cumulative figures of the simulator's
 /// counters).
@@ -42,6 +44,17 @@ pub struct Totals {
 }
 
 impl Totals {
+    /// The two classes' queueing-delay figures at a link direction, from its
+    /// per-class counters (`stats`), numerator class first.
+    pub fn at_link(stats: &[ClassStats], classes: [usize; 2]) -> Totals {
+        let mut totals = Totals::default();
+        for (side, &c) in classes.iter().enumerate() {
+            totals.sum_ns[side] = stats[c].delays.sum();
+            totals.count[side] = stats[c].delays.count();
+        }
+        totals
+    }
+
     /// The figures accumulated between `earlier` and these.
     fn since(&self, earlier: &Totals) -> Totals {
         Totals {

@@ -146,6 +146,11 @@ pub const TIMESERIES_METRICS: &[(&str, &str, &str)] = &[
     ("ssthresh_segments", "segments", "a traced TCP flow's slow-start threshold at the sampling time"),
     ("srtt_s", "s", "a traced TCP flow's smoothed RTT at the sampling time (absent before the first sample)"),
     (
+        "retransmissions",
+        "segments",
+        "`phblab emulate` only: a traced TCP flow's segments retransmitted so far (TCP_INFO's tcpi_total_retrans)",
+    ),
+    (
         "w_lsp_segments",
         "segments",
         "an LSP's W_LSP^cwnd as its TWAM last computed it (eq. 7 or 8; 0 before the first update)",

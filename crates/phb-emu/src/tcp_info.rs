@@ -1,0 +1,295 @@
+//! The kernel's view of each emulated TCP sender: `TCP_INFO` samples.
+//!
+//! Each host's agent runs one sampling thread ([`sample_until`]) that reads
+//! `getsockopt(TCP_INFO)` of every TCP sender of the host on a regular grid
+//! of the run's time ([`sample_period`]), once at the end of the warm-up
+//! and once at the end of the run, and writes what it read into
+//! `tcp_info.<node>.txt` of the run's output directory (written under
+//! another name and renamed, so a file that exists is complete). The router,
+//! once the run is over, waits for those files ([`wait_for`]) and reads
+//! them ([`read`]) into the `flows` table (retransmissions, timeouts, the
+//! mean congestion window) and the time series (`flow/<name>` scopes).
+//!
+//! Fields read from `struct tcp_info` (linux/tcp.h) by offset, since the
+//! `libc` crate's copy stops short of the newer ones: `tcpi_snd_mss` (16),
+//! `tcpi_rtt` (68, µs), `tcpi_snd_ssthresh` (76), `tcpi_snd_cwnd` (80,
+//! segments), `tcpi_total_retrans` (100) and, from Linux 6.7,
+//! `tcpi_total_rto` (240, u16; 0 on older kernels, whose answer is shorter).
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::Receiver;
+
+use phb::Time;
+
+use crate::sys;
+
+/// The longest time between two samples: the grid is the time series'
+/// interval cut into equal parts no longer than this (this alone without a
+/// time series), so the mean congestion window averages enough samples.
+pub const MAX_PERIOD: Time = Time::from_millis(100);
+/// How long the router waits after the run for the agents' sample files.
+const WAIT_FOR_FILES: Time = Time::from_secs(3);
+/// `ssthresh` before the first loss: "infinite".
+const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+
+/// One reading of one flow's socket.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sample {
+    /// The flow's index in the scenario.
+    pub flow: usize,
+    /// Time of the run (from its start).
+    pub time: Time,
+    pub cwnd_segments: u32,
+    /// `None` while it is infinite (before the first loss).
+    pub ssthresh_segments: Option<u32>,
+    /// Smoothed RTT; `None` before the first measurement.
+    pub srtt: Option<Time>,
+    /// Segments retransmitted so far.
+    pub total_retrans: u32,
+    /// Retransmission timeouts so far (Linux 6.7 and later; else 0).
+    pub total_rto: u32,
+}
+
+/// The sampling grid's step for a time series of `interval` (if any).
+pub fn sample_period(interval: Option<Time>) -> Time {
+    match interval {
+        Some(interval) => {
+            let parts = interval.as_nanos().div_ceil(MAX_PERIOD.as_nanos()).max(1);
+            Time::from_nanos(interval.as_nanos() / parts)
+        }
+        None => MAX_PERIOD,
+    }
+}
+
+/// The times of the run at which the sockets are read: `k·period` before
+/// `end`, the end of the warm-up, and `end`.
+fn sample_times(period: Time, warmup: Time, end: Time) -> Vec<Time> {
+    let mut times: Vec<Time> = (1..).map(|k| Time::from_nanos(period.as_nanos() * k)).take_while(|&t| t < end).collect();
+    if warmup > Time::ZERO && warmup < end {
+        times.push(warmup);
+    }
+    times.push(end);
+    times.sort();
+    times.dedup();
+    times
+}
+
+/// Reads `TCP_INFO` of socket `fd`, or `None` if it cannot be read.
+fn read_socket(fd: &OwnedFd, flow: usize, time: Time) -> Option<Sample> {
+    let mut buf = [0u8; 512];
+    let mut len = buf.len() as libc::socklen_t;
+    // SAFETY: `buf` is writable for `len` bytes, and `len` is its length.
+    let ret = unsafe {
+        libc::getsockopt(fd.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_INFO, buf.as_mut_ptr().cast(), &mut len)
+    };
+    let len = len as usize;
+    if ret < 0 || len < 104 {
+        return None;
+    }
+    let u32_at = |at: usize| u32::from_ne_bytes(buf[at..at + 4].try_into().expect("4 bytes"));
+    let ssthresh = u32_at(76);
+    let rtt_us = u32_at(68);
+    Some(Sample {
+        flow,
+        time,
+        cwnd_segments: u32_at(80),
+        ssthresh_segments: (ssthresh < INFINITE_SSTHRESH).then_some(ssthresh),
+        srtt: (rtt_us > 0).then(|| Time::from_micros(u64::from(rtt_us))),
+        total_retrans: u32_at(100),
+        total_rto: if len >= 242 { u32::from(u16::from_ne_bytes([buf[240], buf[241]])) } else { 0 },
+    })
+}
+
+/// The sample file of host `node` in `dir`.
+pub fn file_of(dir: &Path, node: usize) -> PathBuf {
+    dir.join(format!("tcp_info.{node}.txt"))
+}
+
+/// The agent's sampling thread: reads every socket registered through
+/// `sockets` (flow index and a duplicate of its descriptor) at `epoch +
+/// k·period`, at `epoch + warmup` and at `epoch + end`, then writes the
+/// samples to `file`.
+pub fn sample_until(
+    sockets: Receiver<(usize, OwnedFd)>,
+    epoch: Time,
+    period: Time,
+    warmup: Time,
+    end: Time,
+    file: &Path,
+) -> std::io::Result<()> {
+    let mut open: Vec<(usize, OwnedFd)> = Vec::new();
+    let mut samples = Vec::new();
+    for at in sample_times(period, warmup, end) {
+        sys::sleep_until(epoch + at);
+        open.extend(sockets.try_iter());
+        samples.extend(open.iter().filter_map(|(flow, fd)| read_socket(fd, *flow, at)));
+    }
+    let text: String = samples.iter().map(to_line).collect();
+    let partial = file.with_extension("partial");
+    std::fs::write(&partial, text)?;
+    std::fs::rename(&partial, file)
+}
+
+fn to_line(s: &Sample) -> String {
+    format!(
+        "{} {} {} {} {} {} {}\n",
+        s.flow,
+        s.time.as_nanos(),
+        s.cwnd_segments,
+        s.ssthresh_segments.map_or(-1, i64::from),
+        s.srtt.map_or(-1, |t| t.as_nanos() as i64),
+        s.total_retrans,
+        s.total_rto
+    )
+}
+
+fn from_line(line: &str) -> Option<Sample> {
+    let fields: Vec<i64> = line.split_whitespace().map(str::parse).collect::<Result<_, _>>().ok()?;
+    let [flow, time, cwnd, ssthresh, srtt, retrans, rto] = fields.as_slice().try_into().ok()?;
+    Some(Sample {
+        flow: usize::try_from(flow).ok()?,
+        time: Time::from_nanos(u64::try_from(time).ok()?),
+        cwnd_segments: u32::try_from(cwnd).ok()?,
+        ssthresh_segments: u32::try_from(ssthresh).ok(),
+        srtt: u64::try_from(srtt).ok().map(Time::from_nanos),
+        total_retrans: u32::try_from(retrans).ok()?,
+        total_rto: u32::try_from(rto).ok()?,
+    })
+}
+
+/// Waits (a few seconds at most) until the sample file of each of `nodes`
+/// exists in `dir`; returns the nodes whose file did not come.
+pub fn wait_for(dir: &Path, nodes: &[usize]) -> Vec<usize> {
+    let deadline = sys::monotonic() + WAIT_FOR_FILES;
+    loop {
+        let missing: Vec<usize> = nodes.iter().copied().filter(|&n| !file_of(dir, n).is_file()).collect();
+        if missing.is_empty() || sys::monotonic() >= deadline {
+            return missing;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Every sample in the files of `nodes` in `dir` (a missing file adds
+/// none), sorted by time, then flow.
+pub fn read(dir: &Path, nodes: &[usize]) -> std::io::Result<Vec<Sample>> {
+    let mut samples = Vec::new();
+    for &node in nodes {
+        let path = file_of(dir, node);
+        if !path.is_file() {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path)?;
+        for line in text.lines() {
+            let sample = from_line(line).ok_or_else(|| {
+                std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: bad line {line:?}", path.display()))
+            })?;
+            samples.push(sample);
+        }
+        std::fs::remove_file(&path)?;
+    }
+    samples.sort_by_key(|s| (s.time, s.flow));
+    Ok(samples)
+}
+
+/// What a flow's samples say of its measured period (after `warmup`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FlowSummary {
+    /// Retransmitted segments and timeouts since the warm-up.
+    pub retransmissions: u64,
+    pub timeouts: u64,
+    /// Mean of the congestion window over the samples after the warm-up;
+    /// NaN if there are none.
+    pub cwnd_mean_segments: f64,
+}
+
+/// Summarizes `samples` (sorted by time) of each of `flows` flows.
+pub fn summarize(samples: &[Sample], flows: usize, warmup: Time) -> Vec<FlowSummary> {
+    (0..flows)
+        .map(|f| {
+            let mine = || samples.iter().filter(move |s| s.flow == f);
+            let baseline = mine().filter(|s| s.time <= warmup).last();
+            let last = mine().last();
+            let since = |get: fn(&Sample) -> u32| match (last, baseline) {
+                (Some(last), Some(base)) => u64::from(get(last).saturating_sub(get(base))),
+                (Some(last), None) => u64::from(get(last)),
+                _ => 0,
+            };
+            let measured: Vec<f64> = mine().filter(|s| s.time > warmup).map(|s| f64::from(s.cwnd_segments)).collect();
+            FlowSummary {
+                retransmissions: since(|s| s.total_retrans),
+                timeouts: since(|s| s.total_rto),
+                cwnd_mean_segments: if measured.is_empty() {
+                    f64::NAN
+                } else {
+                    measured.iter().sum::<f64>() / measured.len() as f64
+                },
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(flow: usize, ms: u64, cwnd: u32, retrans: u32) -> Sample {
+        Sample {
+            flow,
+            time: Time::from_millis(ms),
+            cwnd_segments: cwnd,
+            ssthresh_segments: (retrans > 0).then_some(cwnd / 2),
+            srtt: Some(Time::from_micros(20_500)),
+            total_retrans: retrans,
+            total_rto: retrans / 3,
+        }
+    }
+
+    #[test]
+    fn periods_divide_the_series_interval() {
+        assert_eq!(sample_period(None), MAX_PERIOD);
+        assert_eq!(sample_period(Some(Time::from_millis(40))), Time::from_millis(40));
+        assert_eq!(sample_period(Some(Time::from_millis(250))), Time::from_nanos(250_000_000 / 3));
+        assert_eq!(sample_period(Some(Time::from_secs(1))), Time::from_millis(100));
+    }
+
+    #[test]
+    fn sockets_are_read_on_the_grid_at_the_warmup_and_at_the_end() {
+        let ms = Time::from_millis;
+        assert_eq!(sample_times(ms(100), ms(250), ms(400)), [ms(100), ms(200), ms(250), ms(300), ms(400)]);
+        assert_eq!(sample_times(ms(100), ms(200), ms(350)), [ms(100), ms(200), ms(300), ms(350)]);
+        assert_eq!(sample_times(ms(100), Time::ZERO, ms(100)), [ms(100)]);
+    }
+
+    #[test]
+    fn lines_round_trip() {
+        for s in [sample(3, 1500, 17, 0), sample(0, 0, 10, 7)] {
+            assert_eq!(from_line(&to_line(&s)), Some(s));
+        }
+        let none = Sample { srtt: None, ssthresh_segments: None, ..sample(1, 2, 3, 0) };
+        assert_eq!(from_line(&to_line(&none)), Some(none));
+        assert_eq!(from_line("1 2 3"), None);
+    }
+
+    #[test]
+    fn summaries_count_from_the_warmup() {
+        let samples = [sample(0, 500, 4, 1), sample(0, 1000, 10, 3), sample(0, 1500, 20, 6), sample(0, 2000, 30, 9)];
+        let [s, empty] = summarize(&samples, 2, Time::from_millis(1000)).try_into().expect("two flows");
+        assert_eq!(s.retransmissions, 6);
+        assert_eq!(s.timeouts, 2);
+        assert_eq!(s.cwnd_mean_segments, 25.0);
+        assert_eq!(empty.retransmissions, 0);
+        assert!(empty.cwnd_mean_segments.is_nan());
+    }
+
+    #[test]
+    fn a_connected_socket_can_be_read() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let stream = std::net::TcpStream::connect(listener.local_addr().expect("addr")).expect("connect");
+        let fd = OwnedFd::from(stream);
+        let s = read_socket(&fd, 2, Time::from_millis(7)).expect("TCP_INFO");
+        assert_eq!((s.flow, s.time, s.total_retrans), (2, Time::from_millis(7), 0));
+        assert!(s.cwnd_segments >= 1);
+    }
+}
