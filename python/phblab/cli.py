@@ -76,6 +76,17 @@ def _positive(text: str) -> int:
     return value
 
 
+def _microseconds(text: str) -> int:
+    """argparse type of a short time in whole microseconds (0 to 1 s)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of microseconds from 0 to 1000000")
+    return value
+
+
 def _seed_list(text: str) -> list[int]:
     """argparse type of --seed-list: comma-separated seeds, each once."""
     seeds = [_seed(part.strip()) for part in text.split(",")]
@@ -137,8 +148,8 @@ def _parser() -> argparse.ArgumentParser:
         description=_wrap(
             "Run a scenario's hosts in network namespaces with the kernel's TCP and UDP, "
             "and its routers and links in the user-space router phb-emu, which runs the same "
-            "qdiscs as the simulator in real time; write summary.json, classes.parquet and "
-            "flows.parquet as `run` does. Needs CAP_NET_ADMIN and CAP_SYS_ADMIN (root) and "
+            "qdiscs as the simulator in real time; write summary.json and the classes, flows, "
+            "timeseries and delay_ratios tables as `run` does. Needs CAP_NET_ADMIN and CAP_SYS_ADMIN (root) and "
             "/dev/net/tun; nothing it creates outlives it. docs/emulation.md has the details."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -155,6 +166,14 @@ def _parser() -> argparse.ArgumentParser:
         default="reno",
         choices=("reno", "cubic", "bbr"),
         help="the TCP senders' congestion control: reno (default), cubic or bbr",
+    )
+    emu.add_argument(
+        "--spin-us",
+        metavar="US",
+        type=_microseconds,
+        default=0,
+        help="the router polls instead of sleeping in the last US microseconds before each timer: "
+        "less timing error for a core's time (default 0; docs/emulation.md)",
     )
     emu.add_argument("--set", metavar="KEY=VALUE", action="append", default=[], dest="overrides", help=_SET_HELP)
     emu.add_argument(
@@ -409,6 +428,7 @@ def _emulate(args: argparse.Namespace) -> int:
             duration=args.duration,
             congestion=args.congestion,
             overrides=args.overrides,
+            spin_us=args.spin_us,
         )
     except emulate.EmulateError as e:
         if e.bad_input:

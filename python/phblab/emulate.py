@@ -79,9 +79,12 @@ def emulate(
     duration: str | None = None,
     congestion: str = "reno",
     overrides: list[str] | None = None,
+    spin_us: int = 0,
 ) -> Results:
     """Emulates the scenario `text` (named `source_name` in messages) and
-    returns its results. `duration` (e.g. "5s") replaces `run.duration`.
+    returns its results. `duration` (e.g. "5s") replaces `run.duration`;
+    `spin_us` is the time before each timer in which the router polls
+    instead of sleeping (docs/emulation.md, "Fidelity").
 
     Raises EmulateError; KeyboardInterrupt if the router was stopped by a
     signal."""
@@ -94,7 +97,7 @@ def emulate(
         out = Path(tmp) / "out"
         out.mkdir()
         command = [str(emulator()), "run", str(scenario), "--source-name", source_name, "--out", str(out)]
-        command += ["--congestion", congestion]
+        command += ["--congestion", congestion, "--spin-us", str(spin_us)]
         if seed is not None:
             command += ["--seed", str(seed)]
         for assignment in sets:

@@ -3,10 +3,12 @@
 //! ```text
 //! phb-emu check                       exit 0 if this process may emulate, else 2 and why
 //! phb-emu run SCENARIO --out DIR [--seed N] [--congestion CC] [--set KEY=VALUE]...
-//!                                     [--source-name NAME]
+//!                                     [--source-name NAME] [--spin-us US]
 //!                                     emulate; writes classes.parquet, flows.parquet
 //!                                     and emulation.json into DIR (which must exist);
-//!                                     NAME stands for the file in messages
+//!                                     NAME stands for the file in messages; the
+//!                                     router polls instead of sleeping in the last
+//!                                     US microseconds before each timer (default 0)
 //! phb-emu agent SCENARIO --host NODE --seed N --epoch NS --congestion CC --out DIR [--set ...]
 //!                                     (internal) a host's traffic agents; their
 //!                                     TCP_INFO samples go into DIR
@@ -45,6 +47,7 @@ struct Args {
     epoch: Option<u64>,
     sets: Vec<String>,
     source_name: Option<String>,
+    spin_us: Option<u64>,
 }
 
 fn parse_args(args: &[String]) -> Result<Args, String> {
@@ -61,6 +64,13 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
             "--epoch" => parsed.epoch = Some(number("--epoch", value("--epoch")?)?),
             "--set" => parsed.sets.push(value("--set")?),
             "--source-name" => parsed.source_name = Some(value("--source-name")?),
+            "--spin-us" => {
+                let us = number("--spin-us", value("--spin-us")?)?;
+                if us > 1_000_000 {
+                    return Err(format!("--spin-us {us}: at most 1000000 (1 s)"));
+                }
+                parsed.spin_us = Some(us);
+            }
             other if other.starts_with("--") => return Err(format!("unknown option {other}")),
             other => parsed.positional.push(other.to_owned()),
         }
@@ -148,6 +158,7 @@ fn run(args: &Args) -> Result<(), Failure> {
         netns.push(host.netns);
     }
     let mut router = router::Router::new(&scenario, &plan, seed, tun, POOL_SLOTS);
+    router.spin = Time::from_micros(args.spin_us.unwrap_or(0));
     sys::sleep_until(epoch);
     let cpu_at_start = sys::cpu_time();
     let reached = router.run(epoch);
@@ -156,14 +167,18 @@ fn run(args: &Args) -> Result<(), Failure> {
         stop_agents(&mut agents);
         return Err(Failure::Interrupted);
     }
-    let samplers: Vec<usize> = plan.hosts.iter().copied().filter(|&h| plan.flows.iter().any(|f| f.src == h && f.tcp)).collect();
+    let samplers: Vec<usize> =
+        plan.hosts.iter().copied().filter(|&h| plan.flows.iter().any(|f| f.src == h && f.tcp)).collect();
     let missing = tcp_info::wait_for(&out, &samplers);
     stop_agents(&mut agents);
     if let Some(node) = missing.first() {
-        return Err(Failure::Failed(format!("the agent of node {} wrote no TCP_INFO samples", scenario.nodes[*node].name)));
+        return Err(Failure::Failed(format!(
+            "the agent of node {} wrote no TCP_INFO samples",
+            scenario.nodes[*node].name
+        )));
     }
-    let samples = tcp_info::read(&out, &samplers)
-        .map_err(|e| Failure::Failed(format!("reading the TCP_INFO samples: {e}")))?;
+    let samples =
+        tcp_info::read(&out, &samplers).map_err(|e| Failure::Failed(format!("reading the TCP_INFO samples: {e}")))?;
     let facts =
         report::Facts { seed, congestion: &congestion, reached_s: reached.as_secs_f64(), cpu_s: cpu.as_secs_f64() };
     report::write(&out, &scenario, &plan, &mut router, &samples, &facts)
@@ -181,7 +196,8 @@ fn stop_agents(agents: &mut [std::process::Child]) {
 
 fn run_agent(args: &Args) -> Result<(), Failure> {
     let (scenario, congestion) = load(args)?;
-    let (Some(host), Some(seed), Some(epoch), Some(out)) = (args.host, args.seed, args.epoch, args.out.as_deref()) else {
+    let (Some(host), Some(seed), Some(epoch), Some(out)) = (args.host, args.seed, args.epoch, args.out.as_deref())
+    else {
         return Err(Failure::BadInput("agent needs --host, --seed, --epoch and --out".into()));
     };
     let plan = plan(&scenario, seed).map_err(Failure::BadInput)?;

@@ -81,7 +81,10 @@ fn refuse(key: String, why: &str) -> String {
 /// names the key that cannot be.
 pub fn plan(scenario: &Scenario, seed: u64) -> Result<Plan, String> {
     if !scenario.lsps.is_empty() {
-        return Err(refuse("lsps".into(), "TWAM's LSPs are not emulated (their windows come from the simulator's senders)"));
+        return Err(refuse(
+            "lsps".into(),
+            "TWAM's LSPs are not emulated (their windows come from the simulator's senders)",
+        ));
     }
     if let Some(l) = scenario.links.iter().position(|l| l.framing != phb::Framing::None) {
         return Err(refuse(format!("links[{l}].framing"), "ATM cell framing is not emulated"));

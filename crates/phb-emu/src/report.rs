@@ -115,9 +115,8 @@ fn flows_table(scenario: &Scenario, plan: &Plan, router: &Router, samples: &[Sam
 /// its instants (`k·interval`).
 fn timeseries_table(scenario: &Scenario, plan: &Plan, mut series: TimeSeries, samples: &[Sample]) -> Table {
     if let Some(interval) = scenario.run.sample_interval {
-        let traced = |f: usize| {
-            matches!(&scenario.groups[plan.flows[f].group].transport, Transport::Tcp(tcp) if tcp.trace)
-        };
+        let traced =
+            |f: usize| matches!(&scenario.groups[plan.flows[f].group].transport, Transport::Tcp(tcp) if tcp.trace);
         let on_grid = |s: &Sample| s.time.as_nanos() % interval.as_nanos() == 0 && s.time < scenario.run.duration;
         for s in samples.iter().filter(|s| on_grid(s) && traced(s.flow)) {
             let name = &plan.flows[s.flow].name;

@@ -164,6 +164,8 @@ pub struct Router<'s> {
     ratios: Vec<Ratio>,
     /// Each delay ratio's summaries, once the run has ended.
     pub ratio_summaries: Vec<Vec<RatioSummary>>,
+    /// How long before a timer the loop stops sleeping and polls ([`sys::wait`]).
+    pub spin: Time,
 }
 
 impl<'s> Router<'s> {
@@ -237,6 +239,7 @@ impl<'s> Router<'s> {
             series: TimeSeries::default(),
             ratios,
             ratio_summaries: Vec::new(),
+            spin: Time::ZERO,
         }
     }
 
@@ -293,7 +296,7 @@ impl<'s> Router<'s> {
             for fd in pollfds.iter_mut() {
                 fd.revents = 0;
             }
-            sys::wait(&mut pollfds, Some(epoch + deadline));
+            sys::wait(&mut pollfds, Some(epoch + deadline), self.spin);
         }
     }
 

@@ -171,11 +171,28 @@ pub fn missing_privileges() -> Option<String> {
 
 /// Waits until one of `fds` is readable or the clock reaches `deadline`
 /// (`None`: no deadline), whichever comes first; a signal ends the wait too.
-pub fn wait(fds: &mut [libc::pollfd], deadline: Option<Time>) {
-    let timeout = deadline.map(|d| timespec(d.saturating_sub(monotonic())));
-    let ptr = timeout.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
-    // SAFETY: `fds` is a valid array of pollfd; `ptr` is null or a valid timespec.
-    unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ptr, std::ptr::null()) };
+///
+/// Within `spin` of the deadline it does not sleep but polls the devices
+/// without blocking until the deadline: the wake-up latency of a sleep
+/// (tens of microseconds, more on a busy machine) is traded for a core's
+/// time. Further away it sleeps until `spin` before the deadline, so the
+/// caller's next wait spins.
+pub fn wait(fds: &mut [libc::pollfd], deadline: Option<Time>, spin: Time) {
+    let poll = |fds: &mut [libc::pollfd], timeout: Option<libc::timespec>| {
+        let ptr = timeout.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
+        // SAFETY: `fds` is a valid array of pollfd; `ptr` is null or a valid timespec.
+        unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ptr, std::ptr::null()) }
+    };
+    let Some(deadline) = deadline else {
+        poll(fds, None);
+        return;
+    };
+    let now = monotonic();
+    if deadline.saturating_sub(now) > spin {
+        poll(fds, Some(timespec(deadline.saturating_sub(now) - spin)));
+        return;
+    }
+    while poll(fds, Some(timespec(Time::ZERO))) == 0 && monotonic() < deadline && !stop_requested() {}
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);

@@ -65,7 +65,8 @@ pub fn sample_period(interval: Option<Time>) -> Time {
 /// The times of the run at which the sockets are read: `k·period` before
 /// `end`, the end of the warm-up, and `end`.
 fn sample_times(period: Time, warmup: Time, end: Time) -> Vec<Time> {
-    let mut times: Vec<Time> = (1..).map(|k| Time::from_nanos(period.as_nanos() * k)).take_while(|&t| t < end).collect();
+    let mut times: Vec<Time> =
+        (1..).map(|k| Time::from_nanos(period.as_nanos() * k)).take_while(|&t| t < end).collect();
     if warmup > Time::ZERO && warmup < end {
         times.push(warmup);
     }
