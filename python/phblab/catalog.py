@@ -10,6 +10,8 @@ in short:
 
     [reproduce]
     title = "..."; paper = "..."; assumptions = ["...", ...]
+    backends = ["simulate", "emulate"]   where it may run (default
+                               ["simulate"]; `reproduce --backend emulate`)
     [reproduce.sweep]          grid, set, seeds, overrides (phblab.sweep)
     [reproduce.metrics.NAME]   table/column/where/agg/scale/unit (table
                                "flows", "classes", "delay_ratios",
@@ -33,8 +35,13 @@ fits, and the checks: `Check` (a value within a tolerance) and `ClaimCheck`
 (a relation between means), which share `passed`, `message()` and `row()`.
 
     entry = load_entry("scenarios/vukadinovic-2004/appendix-b.toml")
-    outcome = reproduce(entry, out="results/reproduce")
+    outcome = reproduce(entry, results="results/reproduce")
     print(format_outcome(outcome)); outcome.passed
+
+An entry whose `backends` lists "emulate" may also run on real Linux TCP
+(`reproduce(entry, backend="emulate")`): its results go to
+`results/reproduce/<id>-emulate/` (`entry_dir`), beside the simulated ones,
+and record the backend; docs/emulation.md ("Sweeps and reproductions").
 """
 
 from __future__ import annotations
@@ -71,6 +78,10 @@ SOURCES = {"paper", "measured"}
 #: what an entry is: a reproduction of a paper's result, or a sensitivity
 #: study that reruns one under another assumption (not itself a reproduction)
 ENTRY_KINDS = ("reproduction", "sensitivity")
+#: where an entry's runs may execute (`[reproduce].backends`, phblab.sweep.BACKENDS)
+BACKENDS = ("simulate", "emulate")
+#: the backends an entry allows when it does not say
+DEFAULT_BACKENDS = ("simulate",)
 CLAIM_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 #: per-class series of a run's time series (`timeseries.parquet`)
 CLASS_SERIES = {"delay_mean_s", "throughput_bps", "offered_bps", "loss_rate"}
@@ -248,6 +259,8 @@ class Entry:
     #: the scenario file the entry sweeps: `path` itself, or the file its
     #: `scenario` key names
     scenario: Path | None = None
+    #: `[reproduce].backends`: where its runs may execute (BACKENDS)
+    backends: tuple = DEFAULT_BACKENDS
 
     @property
     def scenario_path(self) -> Path:
@@ -737,6 +750,7 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
             "claims",
             "plot",
             "table",
+            "backends",
         },
         w,
     )
@@ -823,6 +837,7 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
         "a list of strings",
     )
     _check_templates(sweep, f"{w}.sweep.set")
+    backends = _parse_backends(section.get("backends", list(DEFAULT_BACKENDS)), metrics, f"{w}.backends")
     return Entry(
         id=entry_id,
         path=path,
@@ -838,7 +853,35 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
         claims=claims,
         table=table,
         kind=kind,
+        backends=backends,
     )
+
+
+def _parse_backends(value: Any, metrics: Mapping[str, Metric], bw: str) -> tuple:
+    """`[reproduce].backends`: a non-empty list of distinct BACKENDS. An
+    entry that allows "emulate" may only read the tables the emulator
+    writes (`phblab.emulate.TABLES`)."""
+    _need(
+        isinstance(value, list) and value and all(isinstance(b, str) for b in value),
+        bw,
+        f'a list of backends, e.g. ["simulate", "emulate"]; known: {", ".join(BACKENDS)}',
+    )
+    for b in value:
+        _need(b in BACKENDS, bw, f"{b!r} is not a backend; known: {', '.join(BACKENDS)}")
+    twice = next((b for i, b in enumerate(value) if b in value[:i]), None)
+    _need(twice is None, bw, f"{twice!r} is listed twice")
+    if "emulate" in value:
+        from phblab.emulate import TABLES
+
+        for m in metrics.values():
+            reads = m.table if m.kind == "column" or m.series is not None else None
+            _need(
+                reads is None or reads in TABLES,
+                bw,
+                f"allows emulate, but metric {m.name!r} reads the {reads} table, which emulation does not write "
+                f"(it writes {', '.join(TABLES)}; docs/emulation.md)",
+            )
+    return tuple(value)
 
 
 def _parse_table(t: Any, grid: Mapping, metrics: Mapping, tw: str) -> dict:
@@ -1602,6 +1645,8 @@ class Outcome:
     seeds: list = field(default_factory=list)
     reruns: list = field(default_factory=list)  # sweep.Rerun: runs that failed verification
     table: dict = field(default_factory=dict)
+    backend: str = "simulate"
+    congestion: str | None = None  # an emulated reproduction's congestion control
 
     @property
     def passed(self) -> bool:
@@ -1633,6 +1678,8 @@ class Outcome:
                 for c in e.claims
             ],
             "phblab_version": _core.version(),
+            "backend": self.backend,
+            **({"congestion_control": self.congestion} if self.congestion else {}),
             "runs": self.runs,
             "ran": self.ran,
             "wall_time_s": self.wall_time_s,
@@ -1662,8 +1709,22 @@ def _side_json(s: Side) -> dict:
     return {"metric": s.metric, "at": s.at, "scale": s.scale}
 
 
-def entry_dir(entry: Entry, results: str | os.PathLike = DEFAULT_RESULTS) -> Path:
-    return Path(results) / entry.id
+def entry_dir(entry: Entry, results: str | os.PathLike = DEFAULT_RESULTS, backend: str = "simulate") -> Path:
+    """Where an entry's reproduction goes: `results/<id>`, or
+    `results/<id>-emulate` for an emulated one."""
+    return Path(results) / (entry.id if backend == "simulate" else f"{entry.id}-{backend}")
+
+
+def check_backend(entry: Entry, backend: str) -> None:
+    """CatalogError unless the entry allows `backend` (`[reproduce].backends`)."""
+    if backend not in BACKENDS:
+        raise CatalogError(f"backend {backend!r}: one of {', '.join(BACKENDS)}")
+    if backend not in entry.backends:
+        allowed = ", ".join(f'"{b}"' for b in entry.backends)
+        raise CatalogError(
+            f"{entry.id} does not allow the {backend} backend: its [reproduce].backends is [{allowed}] "
+            f'({entry.path}; add "{backend}" there if the entry can run that way)'
+        )
 
 
 def reproduce(
@@ -1673,14 +1734,21 @@ def reproduce(
     client: Any = None,
     seeds: int | Sequence[int] | None = None,
     progress: bool = False,
+    backend: str = "simulate",
+    congestion: str | None = None,
 ) -> Outcome:
     """Runs an entry's sweep (reusing complete runs in its directory,
     `results/<id>/sweep`), computes its metrics, compares them and plots.
-    Writes `results/<id>/comparison.json` and `.csv` and the plots."""
+    Writes `results/<id>/comparison.json` and `.csv` and the plots.
+
+    `backend="emulate"` (for an entry whose `backends` allow it) runs the
+    sweep on real Linux TCP (`phblab.sweep`, one run at a time, with the
+    congestion control `congestion`) into `results/<id>-emulate/`."""
     from phblab.sweep import sweep
 
+    check_backend(entry, backend)
     start = time.perf_counter()
-    d = entry_dir(entry, results)
+    d = entry_dir(entry, results, backend)
     outdir.claim(d, "reproduce")
     with outdir.lock(d):
         sw = sweep(
@@ -1693,6 +1761,8 @@ def reproduce(
             overrides=entry.sweep.get("overrides"),
             set=entry.sweep.get("set"),
             progress=progress,
+            backend=backend,
+            congestion=congestion,
         )
         data = {
             "classes": sw.classes,
@@ -1719,6 +1789,8 @@ def reproduce(
                 list(sw.seeds),
                 sw.reruns,
                 point_table(entry, pstats),
+                sw.backend,
+                sw.congestion,
             )
             text = json.dumps(outcome.to_json(), indent=2, default=_json_default) + "\n"
             (staging / "comparison.json").write_text(text)
@@ -1813,8 +1885,9 @@ def format_outcome(outcome: Outcome) -> str:
     if e.notes:
         lines.append(f"  notes: {e.notes}")
     grid = ", ".join(f"{k} ∈ {{{', '.join(_fmt(v) for v in vs)}}}" for k, vs in e.grid.items())
+    how = f" emulated (TCP congestion control {outcome.congestion})" if outcome.backend == "emulate" else ""
     lines.append(
-        f"  sweep: {grid or 'one point'}; {outcome.runs} runs ({outcome.ran} run now, the rest reused) "
+        f"  sweep: {grid or 'one point'}; {outcome.runs} runs{how} ({outcome.ran} run now, the rest reused) "
         f"in {outcome.wall_time_s:.1f} s; results in {outcome.dir}/"
     )
     lines += [f"  note: {r}" for r in outcome.reruns]
@@ -1842,8 +1915,9 @@ def list_entries(entries: Sequence[Entry]) -> str:
         seeds = e.sweep.get("seeds", 1)
         nseeds = seeds if isinstance(seeds, int) else len(seeds)
         kind = f" ({e.kind})" if e.kind != "reproduction" else ""
+        backends = f"; {' and '.join(e.backends)}" if e.backends != DEFAULT_BACKENDS else ""
         out.append(
             f"{e.id.ljust(width)}  {e.title}{kind}  "
-            f"[{', '.join(what) or 'no values'}; {points} points × {nseeds} seeds]"
+            f"[{', '.join(what) or 'no values'}; {points} points × {nseeds} seeds{backends}]"
         )
     return "\n".join(out)

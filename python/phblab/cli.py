@@ -206,12 +206,16 @@ examples:
   phblab sweep small.toml --grid 'links[1].rate=5Mbps,10Mbps' --grid traffic[0].count=5,10 --jobs 2
   phblab sweep small.toml --grid qdiscs.bottleneck.max_p=0.1,0.2 --dask tcp://scheduler:8786
   phblab sweep small.toml --grid qdiscs.bottleneck.max_p=0.1,0.2 --dask local
+  phblab sweep small.toml --grid 'links[1].rate=5Mbps,10Mbps' --backend emulate --congestion cubic
 
 The sweep directory holds runs/<key>/ (one results directory per run, kept
 for resumption), classes.parquet and flows.parquet (every run's rows with
 the swept keys, seed and run key as columns), runs.parquet, summary.parquet
 and group_summary.parquet (mean and 95% CI across seeds) and sweep.json.
 Rerunning the same command skips complete runs. docs/workflow.md has more.
+--backend emulate runs every point on real Linux TCP through phb-emu (root;
+one point at a time, in real time) into results/<name>-emulate-sweep;
+docs/emulation.md, "Sweeps and reproductions".
 """
 
 _PLOT_EPILOG = """\
@@ -230,11 +234,29 @@ examples:
   phblab reproduce vukadinovic-2004/appendix-b
   phblab reproduce --all --jobs 2
   phblab reproduce regression/fifo-vs-red --seeds 2       # fewer seeds than the entry asks
+  phblab reproduce ENTRY --backend emulate     # if the entry's [reproduce].backends allows it
 
 Results go to results/reproduce/<id>/ (the sweep, comparison.json and .csv,
-plots); complete runs there are reused. Exit status 3 if a value is out of
-tolerance or a claim does not hold. docs/workflow.md describes catalog entries.
+plots), emulated ones to results/reproduce/<id>-emulate/; complete runs there
+are reused. Exit status 3 if a value is out of tolerance or a claim does not
+hold. docs/workflow.md describes catalog entries, docs/emulation.md emulation.
 """
+
+
+def _add_backend(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--backend",
+        choices=("simulate", "emulate"),
+        default="simulate",
+        help=f"{what}: phblab's simulator (default) or emulate: real Linux TCP through phb-emu "
+        "(needs root; one run at a time, in real time; docs/emulation.md)",
+    )
+    parser.add_argument(
+        "--congestion",
+        metavar="CC",
+        choices=("reno", "cubic", "bbr"),
+        help="with --backend emulate: the TCP senders' congestion control, reno (default), cubic or bbr",
+    )
 
 
 def _add_workflow(sub) -> None:
@@ -278,6 +300,7 @@ def _add_workflow(sub) -> None:
         help="a fixed override for every run",
     )
     sw.add_argument("--quiet", "-q", action="store_true", help="no progress bar and no summary")
+    _add_backend(sw, "where the runs execute")
     sw.set_defaults(func=_sweep)
 
     pl = sub.add_parser(
@@ -336,6 +359,7 @@ def _add_workflow(sub) -> None:
     rp.add_argument("--seeds", metavar="N", type=_positive, help="seeds 1..N instead of the entry's")
     rp.add_argument("--dask", metavar="ADDRESS", help="as for sweep")
     rp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    _add_backend(rp, "where the entries' runs execute (emulate: only entries whose [reproduce].backends allow it)")
     rp.set_defaults(func=_reproduce)
 
     rep = sub.add_parser(
@@ -357,6 +381,7 @@ def _add_workflow(sub) -> None:
     rep.add_argument("--catalog", metavar="DIR", help="the catalog root (default: ./scenarios)")
     rep.add_argument("--run", action="store_true", help="run `reproduce` on every entry first")
     rep.add_argument("--jobs", "-j", metavar="J", type=_positive, help="with --run: local worker processes")
+    _add_backend(rep, "with --run: where the entries' runs execute (emulate: the entries that allow it)")
     rep.set_defaults(func=_report)
 
 
@@ -489,6 +514,19 @@ class _DaskClient:
                 cluster.close()
 
 
+def _check_backend(args: argparse.Namespace) -> None:
+    """Refuses, before anything starts, options the backend cannot honour:
+    --congestion without --backend emulate; --jobs above 1 or --dask with it."""
+    if args.backend != "emulate":
+        if args.congestion is not None:
+            raise _BadInput("--congestion applies only to --backend emulate (the simulator's TCP is the scenario's)")
+        return
+    if getattr(args, "dask", None):
+        raise _BadInput("--backend emulate runs one point at a time in this process: drop --dask")
+    if (args.jobs or 1) > 1:
+        raise _BadInput(f"--backend emulate runs one point at a time in this process: drop --jobs {args.jobs}")
+
+
 def _sweep(args: argparse.Namespace) -> int:
     from phblab import stats
     from phblab.sweep import SweepError, is_path, parse_grid_arg, sweep
@@ -506,6 +544,7 @@ def _sweep(args: argparse.Namespace) -> int:
     if bad:
         raise _BadInput(f"--grid {bad[0]}: not a scenario path (e.g. run.duration, links[1].delay)")
     _read(args.file)  # a readable file, or a clear message
+    _check_backend(args)
     start = time.perf_counter()
     with _DaskClient(args.dask) as client:
         try:
@@ -518,6 +557,8 @@ def _sweep(args: argparse.Namespace) -> int:
                 client=client,
                 overrides=args.overrides,
                 progress=not args.quiet,
+                backend=args.backend,
+                congestion=args.congestion,
             )
         except SweepError as e:
             print(f"error: {e}", file=sys.stderr)
@@ -530,9 +571,11 @@ def _sweep(args: argparse.Namespace) -> int:
         print(f"note: {rerun}", file=sys.stderr)
     if not args.quiet:
         wall = time.perf_counter() - start
-        rate = f", {sw.ran / wall:.1f} runs/s" if sw.ran else ""
+        rate = f", {sw.ran / wall:.1f} runs/s" if sw.ran and sw.backend == "simulate" else ""
+        how = f" emulated (TCP congestion control {sw.congestion})" if sw.backend == "emulate" else ""
         print(
-            f"{sw.name}: {len(sw.runs)} runs ({sw.ran} run now in {wall:.1f} s{rate}; {len(sw.runs) - sw.ran} reused)"
+            f"{sw.name}: {len(sw.runs)} runs{how} ({sw.ran} run now in {wall:.1f} s{rate}; "
+            f"{len(sw.runs) - sw.ran} reused)"
         )
         print()
         print("end-to-end:")
@@ -598,9 +641,32 @@ def _plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _for_backend(entries: list, backend: str, every: bool) -> list:
+    """The entries to run on `backend`: all of `entries` if each allows
+    it; with `every` (--all), those that do (saying which are left out);
+    otherwise a one-line error naming the first that does not."""
+    from phblab import catalog
+
+    allowed = [e for e in entries if backend in e.backends]
+    if len(allowed) == len(entries):
+        return entries
+    if not every:
+        catalog.check_backend(next(e for e in entries if backend not in e.backends), backend)
+    left = [e.id for e in entries if backend not in e.backends]
+    print(
+        f"note: {len(left)} entr{'ies' if len(left) != 1 else 'y'} without {backend!r} in [reproduce].backends "
+        f"left out ({', '.join(left[:3])}{', ...' if len(left) > 3 else ''})",
+        file=sys.stderr,
+    )
+    if not allowed:
+        raise _BadInput(f"no catalog entry allows the {backend} backend ([reproduce].backends)")
+    return allowed
+
+
 def _reproduce(args: argparse.Namespace) -> int:
     from phblab import catalog
 
+    _check_backend(args)
     try:
         if args.list:
             errors: list[catalog.CatalogError] = []
@@ -614,6 +680,7 @@ def _reproduce(args: argparse.Namespace) -> int:
             entries = catalog.find_entries(args.ids, args.catalog)
         else:
             raise _BadInput("give entry ids, --all or --list (see phblab reproduce --help)")
+        entries = _for_backend(entries, args.backend, every=args.all)
     except catalog.CatalogError as e:
         raise _BadInput(str(e)) from None
     results = args.results or catalog.DEFAULT_RESULTS
@@ -624,7 +691,14 @@ def _reproduce(args: argparse.Namespace) -> int:
                 print()
             try:
                 outcome = catalog.reproduce(
-                    entry, results=results, jobs=args.jobs, client=client, seeds=args.seeds, progress=not args.quiet
+                    entry,
+                    results=results,
+                    jobs=args.jobs,
+                    client=client,
+                    seeds=args.seeds,
+                    progress=not args.quiet,
+                    backend=args.backend,
+                    congestion=args.congestion,
                 )
             except ValueError as e:  # a CatalogError, or a value the sweep refused
                 if isinstance(e, _core.ScenarioError):
@@ -646,14 +720,27 @@ def _report(args: argparse.Namespace) -> int:
     from phblab import catalog, report
 
     results = args.results or catalog.DEFAULT_RESULTS
+    if args.run:
+        _check_backend(args)
+    elif args.backend != "simulate" or args.congestion is not None:
+        raise _BadInput("--backend and --congestion apply to --run; the report shows every backend's results it finds")
     try:
         entries = catalog.find_entries(args.ids, args.catalog) if args.ids else catalog.load_catalog(args.catalog)
         if args.run:
-            for entry in entries:
-                outcome = catalog.reproduce(entry, results=results, jobs=args.jobs, progress=True)
+            for entry in _for_backend(entries, args.backend, every=not args.ids):
+                outcome = catalog.reproduce(
+                    entry,
+                    results=results,
+                    jobs=args.jobs,
+                    progress=True,
+                    backend=args.backend,
+                    congestion=args.congestion,
+                )
                 print(catalog.format_outcome(outcome).splitlines()[-1].strip() + f"  ({entry.id})")
         page = report.write_report(out=args.out or report.DEFAULT_OUT, results=results, entries=entries)
-    except (catalog.CatalogError, FileExistsError) as e:
+    except (ValueError, FileExistsError) as e:  # a CatalogError, a value the sweep refused, a foreign --out
+        if isinstance(e, _core.ScenarioError):
+            raise
         raise _BadInput(str(e)) from None
     print(f"report written to {page}")
     return 0
@@ -687,8 +774,8 @@ def _failure(e: Exception) -> tuple[int | None, str]:
         return EXIT_BAD_INPUT, str(e)
     if isinstance(e, SweepError):
         return EXIT_RUN_FAILED, str(e)
-    if isinstance(e, EmulateError):
-        return EXIT_RUN_FAILED, f"the emulation failed: {e}"
+    if isinstance(e, EmulateError):  # refused for its input or the machine (privileges), or failed
+        return (EXIT_BAD_INPUT, str(e)) if e.bad_input else (EXIT_RUN_FAILED, f"the emulation failed: {e}")
     if isinstance(e, _core.RunError):
         return EXIT_RUN_FAILED, f"the simulation failed (a bug in phblab, please report it): {e}"
     if isinstance(e, OSError):  # a full disk, a permission, a vanished file

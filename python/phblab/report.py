@@ -11,6 +11,11 @@ page shows or links to is copied into the output directory (plots as PNG
 with the SVG linked, each entry's comparison as CSV, its scenario file), and
 every link is relative, so the directory can be opened from the file system,
 moved or archived.
+
+An entry reproduced on both backends (`phblab reproduce ID --backend
+emulate`, results in `results/reproduce/<id>-emulate/`) shows both result
+blocks, each headed by the backend that produced its figures: phblab's
+simulator, or the emulator (real Linux TCP, with its congestion control).
 """
 
 from __future__ import annotations
@@ -152,11 +157,15 @@ def _point_table(table: dict) -> str:
     )
 
 
+#: the heading of each backend's results (report)
+BACKEND_TITLES = {"simulate": "Simulated", "emulate": "Emulated"}
+
+
 def _entry_section(entry: Entry, results: Path, out: Path) -> tuple[str, str]:
-    """(status, HTML) of one entry; copies its files into `out`."""
+    """(status, HTML) of one entry; copies its files into `out`. The status
+    is the simulated results' ("pass", "fail", "not run"), followed by the
+    emulated results' if there are any ("pass; emulated: fail")."""
     flat = _flat(entry.id)
-    d = entry_dir(entry, results)
-    comparison = d / "comparison.json"
     parts = [f'<h2 id="{_e(flat)}">{_e(entry.id)}: {_e(entry.title)}</h2>']
     if entry.kind == "sensitivity":
         parts.append(
@@ -171,28 +180,58 @@ def _entry_section(entry: Entry, results: Path, out: Path) -> tuple[str, str]:
         base = Path("scenarios") / f"{flat}.scenario.toml"
         _copy(entry.scenario, out / base)
         parts.append(f'<p>Sweeps the scenario <a href="{_e(base.as_posix())}">{_e(entry.scenario.name)}</a>.</p>')
-    if not comparison.is_file():
-        parts.append(
-            f'<p class="notrun">NOT RUN</p><p>No results in <code>{_e(d)}</code>; run '
-            f"<code>phblab reproduce {_e(entry.id)}</code>. Scenario: "
-            f'<a href="{_e(scen.as_posix())}">{_e(entry.path.name)}</a></p>'
-        )
-        return "not run", "\n".join(parts)
-    doc = json.loads(comparison.read_text())
-    checks = doc.get("checks", [])
-    status = "pass" if doc.get("passed") else "fail"
-    parts.append(f'<p class="{status}">{status.upper()}: {_e(tally(checks))}</p>')
     if entry.assumptions:
         parts.append(
             "<p><b>Assumptions</b></p><ul>" + "".join(f"<li>{_e(a)}</li>" for a in entry.assumptions) + "</ul>"
         )
     if entry.notes:
         parts.append(f"<p><b>Notes:</b> {_e(entry.notes)}</p>")
+    emulated = entry_dir(entry, results, "emulate")
+    both = (emulated / "comparison.json").is_file()
+    status, body = _results_block(entry, results, "simulate", out, scen, headed=both)
+    parts.append(body)
+    if both:
+        emu_status, body = _results_block(entry, results, "emulate", out, scen, headed=True)
+        parts.append(body)
+        status = f"{status}; emulated: {emu_status}"
+    return status, "\n".join(parts)
+
+
+def _results_block(entry: Entry, results: Path, backend: str, out: Path, scen: Path, headed: bool) -> tuple[str, str]:
+    """(status, HTML) of an entry's results on one backend: verdict, plots,
+    tables and run parameters, under a heading naming the backend when
+    `headed` (an entry with results of both)."""
+    flat = _flat(entry.id)
+    d = entry_dir(entry, results, backend)
+    comparison = d / "comparison.json"
+    # file names in `out`: the simulated ones as before emulation existed
+    tag = flat if backend == "simulate" else f"{flat}__{backend}"
+    parts = []
+    doc = json.loads(comparison.read_text()) if comparison.is_file() else None
+    if headed:
+        what = BACKEND_TITLES.get(backend, backend)
+        if backend == "emulate":
+            cc = (doc or {}).get("congestion_control")
+            how = f"real Linux TCP{', ' + cc + ' congestion control' if cc else ''}, through phb-emu"
+        else:
+            how = "phblab's simulator"
+        parts.append(f'<h3 id="{_e(flat)}__{_e(backend)}">{_e(what)} <span class="small">({_e(how)})</span></h3>')
+    if doc is None:
+        option = "" if backend == "simulate" else f" --backend {backend}"
+        parts.append(
+            f'<p class="notrun">NOT RUN</p><p>No results in <code>{_e(d)}</code>; run '
+            f"<code>phblab reproduce {_e(entry.id)}{_e(option)}</code>. Scenario: "
+            f'<a href="{_e(scen.as_posix())}">{_e(entry.path.name)}</a></p>'
+        )
+        return "not run", "\n".join(parts)
+    checks = doc.get("checks", [])
+    status = "pass" if doc.get("passed") else "fail"
+    parts.append(f'<p class="{status}">{status.upper()}: {_e(tally(checks))}</p>')
     for rel in doc.get("plots", []):
         png = d / rel
         if not png.is_file():
             continue
-        img = Path("img") / f"{flat}__{Path(rel).name}"
+        img = Path("img") / f"{tag}__{Path(rel).name}"
         _copy(png, out / img)
         svg = png.with_suffix(".svg")
         link = ""
@@ -209,7 +248,7 @@ def _entry_section(entry: Entry, results: Path, out: Path) -> tuple[str, str]:
         parts.append(_claims_table(claims))
     if doc.get("table", {}).get("rows"):
         parts.append(_point_table(doc["table"]))
-    csv = Path("data") / f"{flat}.csv"
+    csv = Path("data") / f"{tag}.csv"
     if (d / "comparison.csv").is_file():
         _copy(d / "comparison.csv", out / csv)
     sweep = doc.get("sweep", {})
@@ -223,6 +262,8 @@ def _entry_section(entry: Entry, results: Path, out: Path) -> tuple[str, str]:
             "overrides: "
             + (", ".join(f"{k} = {v}" for k, v in ov.items()) if isinstance(ov, dict) else ", ".join(map(str, ov)))
         )
+    if doc.get("backend", "simulate") == "emulate":
+        extra.append(f"emulated (TCP congestion control {doc.get('congestion_control', 'reno')})")
     parts.append(
         f'<p class="small"><b>Run parameters:</b> grid {_e(grid)}; seeds {_e(_seeds(sweep.get("seeds", 1)))}'
         f"{'; ' + _e('; '.join(extra)) if extra else ''}; {doc.get('runs')} runs; "
@@ -231,6 +272,22 @@ def _entry_section(entry: Entry, results: Path, out: Path) -> tuple[str, str]:
         + "</p>"
     )
     return status, "\n".join(parts)
+
+
+def _status_cell(status: str) -> str:
+    """The overview's result cell: the simulated verdict, then the emulated
+    one if the entry has emulated results ("PASS · emulated: FAIL")."""
+    sim, _, emu = status.partition("; emulated: ")
+
+    def css(s: str) -> str:
+        return "notrun" if s == "not run" else s
+
+    if not emu:
+        return f'<td class="{css(sim)}">{_e(sim.upper())}</td>'
+    return (
+        f'<td><span class="{css(sim)}">{_e(sim.upper())}</span> · '
+        f'emulated: <span class="{css(emu)}">{_e(emu.upper())}</span></td>'
+    )
 
 
 def write_report(
@@ -252,8 +309,7 @@ def write_report(
             sections.append(body)
         overview = "".join(
             f'<tr><td class="l"><a href="#{_e(_flat(e.id))}">{_e(e.id)}</a></td><td class="l">{_e(e.title)}'
-            f"{' <i>(sensitivity)</i>' if e.kind == 'sensitivity' else ''}</td>"
-            f'<td class="{"notrun" if s == "not run" else s}">{_e(s.upper())}</td></tr>'
+            f"{' <i>(sensitivity)</i>' if e.kind == 'sensitivity' else ''}</td>{_status_cell(s)}</tr>"
             for e, s in statuses
         )
         now = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")

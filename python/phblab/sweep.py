@@ -37,6 +37,17 @@ product as given, then seeds ascending): `classes.parquet`,
 `summary.parquet` (statistics, `phblab.stats`) and `sweep.json` (the
 manifest). The same plan therefore always gives the same dataset, whether
 it ran in one go, resumed, or ran on Dask.
+
+Emulation. `backend="emulate"` runs every point on real Linux TCP through
+the user-space router (`phblab.emulate`) instead of the simulator: one run
+at a time in the calling process (each takes its duration in real time and
+wants the whole machine), so `jobs` above 1 and `client` are refused.
+`congestion` chooses the senders' congestion control (reno, cubic, bbr).
+The backend, the congestion control and a digest of the `phb-emu` binary
+are part of an emulated run's key, `sweep.json` and `runs.parquet` record
+the backend, and a directory that holds one backend's sweep is refused to
+the other, so simulated and emulated results never mix; an emulated sweep's
+default directory is `results/<name>-emulate-sweep`.
 """
 
 from __future__ import annotations
@@ -69,6 +80,10 @@ if TYPE_CHECKING:
 #: columns the sweep adds to every table besides the grid keys
 RUN_COLUMNS = ["seed", "run"]
 DATASET_TABLES = ["classes", "flows", "delay_ratios", "counters"]
+#: where a sweep's runs execute: phblab's simulator or the emulator
+BACKENDS = ("simulate", "emulate")
+#: the emulated senders' congestion controls (`phblab emulate --congestion`)
+CONGESTION_CONTROLS = ("reno", "cubic", "bbr")
 
 
 class SweepError(RuntimeError):
@@ -189,17 +204,55 @@ def core_build() -> str:
     return h.hexdigest()[:16]
 
 
-def run_key(text: str, overrides: Sequence[str], seed: int) -> str:
+@lru_cache(maxsize=1)
+def emulator_build() -> str:
+    """A digest of the `phb-emu` binary (`phblab.emulate.emulator`), so that
+    emulated runs of another build are never reused. Raises EmulateError
+    if there is none."""
+    from phblab.emulate import emulator
+
+    h = hashlib.sha256()
+    with open(emulator(), "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()[:16]
+
+
+def run_key(
+    text: str, overrides: Sequence[str], seed: int, backend: str = "simulate", congestion: str | None = None
+) -> str:
     """The key of one run: a hash of scenario text, overrides, seed, phblab
-    version and core build."""
+    version and the build of what runs it: the simulator core, or (an
+    emulated run) the `phb-emu` binary with the congestion control."""
     doc = {
         "scenario": text.rstrip() + "\n",
         "overrides": list(overrides),
         "seed": int(seed),
         "version": _core.version(),
-        "core": core_build(),
     }
+    if backend == "simulate":
+        doc["core"] = core_build()  # the key of a simulated run is what it was before emulation existed
+    else:
+        doc.update(backend=backend, congestion=congestion, emulator=emulator_build())
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:20]
+
+
+def check_backend(backend: str, congestion: str | None) -> str | None:
+    """The congestion control an emulated sweep uses (reno unless given);
+    ValueError for an unknown backend or congestion control, or a
+    congestion control given to the simulator."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend {backend!r}: one of {', '.join(BACKENDS)}")
+    if backend == "simulate":
+        if congestion is not None:
+            raise ValueError(
+                "a congestion control applies only to the emulate backend (the simulator's TCP is the scenario's)"
+            )
+        return None
+    congestion = congestion or "reno"
+    if congestion not in CONGESTION_CONTROLS:
+        raise ValueError(f"congestion control {congestion!r}: one of {', '.join(CONGESTION_CONTROLS)}")
+    return congestion
 
 
 @dataclass(frozen=True)
@@ -223,6 +276,9 @@ class Plan:
     overrides: list
     set: dict
     runs: list = field(default_factory=list)
+    #: "simulate" or "emulate" (BACKENDS); an emulated plan's congestion control
+    backend: str = "simulate"
+    congestion: str | None = None
 
     @property
     def keys(self) -> list[str]:
@@ -257,9 +313,12 @@ def make_plan(
     seeds: int | Iterable[int] | None = 1,
     overrides: api.Overrides = None,
     set: Mapping[str, Any] | None = None,
+    backend: str = "simulate",
+    congestion: str | None = None,
 ) -> Plan:
     """Every run of a sweep, in plan order, with its overrides and key.
     Every grid point is validated (ScenarioError names the key and value)."""
+    congestion = check_backend(backend, congestion)
     text, source = api.scenario_text(scenario)
     grid = {str(k): list(v) if isinstance(v, (list, tuple)) else [v] for k, v in (grid or {}).items()}
     for k, values in grid.items():
@@ -278,7 +337,7 @@ def make_plan(
     fixed = api.override_list(overrides)
     seed_list = _seed_list(seeds)
     name = _core.validate(text, source, fixed)["name"]
-    plan = Plan(text, source, name, grid, seed_list, fixed, set)
+    plan = Plan(text, source, name, grid, seed_list, fixed, set, backend=backend, congestion=congestion)
     points = list(itertools.product(*grid.values())) if grid else [()]
     for i, values in enumerate(points):
         params = dict(zip(grid, values, strict=True))
@@ -288,7 +347,7 @@ def make_plan(
         if i > 0 or sets != fixed:
             _core.validate(text, source, sets)  # every point, before anything runs
         for seed in seed_list:
-            plan.runs.append(RunSpec(i, params, seed, tuple(sets), run_key(text, sets, seed)))
+            plan.runs.append(RunSpec(i, params, seed, tuple(sets), run_key(text, sets, seed, backend, congestion)))
     return plan
 
 
@@ -310,6 +369,13 @@ def run_one(text: str, source: str, seed: int, overrides: Sequence[str]) -> Resu
     return Results.from_core(
         raw, wall_time_s=wall, overrides=list(overrides), version=_core.version(), scenario_text=text
     )
+
+
+def emulate_one(text: str, source: str, seed: int, overrides: Sequence[str], congestion: str) -> Results:
+    """Emulates one scenario text (`phblab.emulate.emulate`), in real time."""
+    from phblab import emulate
+
+    return emulate.emulate(text, source, seed=seed, congestion=congestion, overrides=list(overrides))
 
 
 class _Inline:
@@ -470,6 +536,13 @@ def execute(
             bar_format="{desc}: {n_fmt}/{total_fmt} runs |{bar}| {elapsed}<{remaining}",
             leave=False,
         )
+    if plan.backend == "emulate":
+        try:
+            _emulate_all(plan, todo, runs_dir, bar)
+        finally:
+            if bar is not None:
+                bar.close()
+        return len(todo), reruns
     own = None
     if client is None:
         jobs = jobs or os.cpu_count() or 1
@@ -509,6 +582,36 @@ def execute(
         if own is not None:
             own.shutdown()
     return len(todo), reruns
+
+
+def _emulate_all(plan: Plan, todo: Sequence[RunSpec], runs_dir: Path, bar: Any) -> None:
+    """Emulates the runs `todo`, one after the other, in this process. An
+    emulation refused for its input or the machine (missing privileges, a
+    feature the emulator cannot honour) stops at once (EmulateError): every
+    other run would be refused too. A Ctrl-C stops the run under way and
+    the sweep (KeyboardInterrupt)."""
+    from phblab.emulate import EmulateError
+
+    failures = []
+    for spec in todo:
+        try:
+            results = emulate_one(plan.text, plan.source, spec.seed, spec.overrides, plan.congestion)
+        except EmulateError as e:
+            if e.bad_input:
+                raise
+            failures.append((spec, e))
+            continue
+        _store(runs_dir, spec, results)
+        if bar is not None:
+            bar.update(1)
+    if failures:
+        spec, e = failures[0]
+        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+        done = len({s.key for s in plan.runs}) - len(failures)
+        raise SweepError(
+            f"run {spec.key} ({_describe(spec)}) failed: the emulation failed: {e}{more}; "
+            f"the {done} completed runs are kept in {runs_dir}, rerun to resume"
+        ) from e
 
 
 def _describe(spec: RunSpec) -> str:
@@ -560,6 +663,7 @@ def build_dataset(plan: Plan, out: Path) -> dict[str, pd.DataFrame]:
             wall_time_s=s.get("wall_time_s"),
             phblab_version=s.get("phblab_version"),
             overrides=" ".join(spec.overrides),
+            backend=s.get("backend", "simulate"),
         )
         run_rows.append(row)
     data = {t: pd.concat(frames, ignore_index=True) if frames else pd.DataFrame() for t, frames in tables.items()}
@@ -579,6 +683,8 @@ class Sweep:
     Attributes:
         dir: the sweep directory.
         grid: {key: values}; seeds: the seeds.
+        backend: "simulate" or "emulate"; congestion: an emulated sweep's
+            congestion control (None for a simulated one).
         classes, flows, delay_ratios, counters: the combined tables, one row per run ×
             row, with the grid keys, `seed` and `run` (the run's key) in front.
         runs: one row per run (key, events, wall time, overrides).
@@ -598,6 +704,8 @@ class Sweep:
         self.grid = description["grid"]
         self.seeds = description["seeds"]
         self.name = description["name"]
+        self.backend = description.get("backend", "simulate")
+        self.congestion = description.get("congestion_control")
         self.ran = ran
         self.reruns = list(reruns)
         import pandas as pd
@@ -640,7 +748,8 @@ class Sweep:
         return self.dir / "runs" / rows.iloc[0]["run"]
 
     def __repr__(self) -> str:
-        return f"<Sweep {self.name!r} {len(self.runs)} runs in {self.dir}>"
+        emulated = f" emulated ({self.congestion})" if self.backend == "emulate" else ""
+        return f"<Sweep {self.name!r} {len(self.runs)} runs{emulated} in {self.dir}>"
 
 
 def write_dataset(plan: Plan, out: Path) -> None:
@@ -660,8 +769,11 @@ def write_dataset(plan: Plan, out: Path) -> None:
         "overrides": plan.overrides,
         "set": plan.set,
         "phblab_version": _core.version(),
+        "backend": plan.backend,
         "runs": [r.key for r in plan.runs],
     }
+    if plan.congestion is not None:
+        description["congestion_control"] = plan.congestion
     with outdir.writing(out, "sweep") as staging:
         for name, df in data.items():
             df.to_parquet(staging / f"{name}.parquet", index=False)
@@ -669,8 +781,34 @@ def write_dataset(plan: Plan, out: Path) -> None:
         (staging / "scenario.toml").write_text(plan.text)
 
 
-def default_out(name: str) -> Path:
-    return Path("results") / f"{name}-sweep"
+def default_out(name: str, backend: str = "simulate") -> Path:
+    return Path("results") / (f"{name}-sweep" if backend == "simulate" else f"{name}-{backend}-sweep")
+
+
+def _backend_of(out: Path) -> tuple[str, str] | None:
+    """(backend, where it is recorded) of the sweep in `out`: its
+    `sweep.json`, else (a first sweep that was interrupted) the summary of a
+    run in `out/runs/`; None if `out` holds neither."""
+    for path in [out / "sweep.json", *sorted((out / "runs").glob("*/summary.json"))]:
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(doc, dict):
+            return doc.get("backend", "simulate"), str(path)
+    return None
+
+
+def check_same_backend(out: Path, backend: str) -> None:
+    """ValueError if `out` holds a sweep (or runs) of another backend: a
+    directory never mixes simulated and emulated results."""
+    found = _backend_of(out)
+    if found is not None and found[0] != backend:
+        what = {"simulate": "simulated", "emulate": "emulated"}
+        raise ValueError(
+            f"{out} holds {what.get(found[0], found[0])} results ({found[1]}); "
+            f"{what.get(backend, backend)} results go to another directory: choose another output (--out)"
+        )
 
 
 def sweep(
@@ -683,6 +821,8 @@ def sweep(
     overrides: api.Overrides = None,
     set: Mapping[str, Any] | None = None,
     progress: bool = False,
+    backend: str = "simulate",
+    congestion: str | None = None,
 ) -> Sweep:
     """Runs `scenario` over the cartesian product of `grid`, `seeds` seeds
     per point, and returns the combined dataset.
@@ -703,15 +843,32 @@ def sweep(
         set: {path: template}: overrides computed from grid parameters
             (`phblab.sweep.render`).
         progress: show a progress bar (runs done / total, ETA).
+        backend: "simulate" (phblab's simulator) or "emulate" (real Linux
+            TCP through `phb-emu`, one run at a time in this process; needs
+            root, see docs/emulation.md).
+        congestion: the emulated senders' congestion control, "reno"
+            (default), "cubic" or "bbr"; only with backend="emulate".
 
     Raises:
         ScenarioError: the scenario or a fixed override is invalid.
+        ValueError: a bad grid or backend option, or `out` holds results of
+            the other backend.
+        EmulateError: the emulator is missing, or refused to run (missing
+            privileges, a feature it cannot emulate; `bad_input`).
         SweepError: a run failed (completed runs are kept).
     """
-    plan = make_plan(scenario, grid, seeds, overrides, set)
-    out = Path(out) if out is not None else default_out(plan.name)
+    check_backend(backend, congestion)
+    if backend == "emulate" and (client is not None or (jobs or 1) > 1):
+        what = "client (--dask)" if client is not None else f"jobs={jobs} (--jobs)"
+        raise ValueError(
+            f"the emulate backend runs one point at a time in this process (each in real time, on the whole "
+            f"machine): drop {what}"
+        )
+    plan = make_plan(scenario, grid, seeds, overrides, set, backend, congestion)
+    out = Path(out) if out is not None else default_out(plan.name, backend)
     outdir.claim(out, "sweep")
     with outdir.lock(out):
+        check_same_backend(out, backend)
         ran, reruns = execute(plan, out, jobs=jobs, client=client, progress=progress)
         write_dataset(plan, out)
     return Sweep(out, ran=ran, reruns=reruns)
