@@ -166,14 +166,11 @@ def test_backends_key_is_validated_at_load(tmp_path):
         with pytest.raises(catalog.CatalogError, match=r"\[reproduce\]\.backends: " + message.replace("[", r"\[")):
             catalog.load_entry(bad)
     # an emulated entry reads only the tables the emulator writes
-    series = text.replace("[run]\n", '[run]\nsample_interval = "100ms"\n', 1) + (
-        '\n[reproduce.metrics.p50]\ntable = "timeseries"\n'
-        'interval_value = { scope = "r->b", class = "data", metric = "delay_mean_s" }\npercentile = 50\n'
-    )
-    bad.write_text(series)
-    with pytest.raises(catalog.CatalogError, match="allows emulate, but metric 'p50' reads the timeseries table"):
+    transfers = text + '\n[reproduce.metrics.p50]\ntable = "transfers"\ncolumn = "completion_s"\nagg = "p50"\n'
+    bad.write_text(transfers)
+    with pytest.raises(catalog.CatalogError, match="allows emulate, but metric 'p50' reads the transfers table"):
         catalog.load_entry(bad)
-    bad.write_text(series.replace('["simulate", "emulate"]', '["simulate"]', 1))
+    bad.write_text(transfers.replace('["simulate", "emulate"]', '["simulate"]', 1))
     assert catalog.load_entry(bad).backends == ("simulate",)
 
 

@@ -67,7 +67,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from phblab import _core, api, outdir
 from phblab.expr import evaluate
@@ -564,12 +564,7 @@ def execute(
             if bar is not None:
                 bar.update(1)
         if failures:
-            spec, e = failures[0]
-            more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
-            raise SweepError(
-                f"run {spec.key} ({_describe(spec)}) failed: {e}{more}; "
-                f"the {total - len(failures)} completed runs are kept in {runs_dir}, rerun to resume"
-            ) from e
+            _raise_failures(failures, total - len(failures), runs_dir)
     except BaseException:
         for fut in futures if "futures" in locals() else ():
             fut.cancel()
@@ -582,6 +577,18 @@ def execute(
         if own is not None:
             own.shutdown()
     return len(todo), reruns
+
+
+def _raise_failures(failures: list, done: int, runs_dir: Path, cause: str = "") -> NoReturn:
+    """Raises the SweepError that reports the first of the failed runs
+    `failures` ((spec, exception) pairs), how many more failed, and that the
+    `done` completed runs are kept."""
+    spec, e = failures[0]
+    more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+    raise SweepError(
+        f"run {spec.key} ({_describe(spec)}) failed: {cause}{e}{more}; "
+        f"the {done} completed runs are kept in {runs_dir}, rerun to resume"
+    ) from e
 
 
 def _emulate_all(plan: Plan, todo: Sequence[RunSpec], runs_dir: Path, bar: Any) -> None:
@@ -605,13 +612,7 @@ def _emulate_all(plan: Plan, todo: Sequence[RunSpec], runs_dir: Path, bar: Any) 
         if bar is not None:
             bar.update(1)
     if failures:
-        spec, e = failures[0]
-        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
-        done = len({s.key for s in plan.runs}) - len(failures)
-        raise SweepError(
-            f"run {spec.key} ({_describe(spec)}) failed: the emulation failed: {e}{more}; "
-            f"the {done} completed runs are kept in {runs_dir}, rerun to resume"
-        ) from e
+        _raise_failures(failures, len({s.key for s in plan.runs}) - len(failures), runs_dir, "the emulation failed: ")
 
 
 def _describe(spec: RunSpec) -> str:
