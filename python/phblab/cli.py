@@ -24,8 +24,12 @@ import textwrap
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from phblab import _core
+
+if TYPE_CHECKING:
+    from phblab.results import Results
 
 EXIT_RUN_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -408,7 +412,6 @@ class _BadInput(Exception):
 def _run(args: argparse.Namespace) -> int:
     from phblab import api
     from phblab.results import Results
-    from phblab.summary import print_summary
 
     text = _read(args.file)
     bar = None if args.quiet else api.ProgressBar()
@@ -422,21 +425,27 @@ def _run(args: argparse.Namespace) -> int:
     results = Results.from_core(
         raw, wall_time_s=wall, overrides=args.overrides, version=_core.version(), scenario_text=text
     )
-    out = Path(args.out) if args.out else Path("results") / results.summary["scenario"]
+    _write_results(results, Path(args.out) if args.out else Path("results") / results.summary["scenario"], args.quiet)
+    return 0
+
+
+def _write_results(results: Results, out: Path, quiet: bool) -> None:
+    """Writes a run's results into `out` and says where (after the summary,
+    unless `quiet`)."""
+    from phblab.summary import print_summary
+
     try:
         results.write(out)
     except OSError as e:
         raise _BadInput(f"cannot write results to {out}: {e}") from None
-    if not args.quiet:
+    if not quiet:
         print_summary(results)
         print()
     print(f"results written to {out}/")
-    return 0
 
 
 def _emulate(args: argparse.Namespace) -> int:
     from phblab import emulate
-    from phblab.summary import print_summary
 
     if args.cleanup:
         done = emulate.cleanup()
@@ -459,15 +468,8 @@ def _emulate(args: argparse.Namespace) -> int:
         if e.bad_input:
             raise _BadInput(str(e)) from None
         raise
-    out = Path(args.out) if args.out else Path("results") / f"{results.summary['scenario']}-emulate"
-    try:
-        results.write(out)
-    except OSError as e:
-        raise _BadInput(f"cannot write results to {out}: {e}") from None
-    if not args.quiet:
-        print_summary(results)
-        print()
-    print(f"results written to {out}/")
+    default = Path("results") / f"{results.summary['scenario']}-emulate"
+    _write_results(results, Path(args.out) if args.out else default, args.quiet)
     return 0
 
 
