@@ -48,7 +48,7 @@
 //! partly accepted, drops the next frame instead; F-RED decides at the
 //! frame's first cell only.
 
-use crate::aqm::red::Average;
+use crate::aqm::red::{validate_red, Average, Curve};
 use crate::aqm::{Amount, Limit, LimitRule};
 use crate::framing::Framing;
 use crate::packet::DropReason;
@@ -97,39 +97,20 @@ impl Default for FRedParams {
 impl FRedParams {
     /// Checks the relations the algorithm needs; the message names the parameter.
     pub fn validate(&self) -> Result<(), String> {
-        if self.min_th.is_nan() || self.min_th < 0.0 {
-            return Err(format!("min_th must be >= 0 cells, got {}", self.min_th));
-        }
-        if self.max_th.is_nan() || self.max_th <= self.min_th {
-            return Err(format!("max_th ({}) must be greater than min_th ({})", self.max_th, self.min_th));
-        }
-        if !self.max_th.is_finite() {
-            return Err(format!("max_th must be finite, got {}", self.max_th));
-        }
-        if !(self.w_q > 0.0 && self.w_q <= 1.0) {
-            return Err(format!("w_q must be in (0, 1], got {}", self.w_q));
-        }
-        if !(self.max_p > 0.0 && self.max_p <= 1.0) {
-            return Err(format!("max_p must be in (0, 1], got {}", self.max_p));
-        }
-        if self.mean_pktsize == 0 {
-            return Err("mean_pktsize must be positive".into());
-        }
+        validate_red(self.min_th, self.max_th, self.w_q, self.max_p, self.mean_pktsize, " cells")?;
         self.limit.validate()
+    }
+
+    /// RED's curve with these thresholds, always gentle, without ns-2's wait.
+    fn curve(&self) -> Curve {
+        Curve { min_th: self.min_th, max_th: self.max_th, max_p: self.max_p, gentle: true, wait: false }
     }
 
     /// `p_b` for an average of `avg` cells: 0 below `min_th`, linear to
     /// `max_p` at `max_th`, then linear to 1 at `2·max_th` (the gentle
     /// region), 1 beyond.
     pub fn p_b(&self, avg: f64) -> f64 {
-        let p = if avg < self.min_th {
-            0.0
-        } else if avg < self.max_th {
-            self.max_p * (avg - self.min_th) / (self.max_th - self.min_th)
-        } else {
-            self.max_p + (1.0 - self.max_p) * (avg - self.max_th) / self.max_th
-        };
-        p.clamp(0.0, 1.0)
+        self.curve().p_b(avg)
     }
 }
 
@@ -191,15 +172,10 @@ impl FRed {
             self.count = Some(0);
             return Some(DropReason::ForcedDrop);
         }
-        let p_b = self.params.p_b(avg);
+        let curve = self.params.curve();
+        let p_b = curve.p_b(avg);
         let count = self.count.map_or(0, |c| c + 1);
-        let p_a = if !self.params.count {
-            p_b
-        } else if (count as f64) * p_b < 1.0 {
-            p_b / (1.0 - count as f64 * p_b)
-        } else {
-            1.0
-        };
+        let p_a = if self.params.count { curve.p_a(p_b, count as f64) } else { p_b };
         if p_a > 0.0 && self.rng.uniform() < p_a {
             self.count = Some(0);
             Some(DropReason::EarlyDrop)

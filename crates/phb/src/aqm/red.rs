@@ -95,23 +95,42 @@ impl Default for RedParams {
 impl RedParams {
     /// Checks the relations the algorithm needs; the message names the parameter.
     pub fn validate(&self) -> Result<(), String> {
-        if self.min_th.is_nan() || self.min_th < 0.0 {
-            return Err(format!("min_th must be >= 0, got {}", self.min_th));
-        }
-        if self.max_th.is_nan() || self.max_th <= self.min_th {
-            return Err(format!("max_th ({}) must be greater than min_th ({})", self.max_th, self.min_th));
-        }
-        if !(self.w_q > 0.0 && self.w_q <= 1.0) {
-            return Err(format!("w_q must be in (0, 1], got {}", self.w_q));
-        }
-        if !(self.max_p > 0.0 && self.max_p <= 1.0) {
-            return Err(format!("max_p must be in (0, 1], got {}", self.max_p));
-        }
-        if self.mean_pktsize == 0 {
-            return Err("mean_pktsize must be positive".into());
-        }
+        validate_red(self.min_th, self.max_th, self.w_q, self.max_p, self.mean_pktsize, "")?;
         self.limit.validate_not_cells()
     }
+}
+
+/// Checks what every dropper on RED's average and curve needs: `0 ≤ min_th
+/// < max_th` (finite), `w_q` and `max_p` in (0, 1], a positive mean packet
+/// size; the message names the parameter, `unit` follows a threshold's
+/// value (e.g. `" cells"`).
+pub(crate) fn validate_red(
+    min_th: f64,
+    max_th: f64,
+    w_q: f64,
+    max_p: f64,
+    mean_pktsize: u32,
+    unit: &str,
+) -> Result<(), String> {
+    if min_th.is_nan() || min_th < 0.0 {
+        return Err(format!("min_th must be >= 0{unit}, got {min_th}"));
+    }
+    if max_th.is_nan() || max_th <= min_th {
+        return Err(format!("max_th ({max_th}) must be greater than min_th ({min_th})"));
+    }
+    if !max_th.is_finite() {
+        return Err(format!("max_th must be finite, got {max_th}"));
+    }
+    if !(w_q > 0.0 && w_q <= 1.0) {
+        return Err(format!("w_q must be in (0, 1], got {w_q}"));
+    }
+    if !(max_p > 0.0 && max_p <= 1.0) {
+        return Err(format!("max_p must be in (0, 1], got {max_p}"));
+    }
+    if mean_pktsize == 0 {
+        return Err("mean_pktsize must be positive".into());
+    }
+    Ok(())
 }
 
 /// The EWMA average of RED with ns-2's idle-time correction (Floyd &
