@@ -24,10 +24,10 @@ use std::path::Path;
 use phb_sim::output::parquet_file::to_parquet;
 use phb_sim::scenario::Scenario;
 use phb_sim::scenario::Transport;
-use phb_sim::{delay_ratios_table, ClassRows, Column, Table, TimeSeries, END_TO_END};
+use phb_sim::{delay_ratios_table, ClassRows, FlowCounts, FlowFacts, SenderFigures, Table, TimeSeries, END_TO_END};
 
 use crate::plan::Plan;
-use crate::router::{FlowCounts, Router};
+use crate::router::Router;
 use crate::tcp_info::{self, Sample};
 
 fn classes_table(scenario: &Scenario, router: &Router, measured_s: f64) -> Table {
@@ -50,65 +50,25 @@ fn classes_table(scenario: &Scenario, router: &Router, measured_s: f64) -> Table
 }
 
 fn flows_table(scenario: &Scenario, plan: &Plan, router: &Router, samples: &[Sample], measured_s: f64) -> Table {
-    let counts: Vec<FlowCounts> = router
+    let facts: Vec<FlowFacts> = plan
         .flows
         .iter()
-        .zip(&router.flows_at_warmup)
-        .map(|(now, then)| FlowCounts {
-            sent: now.sent - then.sent,
-            sent_bytes: now.sent_bytes - then.sent_bytes,
-            received: now.received - then.received,
-            received_bytes: now.received_bytes - then.received_bytes,
-            payload_bytes: now.payload_bytes - then.payload_bytes,
-            lost: now.lost - then.lost,
-            delay_sum: now.delay_sum - then.delay_sum,
-            queueing_sum: now.queueing_sum - then.queueing_sum,
-            acks_sent: now.acks_sent - then.acks_sent,
-            acks_lost: now.acks_lost - then.acks_lost,
+        .map(|f| FlowFacts { name: &f.name, group: f.group, class: f.class, tcp: f.tcp, start: f.start })
+        .collect();
+    let counts: Vec<FlowCounts> =
+        router.flows.iter().zip(&router.flows_at_warmup).map(|(now, then)| now.since(then)).collect();
+    let senders: Vec<SenderFigures> = tcp_info::summarize(samples, plan.flows.len(), scenario.run.warmup)
+        .iter()
+        .zip(&plan.flows)
+        .map(|(s, f)| {
+            if !f.tcp {
+                return SenderFigures::NONE;
+            }
+            let (retransmissions, timeouts, cwnd_mean_segments) = (s.retransmissions, s.timeouts, s.cwnd_mean_segments);
+            SenderFigures { retransmissions, fast_retransmits: 0, timeouts, cwnd_mean_segments }
         })
         .collect();
-    let flows = &plan.flows;
-    let strings = |get: &dyn Fn(usize) -> String| Column::Str((0..flows.len()).map(get).collect());
-    let numbers = |get: &dyn Fn(&FlowCounts) -> u64| Column::U64(counts.iter().map(get).collect());
-    let ratio = |num: &dyn Fn(&FlowCounts) -> f64, den: &dyn Fn(&FlowCounts) -> u64| {
-        Column::F64(counts.iter().map(|c| if den(c) > 0 { num(c) / den(c) as f64 } else { f64::NAN }).collect())
-    };
-    let node = |n: usize| scenario.nodes[n].name.clone();
-    let mut t = Table::new("flows");
-    t.push("flow", strings(&|f| flows[f].name.clone()));
-    t.push("group", strings(&|f| scenario.groups[flows[f].group].name.clone()));
-    t.push("transport", strings(&|f| if flows[f].tcp { "tcp" } else { "udp" }.to_owned()));
-    t.push("class", strings(&|f| scenario.classes[flows[f].class].name.clone()));
-    t.push("src", strings(&|f| node(flows[f].src)));
-    t.push("dst", strings(&|f| node(flows[f].dst)));
-    t.push("start_s", Column::F64(flows.iter().map(|f| f.start.as_secs_f64()).collect()));
-    t.push("sent_pkts", numbers(&|c| c.sent));
-    t.push("sent_bytes", numbers(&|c| c.sent_bytes));
-    t.push("received_pkts", numbers(&|c| c.received));
-    t.push("received_bytes", numbers(&|c| c.received_bytes));
-    t.push("lost_pkts", numbers(&|c| c.lost));
-    t.push("loss_rate", ratio(&|c| c.lost as f64, &|c| c.received + c.lost));
-    t.push("delay_mean_s", ratio(&|c| c.delay_sum as f64 * 1e-9, &|c| c.received));
-    t.push("queueing_delay_mean_s", ratio(&|c| c.queueing_sum as f64 * 1e-9, &|c| c.received));
-    t.push("throughput_bps", Column::F64(counts.iter().map(|c| c.received_bytes as f64 * 8.0 / measured_s).collect()));
-    t.push(
-        "goodput_bps",
-        Column::F64(
-            counts
-                .iter()
-                .zip(flows)
-                .map(|(c, f)| if f.tcp { c.payload_bytes } else { c.received_bytes } as f64 * 8.0 / measured_s)
-                .collect(),
-        ),
-    );
-    t.push("acks_sent", numbers(&|c| c.acks_sent));
-    t.push("acks_lost", numbers(&|c| c.acks_lost));
-    let tcp = tcp_info::summarize(samples, flows.len(), scenario.run.warmup);
-    t.push("retransmissions", Column::U64(tcp.iter().map(|s| s.retransmissions).collect()));
-    t.push("fast_retransmits", Column::U64(vec![0; flows.len()]));
-    t.push("timeouts", Column::U64(tcp.iter().map(|s| s.timeouts).collect()));
-    t.push("cwnd_mean_segments", Column::F64(tcp.iter().map(|s| s.cwnd_mean_segments).collect()));
-    t
+    phb_sim::flows_table(scenario, &facts, &counts, &senders, measured_s)
 }
 
 /// The router's time series with the traced TCP flows' samples taken at
@@ -117,7 +77,8 @@ fn timeseries_table(scenario: &Scenario, plan: &Plan, mut series: TimeSeries, sa
     if let Some(interval) = scenario.run.sample_interval {
         let traced =
             |f: usize| matches!(&scenario.groups[plan.flows[f].group].transport, Transport::Tcp(tcp) if tcp.trace);
-        let on_grid = |s: &Sample| s.time.as_nanos() % interval.as_nanos() == 0 && s.time < scenario.run.duration;
+        let on_grid =
+            |s: &Sample| s.time.as_nanos().is_multiple_of(interval.as_nanos()) && s.time < scenario.run.duration;
         for s in samples.iter().filter(|s| on_grid(s) && traced(s.flow)) {
             let name = &plan.flows[s.flow].name;
             let ssthresh = s.ssthresh_segments.map(f64::from);

@@ -37,7 +37,7 @@ use phb::{Colour, DropReason, Packet, Qdisc, Rng, Time};
 use phb_sim::measure::histogram::DelayHistogram;
 use phb_sim::measure::{ClassStats, DelayRatioMeter, RatioSummary, Totals};
 use phb_sim::scenario::Scenario;
-use phb_sim::TimeSeries;
+use phb_sim::{FlowCounts, TimeSeries};
 
 use crate::ipv4;
 use crate::plan::{node_of_addr, Plan, BASE_PORT};
@@ -94,22 +94,6 @@ struct Port {
     stats: Vec<ClassStats>,
 }
 
-/// Per-flow counters (packets are UDP packets or TCP data segments).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct FlowCounts {
-    pub sent: u64,
-    pub sent_bytes: u64,
-    pub received: u64,
-    pub received_bytes: u64,
-    /// Transport payload bytes received (TCP: retransmitted bytes included).
-    pub payload_bytes: u64,
-    pub lost: u64,
-    pub delay_sum: u64,
-    pub queueing_sum: u64,
-    pub acks_sent: u64,
-    pub acks_lost: u64,
-}
-
 /// Counters of the emulator itself.
 #[derive(Debug, Default)]
 pub struct EmuStats {
@@ -154,6 +138,9 @@ pub struct Router<'s> {
     dropped: Dropped<Meta>,
     class_of_codepoint: [usize; 64],
     warm: bool,
+    /// Per flow, as the router sees it (`delivered_bytes`: the transport
+    /// payload received, TCP retransmissions included; `acks_received`: the
+    /// reverse packets written to the source's device).
     pub flows: Vec<FlowCounts>,
     pub flows_at_warmup: Vec<FlowCounts>,
     pub end_to_end: Vec<ClassStats>,
@@ -353,7 +340,7 @@ impl<'s> Router<'s> {
                 let mut totals = Totals::default();
                 for (counts, flow) in self.flows.iter().zip(&self.plan.flows) {
                     if let Some(side) = classes.iter().position(|&c| c == flow.class) {
-                        totals.sum_ns[side] += u128::from(counts.queueing_sum);
+                        totals.sum_ns[side] += counts.queueing_sum_ns;
                         totals.count[side] += counts.received;
                     }
                 }
@@ -426,14 +413,17 @@ impl<'s> Router<'s> {
         if written != bytes.len() as isize {
             self.emu.write_errors += 1;
         }
-        if !pkt.meta.reverse {
+        let tcp = self.plan.flows[pkt.flow as usize].tcp;
+        let flow = &mut self.flows[pkt.flow as usize];
+        if pkt.meta.reverse {
+            flow.acks_received += u64::from(tcp);
+        } else {
             let delay = now - pkt.created;
-            let flow = &mut self.flows[pkt.flow as usize];
             flow.received += 1;
             flow.received_bytes += u64::from(pkt.size);
-            flow.payload_bytes += payload_len(bytes) as u64;
-            flow.delay_sum += delay.as_nanos();
-            flow.queueing_sum += pkt.meta.queueing.as_nanos();
+            flow.delivered_bytes += if tcp { payload_len(bytes) as u64 } else { u64::from(pkt.size) };
+            flow.delay_sum_ns += u128::from(delay.as_nanos());
+            flow.queueing_sum_ns += u128::from(pkt.meta.queueing.as_nanos());
             let class = self.plan.flows[pkt.flow as usize].class;
             self.end_to_end[class].depart(pkt.size, delay.as_nanos(), self.warm);
         }

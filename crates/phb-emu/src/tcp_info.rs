@@ -210,8 +210,8 @@ pub fn summarize(samples: &[Sample], flows: usize, warmup: Time) -> Vec<FlowSumm
     (0..flows)
         .map(|f| {
             let mine = || samples.iter().filter(move |s| s.flow == f);
-            let baseline = mine().filter(|s| s.time <= warmup).last();
-            let last = mine().last();
+            let baseline = mine().rfind(|s| s.time <= warmup);
+            let last = mine().next_back();
             let since = |get: fn(&Sample) -> u32| match (last, baseline) {
                 (Some(last), Some(base)) => u64::from(get(last).saturating_sub(get(base))),
                 (Some(last), None) => u64::from(get(last)),

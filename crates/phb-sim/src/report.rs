@@ -34,7 +34,7 @@
 
 use phb::{DropReason, Framing, Qdisc, Time};
 
-use crate::flow::{Flow, FlowTransport, Tcp};
+use crate::flow::{FlowCounts, FlowTransport, Tcp};
 use crate::measure::delay_ratio::RatioSummary;
 use crate::measure::ClassStats;
 use crate::net::Port;
@@ -351,34 +351,54 @@ fn cwnd_means(sim: &mut Sim) -> Vec<f64> {
         .collect()
 }
 
-fn flows_table(sim: &Sim, measured_s: f64, cwnd_mean: Vec<f64>) -> Table {
-    let scenario = sim.scenario;
+/// What the `flows` table says of a flow beside its counts.
+pub struct FlowFacts<'a> {
+    pub name: &'a str,
+    pub group: usize,
+    pub class: usize,
+    pub tcp: bool,
+    pub start: Time,
+}
+
+/// A TCP sender's figures over the measured period (0 and NaN for UDP).
+#[derive(Clone, Copy, Debug)]
+pub struct SenderFigures {
+    pub retransmissions: u64,
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+    pub cwnd_mean_segments: f64,
+}
+
+impl SenderFigures {
+    /// A flow without a TCP sender.
+    pub const NONE: SenderFigures =
+        SenderFigures { retransmissions: 0, fast_retransmits: 0, timeouts: 0, cwnd_mean_segments: f64::NAN };
+}
+
+/// The `flows` table: per flow its facts, its counts over the measured
+/// period (`measured_s` long) and its sender's figures (also the
+/// emulator's).
+pub fn flows_table(
+    scenario: &Scenario,
+    facts: &[FlowFacts],
+    counts: &[FlowCounts],
+    senders: &[SenderFigures],
+    measured_s: f64,
+) -> Table {
     let mut t = Table::new("flows");
-    let flows = &sim.flows;
-    let counts: Vec<_> = flows.iter().map(|f| f.total.since(&f.at_warmup)).collect();
-    let strings = |get: &dyn Fn(&Flow) -> String| Column::Str(flows.iter().map(get).collect());
-    let numbers = |get: &dyn Fn(&crate::flow::FlowCounts) -> u64| Column::U64(counts.iter().map(get).collect());
-    let ratio = |num: &dyn Fn(&crate::flow::FlowCounts) -> f64, den: &dyn Fn(&crate::flow::FlowCounts) -> u64| {
+    let strings = |get: &dyn Fn(&FlowFacts) -> String| Column::Str(facts.iter().map(get).collect());
+    let numbers = |get: &dyn Fn(&FlowCounts) -> u64| Column::U64(counts.iter().map(get).collect());
+    let ratio = |num: &dyn Fn(&FlowCounts) -> f64, den: &dyn Fn(&FlowCounts) -> u64| {
         Column::F64(counts.iter().map(|c| if den(c) > 0 { num(c) / den(c) as f64 } else { f64::NAN }).collect())
     };
-    let sender_stat = |get: &dyn Fn(&crate::tcp::SenderStats) -> u64| {
-        Column::U64(
-            flows.iter().map(|f| f.tcp().map_or(0, |t| get(&t.sender.stats) - get(&t.stats_at_warmup))).collect(),
-        )
-    };
-    t.push("flow", strings(&|f| f.name.clone()));
+    let sender = |get: &dyn Fn(&SenderFigures) -> u64| Column::U64(senders.iter().map(get).collect());
+    t.push("flow", strings(&|f| f.name.to_owned()));
     t.push("group", strings(&|f| scenario.groups[f.group].name.clone()));
-    t.push(
-        "transport",
-        strings(&|f| match f.transport {
-            FlowTransport::Udp { .. } => "udp".into(),
-            FlowTransport::Tcp(_) => "tcp".into(),
-        }),
-    );
+    t.push("transport", strings(&|f| if f.tcp { "tcp" } else { "udp" }.to_owned()));
     t.push("class", strings(&|f| scenario.classes[f.class].name.clone()));
     t.push("src", strings(&|f| scenario.nodes[scenario.groups[f.group].src].name.clone()));
     t.push("dst", strings(&|f| scenario.nodes[scenario.groups[f.group].dst].name.clone()));
-    t.push("start_s", Column::F64(flows.iter().map(|f| f.start.as_secs_f64()).collect()));
+    t.push("start_s", Column::F64(facts.iter().map(|f| f.start.as_secs_f64()).collect()));
     t.push("sent_pkts", numbers(&|c| c.sent));
     t.push("sent_bytes", numbers(&|c| c.sent_bytes));
     t.push("received_pkts", numbers(&|c| c.received));
@@ -391,11 +411,46 @@ fn flows_table(sim: &Sim, measured_s: f64, cwnd_mean: Vec<f64>) -> Table {
     t.push("goodput_bps", Column::F64(counts.iter().map(|c| c.delivered_bytes as f64 * 8.0 / measured_s).collect()));
     t.push("acks_sent", numbers(&|c| c.acks_sent));
     t.push("acks_lost", numbers(&|c| c.acks_lost));
-    t.push("retransmissions", sender_stat(&|s| s.retransmissions));
-    t.push("fast_retransmits", sender_stat(&|s| s.fast_retransmits));
-    t.push("timeouts", sender_stat(&|s| s.timeouts));
-    t.push("cwnd_mean_segments", Column::F64(cwnd_mean));
+    t.push("retransmissions", sender(&|s| s.retransmissions));
+    t.push("fast_retransmits", sender(&|s| s.fast_retransmits));
+    t.push("timeouts", sender(&|s| s.timeouts));
+    t.push("cwnd_mean_segments", Column::F64(senders.iter().map(|s| s.cwnd_mean_segments).collect()));
     t
+}
+
+/// The simulated flows' rows of the `flows` table; `cwnd_mean` is each
+/// flow's mean congestion window (NaN for UDP).
+fn sim_flows_table(sim: &Sim, measured_s: f64, cwnd_mean: Vec<f64>) -> Table {
+    let facts: Vec<FlowFacts> = sim
+        .flows
+        .iter()
+        .map(|f| FlowFacts {
+            name: &f.name,
+            group: f.group,
+            class: f.class,
+            tcp: matches!(f.transport, FlowTransport::Tcp(_)),
+            start: f.start,
+        })
+        .collect();
+    let counts: Vec<FlowCounts> = sim.flows.iter().map(|f| f.total.since(&f.at_warmup)).collect();
+    let senders: Vec<SenderFigures> = sim
+        .flows
+        .iter()
+        .zip(cwnd_mean)
+        .map(|(f, cwnd_mean_segments)| match f.tcp() {
+            Some(tcp) => {
+                let (now, then) = (&tcp.sender.stats, &tcp.stats_at_warmup);
+                SenderFigures {
+                    retransmissions: now.retransmissions - then.retransmissions,
+                    fast_retransmits: now.fast_retransmits - then.fast_retransmits,
+                    timeouts: now.timeouts - then.timeouts,
+                    cwnd_mean_segments,
+                }
+            }
+            None => SenderFigures { cwnd_mean_segments, ..SenderFigures::NONE },
+        })
+        .collect();
+    flows_table(sim.scenario, &facts, &counts, &senders, measured_s)
 }
 
 /// The qdiscs' own counters (JoBS' relaxations and the like), per link
@@ -520,7 +575,7 @@ pub(crate) fn collect(sim: &mut Sim, seed: u64) -> RunOutput {
         }
     }
     let cwnd_mean = cwnd_means(sim);
-    let flows = flows_table(sim, measured_s, cwnd_mean);
+    let flows = sim_flows_table(sim, measured_s, cwnd_mean);
     let transfers = transfers_table(sim);
     let counters = counters_table(sim);
     let series = std::mem::take(&mut sim.series).into_table();
