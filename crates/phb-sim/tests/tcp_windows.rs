@@ -33,8 +33,10 @@ struct Case {
     partial_ack_timer: PartialAckTimer,
     limited_transmit: bool,
     timestamps: bool,
+    byte_counting: bool,
     window: u32,
     initial_window: u32,
+    initial_ssthresh: Option<u32>,
     delayed_ack: bool,
     loss: f64,
     ack_loss: f64,
@@ -44,17 +46,20 @@ struct Case {
 }
 
 /// Runs `case` for `segments` segments (or 300 s) and checks the window
-/// properties after every event; returns the first violation.
-fn check(case: &Case, segments: u64) -> Result<(), String> {
+/// properties after every event; returns the first violation, or the
+/// final `cwnd` in segments.
+fn check(case: &Case, segments: u64) -> Result<f64, String> {
     let cfg = TcpConfig {
         variant: case.variant,
         rules: case.rules,
         partial_ack_timer: case.partial_ack_timer,
         limited_transmit: case.limited_transmit,
         timestamps: case.timestamps,
+        byte_counting: case.byte_counting,
         mss: MSS as u32,
         window: case.window,
         initial_window: case.initial_window,
+        initial_ssthresh: case.initial_ssthresh,
         delayed_ack: case.delayed_ack,
         granularity: Time::from_millis(1),
         ..TcpConfig::ns2()
@@ -118,7 +123,7 @@ fn check(case: &Case, segments: u64) -> Result<(), String> {
             wire.insert((now + delay, serial), Msg::Data(s, now));
         }
         if sender.snd_una() >= bytes || now > Time::from_secs(300) {
-            return Ok(());
+            return Ok(sender.cwnd_bytes() / MSS as f64);
         }
         // The next event: a message, the retransmission timer or the
         // delayed-ACK timer, whichever comes first.
@@ -187,6 +192,7 @@ proptest! {
         partial_ack_timer in timer(),
         limited_transmit in any::<bool>(),
         timestamps in any::<bool>(),
+        byte_counting in any::<bool>(),
         window in 2u32..400,
         initial_window in 1u32..12,
         delayed_ack in any::<bool>(),
@@ -196,10 +202,10 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let case = Case {
-            variant, rules, partial_ack_timer, limited_transmit, timestamps, window, initial_window, delayed_ack,
-            loss, ack_loss, jitter_ms, seed,
+            variant, rules, partial_ack_timer, limited_transmit, timestamps, byte_counting, window, initial_window,
+            initial_ssthresh: None, delayed_ack, loss, ack_loss, jitter_ms, seed,
         };
-        prop_assert_eq!(check(&case, 400), Ok(()));
+        prop_assert_eq!(check(&case, 400).map(|_| ()), Ok(()));
     }
 }
 
@@ -215,15 +221,51 @@ fn a_burst_of_losses_in_a_large_window_keeps_the_windows_in_bounds() {
                 partial_ack_timer: PartialAckTimer::Impatient,
                 limited_transmit: rules == Rules::Ns3,
                 timestamps: rules == Rules::Ns3,
+                byte_counting: false,
                 window: 10_000,
                 initial_window: 1,
+                initial_ssthresh: None,
                 delayed_ack: false,
                 loss: 0.05,
                 ack_loss: 0.0,
                 jitter_ms: 0,
                 seed: 7,
             };
-            assert_eq!(check(&case, 3000), Ok(()), "{variant:?} {rules:?}");
+            assert_eq!(check(&case, 3000).map(|_| ()), Ok(()), "{variant:?} {rules:?}");
         }
     }
+}
+
+/// With delayed ACKs (one ACK per two segments), congestion avoidance opens
+/// the window by one segment per round trip with byte counting (Linux) and
+/// by half a segment without it (RFC 5681's `MSS²/cwnd` per ACK). Without
+/// loss, from a window `w0` growing by `g` per round trip, `S` segments
+/// take the window to `c` with `S = (c² − w0²) / 2g`: `g` is measured from
+/// the final window.
+#[test]
+fn byte_counting_opens_the_window_twice_as_fast_under_delayed_acks() {
+    const SEGMENTS: u64 = 2000;
+    let growth_per_rtt = |byte_counting| {
+        let case = Case {
+            variant: Variant::NewReno,
+            rules: Rules::Rfc,
+            partial_ack_timer: PartialAckTimer::Impatient,
+            limited_transmit: false,
+            timestamps: false,
+            byte_counting,
+            window: 10_000,
+            initial_window: 10,
+            initial_ssthresh: Some(10),
+            delayed_ack: true,
+            loss: 0.0,
+            ack_loss: 0.0,
+            jitter_ms: 0,
+            seed: 1,
+        };
+        let c = check(&case, SEGMENTS).expect("no window bound broken");
+        (c * c - 100.0) / (2.0 * SEGMENTS as f64)
+    };
+    let (with, without) = (growth_per_rtt(true), growth_per_rtt(false));
+    assert!((0.9..1.1).contains(&with), "byte counting: {with} segments per round trip");
+    assert!((0.45..0.55).contains(&without), "per ACK: {without} segments per round trip");
 }

@@ -530,6 +530,7 @@ pub struct Traffic {
     pub delayed_ack: Option<bool>,
     pub delack_timeout: Option<Quantity>,
     pub slow_start_restart: Option<bool>,
+    pub byte_counting: Option<bool>,
     pub trace: Option<bool>,
     pub app: Option<AppKind>,
     pub file_size: Option<Quantity>,

@@ -110,6 +110,14 @@ pub struct TcpConfig {
     /// falls to at most the initial window. Off in every profile (ns-2's
     /// `slow_start_restart_` is on, but its bulk FTP never idles).
     pub slow_start_restart: bool,
+    /// Grow the window by what each ACK acknowledges, as Linux does
+    /// (`tcp_slow_start` and `tcp_cong_avoid_ai`; RFC 3465's byte counting
+    /// without its limit `L`): slow start adds the bytes acknowledged (up
+    /// to `ssthresh`, the rest counting as congestion avoidance),
+    /// congestion avoidance `MSS·acked/cwnd`; so a delayed ACK of two
+    /// segments opens the window as two ACKs would. Off: RFC 5681's `min(acked,
+    /// MSS)` and `MSS²/cwnd` per ACK (ns-2, ns-3). Off in every profile.
+    pub byte_counting: bool,
 }
 
 impl TcpConfig {
@@ -143,6 +151,7 @@ impl TcpConfig {
             limited_transmit: false,
             timestamps: false,
             slow_start_restart: false,
+            byte_counting: false,
         }
     }
 
@@ -185,6 +194,7 @@ impl TcpConfig {
             limited_transmit: false,
             timestamps: false,
             slow_start_restart: false,
+            byte_counting: false,
         }
     }
 
@@ -218,6 +228,7 @@ impl TcpConfig {
             limited_transmit: true,
             timestamps: true,
             slow_start_restart: false,
+            byte_counting: false,
         }
     }
 
@@ -254,6 +265,7 @@ impl TcpConfig {
             limited_transmit: false,
             timestamps: false,
             slow_start_restart: false,
+            byte_counting: false,
         }
     }
 

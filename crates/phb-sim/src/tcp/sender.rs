@@ -13,7 +13,8 @@
 //!   (as ns-2's `send_much` and ns-3's `SendPendingData` do).
 //! - Slow start and congestion avoidance, RFC 5681 §3.1: `cwnd += min(acked,
 //!   MSS)` below `ssthresh`, `cwnd += MSS·MSS/cwnd` per ACK above (ns-2's
-//!   `1/cwnd` per ACK); `cwnd` does not grow past the receiver's window,
+//!   `1/cwnd` per ACK), or, with `byte_counting`, in proportion to what the
+//!   ACK acknowledges, as Linux; `cwnd` does not grow past the receiver's window,
 //!   which it could not use (Linux's `tcp_is_cwnd_limited`, RFC 7661).
 //! - Fast retransmit on `dupthresh` duplicate ACKs, unless the ACK does not
 //!   cover more than `recover` (RFC 6582 §3.2 step 2, for Reno as ns-2
@@ -283,7 +284,19 @@ impl Sender {
     /// receiver's window.
     fn open_window(&mut self, acked: u64) {
         let mss = self.mss as f64;
-        let increase = if self.cwnd < self.ssthresh { (acked as f64).min(mss) } else { mss * mss / self.cwnd };
+        let acked = acked as f64;
+        let increase = if !self.cfg.byte_counting {
+            if self.cwnd < self.ssthresh {
+                acked.min(mss)
+            } else {
+                mss * mss / self.cwnd
+            }
+        } else if self.cwnd + acked <= self.ssthresh {
+            acked
+        } else {
+            let slow_start = (self.ssthresh - self.cwnd).max(0.0);
+            slow_start + mss * (acked - slow_start) / (self.cwnd + slow_start)
+        };
         let cap = (self.rwnd_bytes() as f64).max(self.cwnd);
         self.cwnd = (self.cwnd + increase).min(cap);
     }

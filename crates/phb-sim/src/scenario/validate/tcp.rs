@@ -11,7 +11,7 @@ use crate::scenario::raw::{self, AppKind, PhaseKind, SizeDistKind, TcpProfile, T
 use crate::tcp::{TcpConfig, Variant};
 
 /// The keys only TCP groups take, and whether each is set.
-fn tcp_keys(t: &raw::Traffic) -> [(&'static str, bool); 21] {
+fn tcp_keys(t: &raw::Traffic) -> [(&'static str, bool); 22] {
     [
         ("profile", t.profile.is_some()),
         ("variant", t.variant.is_some()),
@@ -28,6 +28,7 @@ fn tcp_keys(t: &raw::Traffic) -> [(&'static str, bool); 21] {
         ("delayed_ack", t.delayed_ack.is_some()),
         ("delack_timeout", t.delack_timeout.is_some()),
         ("slow_start_restart", t.slow_start_restart.is_some()),
+        ("byte_counting", t.byte_counting.is_some()),
         ("trace", t.trace.is_some()),
         ("app", t.app.is_some()),
         ("file_size", t.file_size.is_some()),
@@ -118,6 +119,7 @@ impl Context<'_> {
             delayed_ack: t.delayed_ack.unwrap_or(base.delayed_ack),
             delack_timeout: self.time_or(&key("delack_timeout"), &t.delack_timeout, base.delack_timeout)?,
             slow_start_restart: t.slow_start_restart.unwrap_or(base.slow_start_restart),
+            byte_counting: t.byte_counting.unwrap_or(base.byte_counting),
             ..base
         };
         if config.initial_rto == Time::ZERO {
