@@ -116,7 +116,8 @@ pub struct TcpConfig {
     /// to `ssthresh`, the rest counting as congestion avoidance),
     /// congestion avoidance `MSS·acked/cwnd`; so a delayed ACK of two
     /// segments opens the window as two ACKs would. Off: RFC 5681's `min(acked,
-    /// MSS)` and `MSS²/cwnd` per ACK (ns-2, ns-3). Off in every profile.
+    /// MSS)` and `MSS²/cwnd` per ACK (ns-2, ns-3). On in the `linux` profile
+    /// only.
     pub byte_counting: bool,
 }
 
@@ -172,8 +173,9 @@ impl TcpConfig {
 
     /// A Linux-like profile: 1448-byte segments, initial window 10, a large
     /// window, SACK recovery, minimum RTO 200 ms, initial RTO 1 s, a 1 ms
-    /// clock, delayed ACKs with a 40 ms timeout; the RFCs' rules where
-    /// Linux's own (PRR, RACK, undo) are not modelled.
+    /// clock, delayed ACKs with a 40 ms timeout, the window grown by what
+    /// each ACK acknowledges (byte counting); the RFCs' rules where Linux's
+    /// own (PRR, RACK, undo) are not modelled.
     pub fn linux() -> TcpConfig {
         TcpConfig {
             variant: Variant::Sack,
@@ -194,7 +196,7 @@ impl TcpConfig {
             limited_transmit: false,
             timestamps: false,
             slow_start_restart: false,
-            byte_counting: false,
+            byte_counting: true,
         }
     }
 
