@@ -86,6 +86,14 @@ def test_an_ns2_profile_is_refused_naming_the_key(tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
+def test_the_simulator_refuses_a_congestion_control_it_does_not_model(tmp_path, capsys):
+    status = main(["run", str(DUMBBELL), "--out", str(tmp_path / "out"), "--set", 'traffic[0].congestion="cubic"'])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.count("\n") == 1 and "traffic[0].congestion" in err and "phblab emulate" in err, err
+    assert not (tmp_path / "out").exists()
+
+
 def test_without_privileges_nothing_is_created(tmp_path):
     exe = _emulator()
     if os.geteuid() != 0:
@@ -117,7 +125,9 @@ def test_a_short_dumbbell_fills_the_bottleneck_and_leaves_nothing(tmp_path):
         "--set",
         'run.delay_ratios=[{scope="r1->r2", numerator="data", denominator="video", timescales=["0.5s"]}]',
     ]
-    status = main(["emulate", str(DUMBBELL), "--out", str(out), "--duration", "3s", "--quiet"] + measure)
+    # the bulk flows ask the kernel for CUBIC, the others take --congestion's reno
+    cubic = ["--set", 'traffic[0].congestion="cubic"']
+    status = main(["emulate", str(DUMBBELL), "--out", str(out), "--duration", "3s", "--quiet"] + measure + cubic)
     assert status == 0
     summary = json.loads((out / "summary.json").read_text())
     assert summary["backend"] == "emulate"
@@ -149,6 +159,25 @@ def test_a_short_dumbbell_fills_the_bottleneck_and_leaves_nothing(tmp_path):
         assert list(emulated.columns) == list(simulated.columns)
     _wait_gone()
     _assert_same_state(before, _network_state())
+
+
+def test_a_files_application_runs_on_real_tcp(tmp_path):
+    """The simulator's files application drives the real sockets: 100 KB
+    files with think times, each ended when TCP_INFO says its last byte is
+    acknowledged."""
+    _privileged()
+    out = tmp_path / "out"
+    files = ['traffic[0].app="files"', 'traffic[0].file_size="100KB"', 'traffic[0].think_time="0.3s"']
+    sets = [arg for value in files for arg in ("--set", value)]
+    assert main(["emulate", str(DUMBBELL), "--out", str(out), "--duration", "3s", "--quiet"] + sets) == 0
+    transfers = pd.read_parquet(out / "transfers.parquet")
+    assert set(transfers.flow) == {"bulk.0", "bulk.1"}, transfers
+    assert (transfers.size_bytes == 100_000).all()
+    # at least a round trip (12 ms) and the file's time at 10 Mb/s (80 ms), well under the run
+    assert ((transfers.completion_s > 0.08) & (transfers.completion_s < 2.0)).all(), transfers
+    for _, flow in transfers.groupby("flow"):
+        assert (flow.start_s.iloc[1:].to_numpy() >= flow.end_s.iloc[:-1].to_numpy()).all(), flow
+    _wait_gone()
 
 
 def test_sigint_stops_the_run_and_leaves_nothing(tmp_path):

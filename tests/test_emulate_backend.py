@@ -166,11 +166,14 @@ def test_backends_key_is_validated_at_load(tmp_path):
         with pytest.raises(catalog.CatalogError, match=r"\[reproduce\]\.backends: " + message.replace("[", r"\[")):
             catalog.load_entry(bad)
     # an emulated entry reads only the tables the emulator writes
-    transfers = text + '\n[reproduce.metrics.p50]\ntable = "transfers"\ncolumn = "completion_s"\nagg = "p50"\n'
-    bad.write_text(transfers)
-    with pytest.raises(catalog.CatalogError, match="allows emulate, but metric 'p50' reads the transfers table"):
+    counters = text + (
+        '\n[reproduce.metrics.drops]\ntable = "counters"\ncolumn = "value"\n'
+        'where = { scope = "r->b", queue = "", counter = "drops" }\n'
+    )
+    bad.write_text(counters)
+    with pytest.raises(catalog.CatalogError, match="allows emulate, but metric 'drops' reads the counters table"):
         catalog.load_entry(bad)
-    bad.write_text(transfers.replace('["simulate", "emulate"]', '["simulate"]', 1))
+    bad.write_text(counters.replace('["simulate", "emulate"]', '["simulate"]', 1))
     assert catalog.load_entry(bad).backends == ("simulate",)
 
 

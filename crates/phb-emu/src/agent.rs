@@ -11,7 +11,10 @@
 //!
 //! - A TCP flow connects from port `BASE_PORT + f` to the destination's
 //!   [`SINK_PORT`] at its start time with the chosen congestion control and
-//!   the scenario's MSS, and writes without end until its stop time (bulk).
+//!   the scenario's MSS, then, until its stop time, writes without end
+//!   (bulk) or runs the simulator's own files application
+//!   ([`phb_sim::apps::App`], same random stream per flow: the same file
+//!   sizes and think times) on the real socket ([`tcp_files`]).
 //! - The UDP flows of a host share one thread that sleeps until the next
 //!   flow's next packet is due.
 //! - A sampling thread reads `TCP_INFO` of the host's TCP senders on a
@@ -31,11 +34,13 @@ use std::thread;
 use std::time::Duration;
 
 use phb::{Rng, Time};
+use phb_sim::apps::{Action, App, AppModel};
 use phb_sim::scenario::{Scenario, Transport};
 use phb_sim::traffic::Source;
 
 use crate::plan::{host_addr, FlowPlan, Plan, BASE_PORT, SINK_PORT};
-use crate::{sys, tcp_info};
+use crate::sys;
+use crate::tcp_info::{self, Report};
 
 /// IPv4 and UDP headers: a UDP packet's size less its payload.
 pub const UDP_HEADERS: u32 = 28;
@@ -114,6 +119,54 @@ fn tcp_bulk(mut stream: TcpStream, stop: Time) {
     }
 }
 
+/// How often a files application looks at what its socket has had
+/// acknowledged: a transfer's end is known to within this.
+const FILES_POLL: Time = Time::from_millis(1);
+
+/// A files application on a connected socket, from the run's time now
+/// until `stop` (monotonic): the simulator's [`App`] decides what to hand
+/// to the kernel and when; a transfer ends when `TCP_INFO` says its last
+/// byte is acknowledged (looked at every [`FILES_POLL`]). Completed
+/// transfers go to the sampling thread.
+fn tcp_files(stream: TcpStream, f: usize, mut app: App, epoch: Time, stop: Time, reports: &mpsc::Sender<Report>) {
+    if stream.set_nonblocking(true).is_err() {
+        return;
+    }
+    let mut stream = stream;
+    let data = vec![0u8; 1 << 16];
+    let run_time = || sys::monotonic().saturating_sub(epoch);
+    let (mut pending, mut wake, mut acked, mut reported) = (0u64, None, 0u64, 0usize);
+    let apply = |action: Action, pending: &mut u64, wake: &mut Option<Time>| {
+        *pending = pending.saturating_add(action.push);
+        if action.wake.is_some() {
+            *wake = action.wake;
+        }
+    };
+    apply(app.start(run_time()), &mut pending, &mut wake);
+    while sys::monotonic() < stop {
+        while pending > 0 {
+            match stream.write(&data[..pending.min(data.len() as u64) as usize]) {
+                Ok(n) => pending -= n as u64,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(_) => return,
+            }
+        }
+        if let Some(now_acked) = tcp_info::bytes_acked(&stream).filter(|&a| a > acked) {
+            acked = now_acked;
+            apply(app.on_acked(acked, run_time()), &mut pending, &mut wake);
+        }
+        if wake.is_some_and(|at| run_time() >= at) {
+            wake = None;
+            apply(app.on_wake(run_time(), acked), &mut pending, &mut wake);
+        }
+        for transfer in &app.transfers[reported..] {
+            let _ = reports.send(Report::Transfer(f, *transfer));
+        }
+        reported = app.transfers.len();
+        sys::sleep_until(sys::monotonic() + FILES_POLL);
+    }
+}
+
 /// One UDP flow of the host's sending thread.
 struct UdpFlow {
     socket: UdpSocket,
@@ -188,7 +241,7 @@ pub fn run(scenario: &Scenario, plan: &Plan, setting: &Setting) -> String {
 fn start(scenario: &Scenario, plan: &Plan, setting: &Setting) -> Result<Vec<thread::JoinHandle<()>>, String> {
     let Setting { host, seed, epoch, congestion, out } = *setting;
     let mut threads = Vec::new();
-    let (register, sockets) = mpsc::channel::<(usize, OwnedFd)>();
+    let (register, sockets) = mpsc::channel::<Report>();
     if plan.flows.iter().any(|f| f.src == host && f.tcp) {
         let run = &scenario.run;
         let (period, warmup, end) = (tcp_info::sample_period(run.sample_interval), run.warmup, run.duration);
@@ -216,16 +269,23 @@ fn start(scenario: &Scenario, plan: &Plan, setting: &Setting) -> Result<Vec<thre
         match &scenario.groups[flow.group].transport {
             Transport::Tcp(tcp) => {
                 let (flow, tos, mss) = (flow.clone(), codepoint(flow), tcp.config.mss);
-                let congestion = congestion.to_owned();
+                let files = match &tcp.app {
+                    AppModel::Bulk => None,
+                    model => Some(App::new(model, Rng::derive(seed, &format!("app/{}", flow.name)))),
+                };
+                let congestion = flow.congestion.map_or(congestion, |c| c.name()).to_owned();
                 let register = register.clone();
                 threads.push(thread::spawn(move || {
                     sys::sleep_until(epoch + flow.start);
                     match tcp_connect(f, &flow, tos, mss, &congestion) {
                         Ok(stream) => {
                             if let Ok(copy) = stream.try_clone() {
-                                let _ = register.send((f, OwnedFd::from(copy)));
+                                let _ = register.send(Report::Socket(f, OwnedFd::from(copy)));
                             }
-                            tcp_bulk(stream, stop)
+                            match files {
+                                Some(app) => tcp_files(stream, f, app, epoch, stop, &register),
+                                None => tcp_bulk(stream, stop),
+                            }
                         }
                         Err(e) => eprintln!("phb-emu agent: flow {}: {e}", flow.name),
                     }

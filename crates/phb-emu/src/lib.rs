@@ -18,8 +18,8 @@
 //! - [`agent`] — the traffic agents run inside the namespaces.
 //! - [`tcp_info`] — the kernel's TCP state of each sender, sampled by the
 //!   agents and read by the router at the end.
-//! - [`report`] — the `classes`, `flows`, `timeseries` and `delay_ratios`
-//!   tables, as `phblab run` writes them.
+//! - [`report`] — the result tables, as `phblab run` writes them (the
+//!   simulator's builders).
 //! - [`sys`] — the Linux calls, wrapped once.
 //! - `main.rs` — the `phb-emu` command (`run`, `agent`, `check`).
 //!

@@ -114,10 +114,17 @@ fn run(args: &Args) -> Result<(), Failure> {
     if !out.is_dir() {
         return Err(Failure::BadInput(format!("--out {}: not a directory", out.display())));
     }
-    if plan.flows.iter().any(|f| f.tcp) && !congestion_available(&congestion) {
-        return Err(Failure::BadInput(format!(
-            "--congestion {congestion}: not offered by this kernel (net.ipv4.tcp_available_congestion_control)"
-        )));
+    for (f, flow) in plan.flows.iter().enumerate().filter(|(_, f)| f.tcp) {
+        let (asked, key) = match flow.congestion {
+            Some(c) => (c.name(), format!("traffic[{}].congestion", flow.group)),
+            None => (congestion.as_str(), "--congestion".to_owned()),
+        };
+        if !congestion_available(asked) {
+            return Err(Failure::BadInput(format!(
+                "{key} {asked} (flow {}): not offered by this kernel (net.ipv4.tcp_available_congestion_control)",
+                plan.flows[f].name
+            )));
+        }
     }
     sys::catch_stop_signals();
     sys::tight_timers();
@@ -177,11 +184,11 @@ fn run(args: &Args) -> Result<(), Failure> {
             scenario.nodes[*node].name
         )));
     }
-    let samples =
-        tcp_info::read(&out, &samplers).map_err(|e| Failure::Failed(format!("reading the TCP_INFO samples: {e}")))?;
+    let reports = tcp_info::read(&out, &samplers)
+        .map_err(|e| Failure::Failed(format!("reading the agents' TCP_INFO samples: {e}")))?;
     let facts =
         report::Facts { seed, congestion: &congestion, reached_s: reached.as_secs_f64(), cpu_s: cpu.as_secs_f64() };
-    report::write(&out, &scenario, &plan, &mut router, &samples, &facts)
+    report::write(&out, &scenario, &plan, &mut router, &reports, &facts)
         .map_err(|e| Failure::Failed(format!("writing results to {}: {e}", out.display())))
 }
 

@@ -14,7 +14,7 @@
 
 use phb::{Rng, Time};
 use phb_sim::net::routing::{adjacency, pinned_path, shortest_path, Routes};
-use phb_sim::scenario::{NodeKind, Scenario, Transport};
+use phb_sim::scenario::{Congestion, NodeKind, Scenario, Transport};
 use phb_sim::tcp::{Rules, Variant};
 
 /// Flow `f`'s sender binds source port `BASE_PORT + f`.
@@ -52,6 +52,9 @@ pub struct FlowPlan {
     pub dst: usize,
     pub class: usize,
     pub tcp: bool,
+    /// The congestion control its group asks for (`None`: the run's, the
+    /// command line's `--congestion`).
+    pub congestion: Option<Congestion>,
     /// When it starts (start plus the simulator's jitter) and stops sending,
     /// from the run's start.
     pub start: Time,
@@ -103,6 +106,10 @@ pub fn plan(scenario: &Scenario, seed: u64) -> Result<Plan, String> {
         if group.windows.is_some() {
             return Err(refuse(key("schedule"), "flow-count schedules are not emulated yet"));
         }
+        let congestion = match &group.transport {
+            Transport::Tcp(t) => t.congestion,
+            Transport::Udp(_) => None,
+        };
         let tcp = match &group.transport {
             Transport::Udp(model) => {
                 if model.packet_size() < crate::agent::UDP_HEADERS {
@@ -117,8 +124,11 @@ pub fn plan(scenario: &Scenario, seed: u64) -> Result<Plan, String> {
                         "this TCP profile follows a simulator's rules (ns-2, ns-3), which a real stack cannot; use profile = \"linux\"",
                     ));
                 }
-                if !matches!(t.app, phb_sim::apps::AppModel::Bulk) {
-                    return Err(refuse(key("app"), "only bulk TCP transfers are emulated so far"));
+                if matches!(t.app, phb_sim::apps::AppModel::Phases(_)) {
+                    return Err(refuse(
+                        key("app"),
+                        "phases withdraw data not yet sent, which a real socket's buffer cannot; bulk and files are emulated",
+                    ));
                 }
                 let with_sack = match t.config.variant {
                     Variant::Sack => true,
@@ -169,6 +179,7 @@ pub fn plan(scenario: &Scenario, seed: u64) -> Result<Plan, String> {
                 dst: group.dst,
                 class: group.class,
                 tcp,
+                congestion,
                 start: group.start + jitter,
                 stop: group.stop,
                 route_fwd,

@@ -1,7 +1,8 @@
-//! An emulation's results: the `classes`, `timeseries` and `delay_ratios`
-//! tables (built by the simulator's own [`ClassRows`], [`TimeSeries`] and
-//! [`delay_ratios_table`]), the `flows` table with the columns of `phblab
-//! run`, and `emulation.json`, the run's facts and the emulator's fidelity.
+//! An emulation's results: the `classes`, `flows`, `timeseries`,
+//! `transfers` and `delay_ratios` tables, built by the simulator's own
+//! builders ([`ClassRows`], [`phb_sim::flows_table`], [`TimeSeries`],
+//! [`transfers_table`], [`delay_ratios_table`]), and `emulation.json`, the
+//! run's facts and the emulator's fidelity.
 //!
 //! Differences from the simulator's tables, by nature of a real stack:
 //! a flow's packets are counted as the router sees them (sent: read from
@@ -24,11 +25,13 @@ use std::path::Path;
 use phb_sim::output::parquet_file::to_parquet;
 use phb_sim::scenario::Scenario;
 use phb_sim::scenario::Transport;
-use phb_sim::{delay_ratios_table, ClassRows, FlowCounts, FlowFacts, SenderFigures, Table, TimeSeries, END_TO_END};
+use phb_sim::{
+    delay_ratios_table, transfers_table, ClassRows, FlowCounts, FlowFacts, SenderFigures, Table, TimeSeries, END_TO_END,
+};
 
 use crate::plan::Plan;
 use crate::router::Router;
-use crate::tcp_info::{self, Sample};
+use crate::tcp_info::{self, Reports, Sample};
 
 fn classes_table(scenario: &Scenario, router: &Router, measured_s: f64) -> Table {
     let mut rows = ClassRows::default();
@@ -124,22 +127,25 @@ pub struct Facts<'a> {
 }
 
 /// Writes `classes.parquet`, `flows.parquet`, `timeseries.parquet`,
-/// `delay_ratios.parquet` and `emulation.json` into `dir`; `samples` are
-/// the agents' `TCP_INFO` samples.
+/// `transfers.parquet`, `delay_ratios.parquet` and `emulation.json` into
+/// `dir`; `reports` are the agents' `TCP_INFO` samples and transfers.
 pub fn write(
     dir: &Path,
     scenario: &Scenario,
     plan: &Plan,
     router: &mut Router,
-    samples: &[Sample],
+    reports: &Reports,
     facts: &Facts,
 ) -> std::io::Result<()> {
+    let samples = &reports.samples;
+    let transfers = reports.transfers.iter().map(|(f, t)| (plan.flows[*f].name.as_str(), t));
     let measured_s = (facts.reached_s - scenario.run.warmup.as_secs_f64()).max(1e-9);
     let metadata = [("phblab_version", env!("CARGO_PKG_VERSION")), ("backend", "emulate")];
     let tables = [
         classes_table(scenario, router, measured_s),
         flows_table(scenario, plan, router, samples, measured_s),
         timeseries_table(scenario, plan, std::mem::take(&mut router.series), samples),
+        transfers_table(transfers),
         delay_ratios_table(scenario, std::mem::take(&mut router.ratio_summaries)),
     ];
     for table in tables {

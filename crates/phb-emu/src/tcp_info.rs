@@ -1,14 +1,17 @@
-//! The kernel's view of each emulated TCP sender: `TCP_INFO` samples.
+//! The kernel's view of each emulated TCP sender: `TCP_INFO` samples, and
+//! the file transfers the senders completed (which `TCP_INFO`'s count of
+//! acknowledged bytes tells).
 //!
 //! Each host's agent runs one sampling thread ([`sample_until`]) that reads
 //! `getsockopt(TCP_INFO)` of every TCP sender of the host on a regular grid
 //! of the run's time ([`sample_period`]), once at the end of the warm-up
-//! and once at the end of the run, and writes what it read into
-//! `tcp_info.<node>.txt` of the run's output directory (written under
-//! another name and renamed, so a file that exists is complete). The router,
-//! once the run is over, waits for those files ([`wait_for`]) and reads
-//! them ([`read`]) into the `flows` table (retransmissions, timeouts, the
-//! mean congestion window) and the time series (`flow/<name>` scopes).
+//! and once at the end of the run, collects the transfers the senders
+//! report, and writes both into `tcp_info.<node>.txt` of the run's output
+//! directory (written under another name and renamed, so a file that
+//! exists is complete). The router, once the run is over, waits for those
+//! files ([`wait_for`]) and reads them ([`read`]) into the `flows` table
+//! (retransmissions, timeouts, the mean congestion window), the time series
+//! (`flow/<name>` scopes) and the `transfers` table.
 //!
 //! Fields read from `struct tcp_info` (linux/tcp.h) by offset, since the
 //! `libc` crate's copy stops short of the newer ones: `tcpi_snd_mss` (16),
@@ -21,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::Receiver;
 
 use phb::Time;
+use phb_sim::apps::Transfer;
 
 use crate::sys;
 
@@ -32,6 +36,18 @@ pub const MAX_PERIOD: Time = Time::from_millis(100);
 const WAIT_FOR_FILES: Time = Time::from_secs(3);
 /// `ssthresh` before the first loss: "infinite".
 const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+/// How long the sampling thread waits after its last sample for the
+/// transfers completed just before the end (their senders poll every
+/// millisecond).
+const LAST_TRANSFERS: Time = Time::from_millis(20);
+
+/// What a host's senders tell its sampling thread.
+pub enum Report {
+    /// Flow `f`'s connected socket (a duplicate of its descriptor), to sample.
+    Socket(usize, OwnedFd),
+    /// Flow `f` completed a transfer.
+    Transfer(usize, Transfer),
+}
 
 /// One reading of one flow's socket.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -76,18 +92,28 @@ fn sample_times(period: Time, warmup: Time, end: Time) -> Vec<Time> {
     times
 }
 
-/// Reads `TCP_INFO` of socket `fd`, or `None` if it cannot be read.
-fn read_socket(fd: &OwnedFd, flow: usize, time: Time) -> Option<Sample> {
+/// `struct tcp_info` of socket `fd` and its length, or `None` if it cannot
+/// be read.
+fn tcp_info(fd: &impl AsRawFd) -> Option<([u8; 512], usize)> {
     let mut buf = [0u8; 512];
     let mut len = buf.len() as libc::socklen_t;
     // SAFETY: `buf` is writable for `len` bytes, and `len` is its length.
     let ret = unsafe {
         libc::getsockopt(fd.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_INFO, buf.as_mut_ptr().cast(), &mut len)
     };
-    let len = len as usize;
-    if ret < 0 || len < 104 {
-        return None;
-    }
+    (ret == 0 && len as usize >= 104).then_some((buf, len as usize))
+}
+
+/// The bytes the peer of socket `fd` has acknowledged (`tcpi_bytes_acked`,
+/// offset 120, Linux 4.1 and later), or `None` if it cannot be read.
+pub fn bytes_acked(fd: &impl AsRawFd) -> Option<u64> {
+    let (buf, len) = tcp_info(fd)?;
+    (len >= 128).then(|| u64::from_ne_bytes(buf[120..128].try_into().expect("8 bytes")))
+}
+
+/// Reads `TCP_INFO` of socket `fd`, or `None` if it cannot be read.
+fn read_socket(fd: &OwnedFd, flow: usize, time: Time) -> Option<Sample> {
+    let (buf, len) = tcp_info(fd)?;
     let u32_at = |at: usize| u32::from_ne_bytes(buf[at..at + 4].try_into().expect("4 bytes"));
     let ssthresh = u32_at(76);
     let rtt_us = u32_at(68);
@@ -108,11 +134,11 @@ pub fn file_of(dir: &Path, node: usize) -> PathBuf {
 }
 
 /// The agent's sampling thread: reads every socket registered through
-/// `sockets` (flow index and a duplicate of its descriptor) at `epoch +
-/// k·period`, at `epoch + warmup` and at `epoch + end`, then writes the
-/// samples to `file`.
+/// `reports` at `epoch + k·period`, at `epoch + warmup` and at `epoch +
+/// end`, collects the transfers reported until shortly after the end, then
+/// writes both to `file`.
 pub fn sample_until(
-    sockets: Receiver<(usize, OwnedFd)>,
+    reports: Receiver<Report>,
     epoch: Time,
     period: Time,
     warmup: Time,
@@ -121,12 +147,27 @@ pub fn sample_until(
 ) -> std::io::Result<()> {
     let mut open: Vec<(usize, OwnedFd)> = Vec::new();
     let mut samples = Vec::new();
+    let mut transfers = Vec::new();
+    let mut take = |open: &mut Vec<(usize, OwnedFd)>| {
+        for report in reports.try_iter() {
+            match report {
+                Report::Socket(flow, fd) => open.push((flow, fd)),
+                Report::Transfer(flow, t) => transfers.push((flow, t)),
+            }
+        }
+    };
     for at in sample_times(period, warmup, end) {
         sys::sleep_until(epoch + at);
-        open.extend(sockets.try_iter());
+        take(&mut open);
         samples.extend(open.iter().filter_map(|(flow, fd)| read_socket(fd, *flow, at)));
     }
-    let text: String = samples.iter().map(to_line).collect();
+    sys::sleep_until(epoch + end + LAST_TRANSFERS);
+    take(&mut open);
+    let text: String = samples
+        .iter()
+        .map(to_line)
+        .chain(transfers.iter().filter(|(_, t)| t.end <= end).map(|(f, t)| transfer_line(*f, t)))
+        .collect();
     let partial = file.with_extension("partial");
     std::fs::write(&partial, text)?;
     std::fs::rename(&partial, file)
@@ -143,6 +184,17 @@ fn to_line(s: &Sample) -> String {
         s.total_retrans,
         s.total_rto
     )
+}
+
+fn transfer_line(flow: usize, t: &Transfer) -> String {
+    format!("T {flow} {} {} {}\n", t.size, t.start.as_nanos(), t.end.as_nanos())
+}
+
+fn transfer_from_line(line: &str) -> Option<(usize, Transfer)> {
+    let fields: Vec<u64> = line.split_whitespace().skip(1).map(str::parse).collect::<Result<_, _>>().ok()?;
+    let [flow, size, start, end] = fields.as_slice().try_into().ok()?;
+    let transfer = Transfer { size, start: Time::from_nanos(start), end: Time::from_nanos(end) };
+    Some((usize::try_from(flow).ok()?, transfer))
 }
 
 fn from_line(line: &str) -> Option<Sample> {
@@ -172,10 +224,18 @@ pub fn wait_for(dir: &Path, nodes: &[usize]) -> Vec<usize> {
     }
 }
 
-/// Every sample in the files of `nodes` in `dir` (a missing file adds
-/// none), sorted by time, then flow.
-pub fn read(dir: &Path, nodes: &[usize]) -> std::io::Result<Vec<Sample>> {
-    let mut samples = Vec::new();
+/// What the agents reported: `TCP_INFO` samples, sorted by time, then
+/// flow, and completed transfers, sorted by flow, then start.
+#[derive(Debug, Default)]
+pub struct Reports {
+    pub samples: Vec<Sample>,
+    pub transfers: Vec<(usize, Transfer)>,
+}
+
+/// Everything in the files of `nodes` in `dir` (a missing file adds
+/// nothing), which it then removes.
+pub fn read(dir: &Path, nodes: &[usize]) -> std::io::Result<Reports> {
+    let mut reports = Reports::default();
     for &node in nodes {
         let path = file_of(dir, node);
         if !path.is_file() {
@@ -183,15 +243,20 @@ pub fn read(dir: &Path, nodes: &[usize]) -> std::io::Result<Vec<Sample>> {
         }
         let text = std::fs::read_to_string(&path)?;
         for line in text.lines() {
-            let sample = from_line(line).ok_or_else(|| {
+            let bad = || {
                 std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: bad line {line:?}", path.display()))
-            })?;
-            samples.push(sample);
+            };
+            if line.starts_with("T ") {
+                reports.transfers.push(transfer_from_line(line).ok_or_else(bad)?);
+            } else {
+                reports.samples.push(from_line(line).ok_or_else(bad)?);
+            }
         }
         std::fs::remove_file(&path)?;
     }
-    samples.sort_by_key(|s| (s.time, s.flow));
-    Ok(samples)
+    reports.samples.sort_by_key(|s| (s.time, s.flow));
+    reports.transfers.sort_by_key(|(f, t)| (*f, t.start));
+    Ok(reports)
 }
 
 /// What a flow's samples say of its measured period (after `warmup`).
@@ -271,6 +336,8 @@ mod tests {
         let none = Sample { srtt: None, ssthresh_segments: None, ..sample(1, 2, 3, 0) };
         assert_eq!(from_line(&to_line(&none)), Some(none));
         assert_eq!(from_line("1 2 3"), None);
+        let transfer = Transfer { size: 5000, start: Time::from_millis(1200), end: Time::from_micros(1_834_017) };
+        assert_eq!(transfer_from_line(&transfer_line(4, &transfer)), Some((4, transfer)));
     }
 
     #[test]
@@ -292,5 +359,6 @@ mod tests {
         let s = read_socket(&fd, 2, Time::from_millis(7)).expect("TCP_INFO");
         assert_eq!((s.flow, s.time, s.total_retrans), (2, Time::from_millis(7), 0));
         assert!(s.cwnd_segments >= 1);
+        assert_eq!(bytes_acked(&fd), Some(0));
     }
 }

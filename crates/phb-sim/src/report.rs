@@ -34,6 +34,7 @@
 
 use phb::{DropReason, Framing, Qdisc, Time};
 
+use crate::apps::Transfer;
 use crate::flow::{FlowCounts, FlowTransport, Tcp};
 use crate::measure::delay_ratio::RatioSummary;
 use crate::measure::ClassStats;
@@ -483,17 +484,15 @@ fn counters_table(sim: &Sim) -> Table {
     t
 }
 
-fn transfers_table(sim: &Sim) -> Table {
+/// The `transfers` table: each completed transfer with the name of its
+/// flow (also the emulator's).
+pub fn transfers_table<'a>(transfers: impl Iterator<Item = (&'a str, &'a Transfer)>) -> Table {
     let (mut flow, mut size, mut start, mut end) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for f in &sim.flows {
-        if let Some(tcp) = f.tcp() {
-            for transfer in &tcp.app.transfers {
-                flow.push(f.name.clone());
-                size.push(transfer.size);
-                start.push(transfer.start.as_secs_f64());
-                end.push(transfer.end.as_secs_f64());
-            }
-        }
+    for (name, transfer) in transfers {
+        flow.push(name.to_owned());
+        size.push(transfer.size);
+        start.push(transfer.start.as_secs_f64());
+        end.push(transfer.end.as_secs_f64());
     }
     let completion = start.iter().zip(&end).map(|(s, e)| e - s).collect();
     let mut t = Table::new("transfers");
@@ -576,7 +575,12 @@ pub(crate) fn collect(sim: &mut Sim, seed: u64) -> RunOutput {
     }
     let cwnd_mean = cwnd_means(sim);
     let flows = sim_flows_table(sim, measured_s, cwnd_mean);
-    let transfers = transfers_table(sim);
+    let transfers = transfers_table(
+        sim.flows
+            .iter()
+            .filter_map(|f| f.tcp().map(|t| (f, t)))
+            .flat_map(|(f, t)| t.app.transfers.iter().map(|tr| (f.name.as_str(), tr))),
+    );
     let counters = counters_table(sim);
     let series = std::mem::take(&mut sim.series).into_table();
     let ratios = delay_ratios_table(scenario, sim.finish_ratios());

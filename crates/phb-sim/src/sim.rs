@@ -43,6 +43,10 @@ pub enum RunError {
     /// Ctrl-C) at this simulated time, in seconds.
     #[error("stopped at {0} s of simulated time")]
     Stopped(f64),
+    /// The scenario asks for something only a real stack runs
+    /// ([`Scenario::not_simulable`]).
+    #[error("{0}")]
+    NotSimulable(String),
 }
 
 /// A packet offered to a qdisc: when, its codepoint and its size (what
@@ -975,6 +979,9 @@ pub fn run_with(
     seed: Option<u64>,
     progress: &mut dyn FnMut(f64) -> ControlFlow<()>,
 ) -> Result<RunOutput, RunError> {
+    if let Some(why) = scenario.not_simulable() {
+        return Err(RunError::NotSimulable(why));
+    }
     let seed = seed.unwrap_or(scenario.run.seed);
     let mut sim = Sim::new(scenario, seed);
     sim.run(progress)?;

@@ -8,13 +8,17 @@
 //! or ns-3's own rules) loses its packets at the bottleneck, where the
 //! congestion is. The test runs the real scenario file, shortened to 30 s
 //! (the runaway showed within 30 s: 862 to 4 502 TCP drops at s->r1 for
-//! every profile with NewReno before the fix).
+//! every profile with NewReno before the fix), and counts drops after a
+//! 5 s warm-up: the start-up is not recovery, and there the `linux`
+//! profile's slow start (byte counting, two segments per delayed ACK, as
+//! Linux) overflows the 50-packet access queue a little (27 TCP drops at
+//! s->r1 against 1 471 at the bottleneck over the whole run, SACK).
 
 use phb_sim::{Column, RunOutput};
 
 const THESIS_7: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../benches/scenarios/thesis-7.toml");
 
-/// thesis-7 with a 250-packet FIFO bottleneck, 30 s long.
+/// thesis-7 with a 250-packet FIFO bottleneck, 30 s long, measured from 5 s.
 fn fifo_thesis_7() -> String {
     let text = std::fs::read_to_string(THESIS_7).expect("benches/scenarios/thesis-7.toml");
     let mut doc: toml_edit::DocumentMut = text.parse().expect("thesis-7 is TOML");
@@ -25,6 +29,7 @@ fn fifo_thesis_7() -> String {
     assert!(qdiscs.contains_key("red"), "thesis-7's bottleneck qdisc is [qdiscs.red]");
     qdiscs.insert("red", toml_edit::Item::Table(fifo));
     doc["run"]["duration"] = toml_edit::value("30s");
+    doc["run"]["warmup"] = toml_edit::value("5s");
     doc.to_string()
 }
 

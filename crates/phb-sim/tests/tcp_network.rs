@@ -79,7 +79,7 @@ fn tcp_group(count: u32, config: TcpConfig, jitter: Time) -> TrafficGroup {
         start_jitter: jitter,
         stop: Time::MAX,
         windows: None,
-        transport: Transport::Tcp(TcpFlow { config, app: AppModel::Bulk, trace: false }),
+        transport: Transport::Tcp(TcpFlow { config, app: AppModel::Bulk, trace: false, congestion: None }),
     }
 }
 

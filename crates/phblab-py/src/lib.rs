@@ -111,6 +111,9 @@ fn run<'py>(
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let scenario = load(text, source_name, &overrides)?;
+    if let Some(why) = scenario.not_simulable() {
+        return Err(ScenarioError::new_err(format!("{source_name}: {why}")));
+    }
     let mut callback_error: Option<PyErr> = None;
     let result = py.detach(|| {
         let mut report = |fraction: f64| {

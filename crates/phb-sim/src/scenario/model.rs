@@ -11,6 +11,7 @@ use phb::queue::QdiscConfig;
 use phb::{Framing, Time};
 
 use crate::apps::AppModel;
+pub use crate::scenario::raw::Congestion;
 use crate::tcp::TcpConfig;
 
 /// A complete, validated scenario.
@@ -29,6 +30,20 @@ pub struct Scenario {
     /// their names; an LSP's index is the signalling channel its DWRED
     /// queues listen on. Empty for most scenarios.
     pub lsps: Vec<LspDef>,
+}
+
+impl Scenario {
+    /// What of the scenario the simulator cannot run, as the key and why
+    /// (a real stack can: `phblab emulate`), or `None`.
+    pub fn not_simulable(&self) -> Option<String> {
+        self.groups.iter().enumerate().find_map(|(g, group)| match &group.transport {
+            Transport::Tcp(TcpFlow { congestion: Some(c), .. }) if *c != Congestion::Reno => Some(format!(
+                "traffic[{g}].congestion: the simulator's TCP is Reno/NewReno/SACK; \"{}\" runs only with `phblab emulate`",
+                c.name()
+            )),
+            _ => None,
+        })
+    }
 }
 
 /// An AF LSP (Bouras & Sevasti 2008, Sections 3–5): the TWAM at its
@@ -212,6 +227,11 @@ pub struct TcpFlow {
     pub app: AppModel,
     /// Record cwnd, ssthresh and smoothed RTT at every sample interval.
     pub trace: bool,
+    /// The congestion control the group asks for (`congestion`; `None`:
+    /// not given). The simulator models reno only and refuses the others
+    /// ([`Scenario::not_simulable`]); `phblab emulate` asks the kernel for
+    /// it (`TCP_CONGESTION`).
+    pub congestion: Option<Congestion>,
 }
 
 /// How a UDP source emits packets.

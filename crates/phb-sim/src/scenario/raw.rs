@@ -531,6 +531,7 @@ pub struct Traffic {
     pub delack_timeout: Option<Quantity>,
     pub slow_start_restart: Option<bool>,
     pub byte_counting: Option<bool>,
+    pub congestion: Option<Congestion>,
     pub trace: Option<bool>,
     pub app: Option<AppKind>,
     pub file_size: Option<Quantity>,
@@ -587,6 +588,27 @@ pub enum TcpProfile {
     Ns3,
     Linux,
     Stcp,
+}
+
+/// A TCP sender's congestion control (`TCP_CONGESTION` in emulation).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Congestion {
+    #[default]
+    Reno,
+    Cubic,
+    Bbr,
+}
+
+impl Congestion {
+    /// The kernel's name of it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Congestion::Reno => "reno",
+            Congestion::Cubic => "cubic",
+            Congestion::Bbr => "bbr",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]

@@ -111,13 +111,13 @@ pub struct TcpConfig {
     /// `slow_start_restart_` is on, but its bulk FTP never idles).
     pub slow_start_restart: bool,
     /// Grow the window by what each ACK acknowledges, as Linux does
-    /// (`tcp_slow_start` and `tcp_cong_avoid_ai`; RFC 3465's byte counting
-    /// without its limit `L`): slow start adds the bytes acknowledged (up
-    /// to `ssthresh`, the rest counting as congestion avoidance),
-    /// congestion avoidance `MSS·acked/cwnd`; so a delayed ACK of two
-    /// segments opens the window as two ACKs would. Off: RFC 5681's `min(acked,
-    /// MSS)` and `MSS²/cwnd` per ACK (ns-2, ns-3). On in the `linux` profile
-    /// only.
+    /// (`tcp_slow_start`, `tcp_cong_avoid_ai`) and RFC 3465 allows: slow
+    /// start adds the bytes acknowledged, at most `L = 2·MSS` per ACK (RFC
+    /// 3465 §2.2, which keeps a cumulative ACK after a loss from releasing
+    /// a burst), congestion avoidance `MSS·acked/cwnd`; so a delayed ACK of
+    /// two segments opens the window as two ACKs would. Off: RFC 5681's
+    /// `min(acked, MSS)` and `MSS²/cwnd` per ACK (ns-2, ns-3). On in the
+    /// `linux` profile only.
     pub byte_counting: bool,
 }
 

@@ -285,17 +285,12 @@ impl Sender {
     fn open_window(&mut self, acked: u64) {
         let mss = self.mss as f64;
         let acked = acked as f64;
-        let increase = if !self.cfg.byte_counting {
-            if self.cwnd < self.ssthresh {
-                acked.min(mss)
-            } else {
-                mss * mss / self.cwnd
-            }
-        } else if self.cwnd + acked <= self.ssthresh {
-            acked
-        } else {
-            let slow_start = (self.ssthresh - self.cwnd).max(0.0);
-            slow_start + mss * (acked - slow_start) / (self.cwnd + slow_start)
+        let increase = match (self.cfg.byte_counting, self.cwnd < self.ssthresh) {
+            (false, true) => acked.min(mss),
+            (false, false) => mss * mss / self.cwnd,
+            // RFC 3465 §2.2: at most L = 2·SMSS per ACK in slow start.
+            (true, true) => acked.min(2.0 * mss),
+            (true, false) => mss * acked / self.cwnd,
         };
         let cap = (self.rwnd_bytes() as f64).max(self.cwnd);
         self.cwnd = (self.cwnd + increase).min(cap);

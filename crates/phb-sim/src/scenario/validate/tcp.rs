@@ -11,7 +11,7 @@ use crate::scenario::raw::{self, AppKind, PhaseKind, SizeDistKind, TcpProfile, T
 use crate::tcp::{TcpConfig, Variant};
 
 /// The keys only TCP groups take, and whether each is set.
-fn tcp_keys(t: &raw::Traffic) -> [(&'static str, bool); 22] {
+fn tcp_keys(t: &raw::Traffic) -> [(&'static str, bool); 23] {
     [
         ("profile", t.profile.is_some()),
         ("variant", t.variant.is_some()),
@@ -29,6 +29,7 @@ fn tcp_keys(t: &raw::Traffic) -> [(&'static str, bool); 22] {
         ("delack_timeout", t.delack_timeout.is_some()),
         ("slow_start_restart", t.slow_start_restart.is_some()),
         ("byte_counting", t.byte_counting.is_some()),
+        ("congestion", t.congestion.is_some()),
         ("trace", t.trace.is_some()),
         ("app", t.app.is_some()),
         ("file_size", t.file_size.is_some()),
@@ -130,7 +131,7 @@ impl Context<'_> {
             self.err(&key(at), m)
         })?;
         let app = self.app(path, t)?;
-        Ok(TcpFlow { config, app, trace: t.trace.unwrap_or(false) })
+        Ok(TcpFlow { config, app, trace: t.trace.unwrap_or(false), congestion: t.congestion })
     }
 
     fn app(&self, path: &str, t: &raw::Traffic) -> Result<AppModel> {
