@@ -104,11 +104,12 @@ fn tcp_info(fd: &impl AsRawFd) -> Option<([u8; 512], usize)> {
     (ret == 0 && len as usize >= 104).then_some((buf, len as usize))
 }
 
-/// The bytes the peer of socket `fd` has acknowledged (`tcpi_bytes_acked`,
-/// offset 120, Linux 4.1 and later), or `None` if it cannot be read.
+/// The data bytes the peer of connected socket `fd` has acknowledged, or
+/// `None` if they cannot be read: `tcpi_bytes_acked` (offset 120, Linux
+/// 4.1 and later) less the SYN's sequence number, which it counts too.
 pub fn bytes_acked(fd: &impl AsRawFd) -> Option<u64> {
     let (buf, len) = tcp_info(fd)?;
-    (len >= 128).then(|| u64::from_ne_bytes(buf[120..128].try_into().expect("8 bytes")))
+    (len >= 128).then(|| u64::from_ne_bytes(buf[120..128].try_into().expect("8 bytes")).saturating_sub(1))
 }
 
 /// Reads `TCP_INFO` of socket `fd`, or `None` if it cannot be read.
@@ -360,5 +361,14 @@ mod tests {
         assert_eq!((s.flow, s.time, s.total_retrans), (2, Time::from_millis(7), 0));
         assert!(s.cwnd_segments >= 1);
         assert_eq!(bytes_acked(&fd), Some(0));
+        let mut stream = std::net::TcpStream::from(fd);
+        std::io::Write::write_all(&mut stream, &[7; 1000]).expect("write");
+        let (mut peer, _) = listener.accept().expect("accept");
+        std::io::Read::read_exact(&mut peer, &mut [0; 1000]).expect("read");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while bytes_acked(&stream) != Some(1000) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert_eq!(bytes_acked(&stream), Some(1000));
     }
 }
