@@ -11,7 +11,8 @@
 #                then JoBS' cost per packet beside the Christin et al. paper's Table 7
 #                (crates/phb-sim/examples/jobs_bench.rs, on Experiment 3's arrivals)
 #   make bench-emu  the emulator's fidelity (needs root): departure scheduling error at 10 and
-#                100 Mb/s, added latency per hop, packets/s through one FIFO link
+#                100 Mb/s and added latency per hop (the router sleeping, and polling in the
+#                last 50 µs), packets/s of 64 and 1500 bytes through one FIFO or DRR link
 #   make clean   remove the venv, build products (cargo clean) and results/demo
 #
 # Needs python3 (>= 3.11) and cargo; everything else comes from PyPI and crates.io.
