@@ -18,8 +18,8 @@
 //! - The UDP flows of a host share one thread that sleeps until the next
 //!   flow's next packet is due.
 //! - A sampling thread reads `TCP_INFO` of the host's TCP senders on a
-//!   grid and writes the samples into the output directory at the end
-//!   ([`crate::tcp_info`]).
+//!   grid, collects the transfers they complete, and writes both into the
+//!   output directory at the end ([`crate::tcp_info`]).
 //! - The sinks read and discard; an accepted TCP connection takes its
 //!   flow's codepoint, so the ACKs carry the class as in the simulator.
 //!
@@ -218,7 +218,7 @@ pub struct Setting<'a> {
     /// Monotonic time of the run's time 0.
     pub epoch: Time,
     pub congestion: &'a str,
-    /// The run's output directory, for the `TCP_INFO` samples.
+    /// The run's output directory, for the `TCP_INFO` samples and transfers.
     pub out: &'a Path,
 }
 
