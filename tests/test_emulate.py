@@ -153,7 +153,7 @@ def test_a_short_dumbbell_fills_the_bottleneck_and_leaves_nothing(tmp_path):
     # the same columns as a simulated run
     run_out = tmp_path / "run"
     assert main(["run", str(DUMBBELL), "--out", str(run_out), "--quiet"] + measure) == 0
-    for table in ("classes", "flows", "timeseries", "delay_ratios"):
+    for table in ("classes", "flows", "timeseries", "transfers", "delay_ratios", "counters"):
         simulated = pd.read_parquet(run_out / f"{table}.parquet")
         emulated = pd.read_parquet(out / f"{table}.parquet")
         assert list(emulated.columns) == list(simulated.columns)

@@ -165,16 +165,6 @@ def test_backends_key_is_validated_at_load(tmp_path):
         bad.write_text(text.replace('["simulate", "emulate"]', value, 1))
         with pytest.raises(catalog.CatalogError, match=r"\[reproduce\]\.backends: " + message.replace("[", r"\[")):
             catalog.load_entry(bad)
-    # an emulated entry reads only the tables the emulator writes
-    counters = text + (
-        '\n[reproduce.metrics.drops]\ntable = "counters"\ncolumn = "value"\n'
-        'where = { scope = "r->b", queue = "", counter = "drops" }\n'
-    )
-    bad.write_text(counters)
-    with pytest.raises(catalog.CatalogError, match="allows emulate, but metric 'drops' reads the counters table"):
-        catalog.load_entry(bad)
-    bad.write_text(counters.replace('["simulate", "emulate"]', '["simulate"]', 1))
-    assert catalog.load_entry(bad).backends == ("simulate",)
 
 
 def test_reproduce_and_report_with_both_backends(fake_emulate, cat, tmp_path, capsys):

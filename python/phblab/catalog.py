@@ -837,7 +837,7 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
         "a list of strings",
     )
     _check_templates(sweep, f"{w}.sweep.set")
-    backends = _parse_backends(section.get("backends", list(DEFAULT_BACKENDS)), metrics, f"{w}.backends")
+    backends = _parse_backends(section.get("backends", list(DEFAULT_BACKENDS)), f"{w}.backends")
     return Entry(
         id=entry_id,
         path=path,
@@ -857,10 +857,10 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
     )
 
 
-def _parse_backends(value: Any, metrics: Mapping[str, Metric], bw: str) -> tuple:
-    """`[reproduce].backends`: a non-empty list of distinct BACKENDS. An
-    entry that allows "emulate" may only read the tables the emulator
-    writes (`phblab.emulate.TABLES`)."""
+def _parse_backends(value: Any, bw: str) -> tuple:
+    """`[reproduce].backends`: a non-empty list of distinct BACKENDS (the
+    emulator writes every table the simulator does, so any metric reads
+    either's results)."""
     _need(
         isinstance(value, list) and value and all(isinstance(b, str) for b in value),
         bw,
@@ -870,17 +870,6 @@ def _parse_backends(value: Any, metrics: Mapping[str, Metric], bw: str) -> tuple
         _need(b in BACKENDS, bw, f"{b!r} is not a backend; known: {', '.join(BACKENDS)}")
     twice = next((b for i, b in enumerate(value) if b in value[:i]), None)
     _need(twice is None, bw, f"{twice!r} is listed twice")
-    if "emulate" in value:
-        from phblab.emulate import TABLES
-
-        for m in metrics.values():
-            reads = m.table if m.kind == "column" or m.series is not None else None
-            _need(
-                reads is None or reads in TABLES,
-                bw,
-                f"allows emulate, but metric {m.name!r} reads the {reads} table, which emulation does not write "
-                f"(it writes {', '.join(TABLES)}; docs/emulation.md)",
-            )
     return tuple(value)
 
 

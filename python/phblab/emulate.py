@@ -24,7 +24,7 @@ from pathlib import Path
 from phblab.results import Results
 
 #: the tables phb-emu writes
-TABLES = ("classes", "flows", "timeseries", "transfers", "delay_ratios")
+TABLES = ("classes", "flows", "timeseries", "transfers", "delay_ratios", "counters")
 #: how long the router gets to stop cleanly before it is killed
 STOP_GRACE_S = 5.0
 

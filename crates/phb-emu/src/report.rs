@@ -1,8 +1,9 @@
 //! An emulation's results: the `classes`, `flows`, `timeseries`,
-//! `transfers` and `delay_ratios` tables, built by the simulator's own
-//! builders ([`ClassRows`], [`phb_sim::flows_table`], [`TimeSeries`],
-//! [`transfers_table`], [`delay_ratios_table`]), and `emulation.json`, the
-//! run's facts and the emulator's fidelity.
+//! `transfers`, `counters` and `delay_ratios` tables, built by the
+//! simulator's own builders ([`ClassRows`], [`phb_sim::flows_table`],
+//! [`TimeSeries`], [`transfers_table`], [`phb_sim::CounterRows`],
+//! [`delay_ratios_table`]), and `emulation.json`, the run's facts and the
+//! emulator's fidelity.
 //!
 //! Differences from the simulator's tables, by nature of a real stack:
 //! a flow's packets are counted as the router sees them (sent: read from
@@ -127,8 +128,8 @@ pub struct Facts<'a> {
 }
 
 /// Writes `classes.parquet`, `flows.parquet`, `timeseries.parquet`,
-/// `transfers.parquet`, `delay_ratios.parquet` and `emulation.json` into
-/// `dir`; `reports` are the agents' `TCP_INFO` samples and transfers.
+/// `transfers.parquet`, `counters.parquet`, `delay_ratios.parquet` and
+/// `emulation.json` into `dir`; `reports` are the agents' `TCP_INFO` samples and transfers.
 pub fn write(
     dir: &Path,
     scenario: &Scenario,
@@ -146,6 +147,7 @@ pub fn write(
         flows_table(scenario, plan, router, samples, measured_s),
         timeseries_table(scenario, plan, std::mem::take(&mut router.series), samples),
         transfers_table(transfers),
+        router.counters_table(),
         delay_ratios_table(scenario, std::mem::take(&mut router.ratio_summaries)),
     ];
     for table in tables {

@@ -32,12 +32,12 @@ use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 use phb::classify::{Conditioner, PacketKey, Protocol};
-use phb::queue::Dropped;
+use phb::queue::{Counter, Dropped};
 use phb::{Colour, DropReason, Packet, Qdisc, Rng, Time};
 use phb_sim::measure::histogram::DelayHistogram;
 use phb_sim::measure::{ClassStats, DelayRatioMeter, RatioSummary, Totals};
 use phb_sim::scenario::Scenario;
-use phb_sim::{FlowCounts, TimeSeries};
+use phb_sim::{CounterRows, FlowCounts, Table, TimeSeries};
 
 use crate::ipv4;
 use crate::plan::{node_of_addr, Plan, BASE_PORT};
@@ -92,6 +92,10 @@ struct Port {
     /// Packets serialised, with the time their propagation ends.
     wire: VecDeque<(Time, EmuPacket)>,
     stats: Vec<ClassStats>,
+    /// The qdisc's queue names and its own counters when the warm-up ended
+    /// (empty before), for the `counters` table.
+    queue_names: Vec<String>,
+    counters_at_warmup: Vec<Counter>,
 }
 
 /// Counters of the emulator itself.
@@ -181,6 +185,8 @@ impl<'s> Router<'s> {
                     free_at: Time::ZERO,
                     wire: VecDeque::with_capacity(1024),
                     stats: vec![ClassStats::default(); classes],
+                    queue_names: qdisc.queues.iter().map(|q| q.name.clone()).collect(),
+                    counters_at_warmup: Vec::new(),
                 });
             }
         }
@@ -296,6 +302,9 @@ impl<'s> Router<'s> {
         for i in 0..self.ratios.len() {
             let totals = self.ratio_totals(i);
             self.ratios[i].meter.begin(totals);
+        }
+        for port in &mut self.ports {
+            port.qdisc.counters(&mut port.counters_at_warmup);
         }
     }
 
@@ -568,6 +577,18 @@ impl<'s> Router<'s> {
     /// Per port: (from, to, per-class stats).
     pub fn ports(&self) -> impl Iterator<Item = (usize, usize, &[ClassStats])> {
         self.ports.iter().map(|p| (p.from, p.to, p.stats.as_slice()))
+    }
+
+    /// The `counters` table: each qdisc's own counters since the warm-up.
+    pub fn counters_table(&self) -> Table {
+        let mut rows = CounterRows::default();
+        let mut now = Vec::new();
+        for port in &self.ports {
+            port.qdisc.counters(&mut now);
+            let scope = format!("{}->{}", self.scenario.nodes[port.from].name, self.scenario.nodes[port.to].name);
+            rows.push_link(&scope, &port.queue_names, &now, &port.counters_at_warmup);
+        }
+        rows.into_table()
     }
 }
 

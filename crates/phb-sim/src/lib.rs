@@ -32,7 +32,8 @@ pub mod traffic;
 pub use flow::FlowCounts;
 pub use output::{Column, RunOutput, Table};
 pub use report::{
-    delay_ratios_table, flows_table, transfers_table, ClassRows, FlowFacts, SenderFigures, TimeSeries, END_TO_END,
+    delay_ratios_table, flows_table, transfers_table, ClassRows, CounterRows, FlowFacts, SenderFigures, TimeSeries,
+    END_TO_END,
 };
 pub use scenario::{load, Scenario, ScenarioError};
 pub use sim::{run, run_with, trace_arrivals, Arrival, RunError};

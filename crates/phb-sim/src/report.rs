@@ -32,6 +32,7 @@
 //! - `counters`: long form `(scope, queue, counter, value)`: what a qdisc
 //!   counts of its own decisions (JoBS), after the warm-up.
 
+use phb::queue::Counter;
 use phb::{DropReason, Framing, Qdisc, Time};
 
 use crate::apps::Transfer;
@@ -454,34 +455,52 @@ fn sim_flows_table(sim: &Sim, measured_s: f64, cwnd_mean: Vec<f64>) -> Table {
     flows_table(sim.scenario, &facts, &counts, &senders, measured_s)
 }
 
-/// The qdiscs' own counters (JoBS' relaxations and the like), per link
-/// direction, counted after the warm-up.
-fn counters_table(sim: &Sim) -> Table {
-    let (mut scope, mut queue, mut counter, mut value) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut now = Vec::new();
-    for port in &sim.ports {
-        port.qdisc.counters(&mut now);
-        if now.is_empty() {
-            continue;
-        }
-        let name = port_scope(sim.scenario, port);
+/// Rows of the `counters` table: the qdiscs' own counters (JoBS'
+/// relaxations and the like), per link direction, counted after the
+/// warm-up (also the emulator's).
+#[derive(Default)]
+pub struct CounterRows {
+    scope: Vec<String>,
+    queue: Vec<String>,
+    counter: Vec<String>,
+    value: Vec<u64>,
+}
+
+impl CounterRows {
+    /// Adds the counters of the qdisc at link direction `scope`: `now`, less
+    /// `at_warmup` (the same counters in the same order, or empty if the
+    /// warm-up has not ended); `queue_names` names the qdisc's queues.
+    pub fn push_link(&mut self, scope: &str, queue_names: &[String], now: &[Counter], at_warmup: &[Counter]) {
         for (i, c) in now.iter().enumerate() {
-            let before = port.counters_at_warmup.get(i).map_or(0, |b| {
+            let before = at_warmup.get(i).map_or(0, |b| {
                 debug_assert_eq!((b.queue, b.name), (c.queue, c.name));
                 b.value
             });
-            scope.push(name.clone());
-            queue.push(c.queue.map_or(String::new(), |q| port.queue_names[q].clone()));
-            counter.push(c.name.to_string());
-            value.push(c.value - before);
+            self.scope.push(scope.to_owned());
+            self.queue.push(c.queue.map_or(String::new(), |q| queue_names[q].clone()));
+            self.counter.push(c.name.to_string());
+            self.value.push(c.value - before);
         }
     }
-    let mut t = Table::new("counters");
-    t.push("scope", Column::Str(scope));
-    t.push("queue", Column::Str(queue));
-    t.push("counter", Column::Str(counter));
-    t.push("value", Column::U64(value));
-    t
+
+    pub fn into_table(self) -> Table {
+        let mut t = Table::new("counters");
+        t.push("scope", Column::Str(self.scope));
+        t.push("queue", Column::Str(self.queue));
+        t.push("counter", Column::Str(self.counter));
+        t.push("value", Column::U64(self.value));
+        t
+    }
+}
+
+fn counters_table(sim: &Sim) -> Table {
+    let mut rows = CounterRows::default();
+    let mut now = Vec::new();
+    for port in &sim.ports {
+        port.qdisc.counters(&mut now);
+        rows.push_link(&port_scope(sim.scenario, port), &port.queue_names, &now, &port.counters_at_warmup);
+    }
+    rows.into_table()
 }
 
 /// The `transfers` table: each completed transfer with the name of its
