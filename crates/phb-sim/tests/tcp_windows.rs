@@ -269,3 +269,55 @@ fn byte_counting_opens_the_window_twice_as_fast_under_delayed_acks() {
     assert!((0.9..1.1).contains(&with), "byte counting: {with} segments per round trip");
     assert!((0.45..0.55).contains(&without), "per ACK: {without} segments per round trip");
 }
+
+/// The window after each ACK, by hand (MSS 1000 bytes, initial window 10,
+/// `ssthresh` 20 segments):
+/// - slow start, an ACK of 2 segments: +2000 with byte counting, +1000
+///   (one MSS) without; a cumulative ACK of 5 segments: +2000 (RFC 3465's
+///   L = 2 MSS) with byte counting, +1000 without;
+/// - congestion avoidance at cwnd 25,000: an ACK of 2 segments adds
+///   1000·2000/25000 = 80 bytes with byte counting, 1000²/25000 = 40 without.
+#[test]
+fn byte_counting_grows_the_window_by_hand() {
+    let ack = |to: u64| Ack { ack: to * MSS, sack: [(0, 0); 3], sack_len: 0, ts_echo: Time::ZERO };
+    for (byte_counting, slow_start_steps, avoidance_step) in
+        [(true, [2000.0, 2000.0], 80.0), (false, [1000.0; 2], 40.0)]
+    {
+        let cfg = TcpConfig {
+            variant: Variant::NewReno,
+            rules: Rules::Rfc,
+            mss: MSS as u32,
+            window: 10_000,
+            initial_window: 10,
+            initial_ssthresh: Some(20),
+            byte_counting,
+            ..TcpConfig::ns2()
+        };
+        let mut sender = Sender::new(cfg);
+        let mut out = Vec::new();
+        sender.push(1_000_000, Time::ZERO, &mut out);
+        let now = Time::from_millis(100);
+        let start = sender.cwnd_bytes();
+        assert_eq!(start, 10_000.0);
+        sender.on_ack(&ack(2), now, &mut out);
+        assert_eq!(sender.cwnd_bytes() - start, slow_start_steps[0], "byte counting {byte_counting}");
+        let before = sender.cwnd_bytes();
+        sender.on_ack(&ack(7), now, &mut out);
+        assert_eq!(sender.cwnd_bytes() - before, slow_start_steps[1], "byte counting {byte_counting}");
+        // Into congestion avoidance: ACK one segment at a time up to ssthresh.
+        let mut acked = 7;
+        while sender.cwnd_bytes() < 20_000.0 {
+            acked += 1;
+            sender.on_ack(&ack(acked), now, &mut out);
+        }
+        while sender.cwnd_bytes() < 25_000.0 {
+            acked += 1;
+            sender.on_ack(&ack(acked), now, &mut out);
+        }
+        let before = sender.cwnd_bytes();
+        sender.on_ack(&ack(acked + 2), now, &mut out);
+        let expected = if byte_counting { 1000.0 * 2000.0 / before } else { 1000.0 * 1000.0 / before };
+        assert!((sender.cwnd_bytes() - before - expected).abs() < 1e-9, "byte counting {byte_counting}");
+        assert!((expected - avoidance_step).abs() < 0.1 * avoidance_step, "cwnd {before} near 25,000");
+    }
+}
