@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from phblab import _core, outdir
-from phblab.catalog import DEFAULT_RESULTS, Entry, claim_relation, claim_source, entry_dir, load_catalog, tally
+from phblab.catalog import DEFAULT_RESULTS, Check, ClaimCheck, Entry, entry_dir, from_row, load_catalog, tally
 
 DEFAULT_OUT = Path("results") / "report"
 
@@ -79,20 +79,19 @@ def _seeds(seeds: Any) -> str:
     return f"1..{seeds}"
 
 
-def _values_table(checks: list[dict]) -> str:
+def _values_table(checks: list[Check]) -> str:
     rows = []
     for c in checks:
-        ok = "pass" if c.get("passed") else "fail"
-        rel = c.get("rel_gap")
-        rel_txt = f"{100 * rel:+.1f}%" if isinstance(rel, (int, float)) and math.isfinite(rel) else "–"
-        ci = f"[{_num(c.get('ci_low'))}, {_num(c.get('ci_high'))}]"
+        ok = "pass" if c.passed else "fail"
+        rel_txt = f"{100 * c.rel_gap:+.1f}%" if math.isfinite(c.rel_gap) else "–"
+        ci = f"[{_num(c.ci_low)}, {_num(c.ci_high)}]"
         rows.append(
             "<tr>"
-            f'<td class="l">{_e(c["metric"])}</td><td class="l">{_e(c.get("where", ""))}</td>'
-            f"<td>{_num(c.get('ours'))}</td><td>{ci}</td><td>{_num(c.get('expected'))}</td>"
-            f'<td class="l">{_e(c.get("source", ""))}{(": " + _e(c["ref"])) if c.get("ref") else ""}</td>'
-            f"<td>{_num(c.get('gap'))}</td><td>{rel_txt}</td><td>{_e(c.get('tolerance', ''))}</td>"
-            f"<td>{_e(c.get('unit', ''))}</td>"
+            f'<td class="l">{_e(c.metric)}</td><td class="l">{_e(c.where())}</td>'
+            f"<td>{_num(c.ours)}</td><td>{ci}</td><td>{_num(c.expected)}</td>"
+            f'<td class="l">{_e(c.source)}{(": " + _e(c.ref)) if c.ref else ""}</td>'
+            f"<td>{_num(c.gap)}</td><td>{rel_txt}</td><td>{_e(c.tolerance)}</td>"
+            f"<td>{_e(c.unit)}</td>"
             f'<td class="{ok}">{ok.upper()}</td></tr>'
         )
     return (
@@ -104,19 +103,18 @@ def _values_table(checks: list[dict]) -> str:
     )
 
 
-def _claims_table(checks: list[dict]) -> str:
+def _claims_table(checks: list[ClaimCheck]) -> str:
     """One row per claim check: the statement, where it is checked, and the
     comparison of our means (with their 95% CIs) that decides it."""
     rows = []
     for c in checks:
-        ok = "pass" if c.get("passed") else "fail"
-        source = claim_source(c)
+        ok = "pass" if c.passed else "fail"
         rows.append(
             "<tr>"
-            f'<td class="l">{_e(c.get("text", ""))}</td><td class="l">{_e(source or "–")}</td>'
-            f'<td class="l">{_e(c.get("where") or "–")}</td>'
-            f'<td class="l">{_e(claim_relation(c, ci=True))}</td>'
-            f"<td>{_num(c.get('margin'))}</td>"
+            f'<td class="l">{_e(c.text)}</td><td class="l">{_e(c.source_text() or "–")}</td>'
+            f'<td class="l">{_e(c.where() or "–")}</td>'
+            f'<td class="l">{_e(c.relation(ci=True))}</td>'
+            f"<td>{_num(c.margin)}</td>"
             f'<td class="{ok}">{ok.upper()}</td></tr>'
         )
     return (
@@ -224,7 +222,7 @@ def _results_block(entry: Entry, results: Path, backend: str, out: Path, scen: P
             f'<a href="{_e(scen.as_posix())}">{_e(entry.path.name)}</a></p>'
         )
         return "not run", "\n".join(parts)
-    checks = doc.get("checks", [])
+    checks = [from_row(row) for row in doc.get("checks", [])]
     status = "pass" if doc.get("passed") else "fail"
     parts.append(f'<p class="{status}">{status.upper()}: {_e(tally(checks))}</p>')
     for rel in doc.get("plots", []):
@@ -240,8 +238,8 @@ def _results_block(entry: Entry, results: Path, backend: str, out: Path, scen: P
             _copy(svg, out / svg_rel)
             link = f' <a href="{_e(svg_rel.as_posix())}">SVG</a>'
         parts.append(f'<p><img src="{_e(img.as_posix())}" alt="{_e(entry.id)} {_e(Path(rel).stem)}">{link}</p>')
-    values = [c for c in checks if c.get("kind", "value") == "value"]
-    claims = [c for c in checks if c.get("kind") == "claim"]
+    values = [c for c in checks if c.kind == "value"]
+    claims = [c for c in checks if c.kind == "claim"]
     if values:
         parts.append(_values_table(values))
     if claims:
