@@ -32,6 +32,7 @@ from typing import Any
 
 from phblab import _core, outdir
 from phblab.catalog import DEFAULT_RESULTS, Check, ClaimCheck, Entry, entry_dir, from_row, load_catalog, tally
+from phblab.catalog.text import coords_text
 
 DEFAULT_OUT = Path("results") / "report"
 
@@ -87,7 +88,7 @@ def _values_table(checks: list[Check]) -> str:
         ci = f"[{_num(c.ci_low)}, {_num(c.ci_high)}]"
         rows.append(
             "<tr>"
-            f'<td class="l">{_e(c.metric)}</td><td class="l">{_e(c.where())}</td>'
+            f'<td class="l">{_e(c.metric)}</td><td class="l">{_e(c.kind)}</td><td class="l">{_e(c.where())}</td>'
             f"<td>{_num(c.ours)}</td><td>{ci}</td><td>{_num(c.expected)}</td>"
             f'<td class="l">{_e(c.source)}{(": " + _e(c.ref)) if c.ref else ""}</td>'
             f"<td>{_num(c.gap)}</td><td>{rel_txt}</td><td>{_e(c.tolerance)}</td>"
@@ -96,7 +97,7 @@ def _values_table(checks: list[Check]) -> str:
         )
     return (
         "<table><tr>"
-        '<th class="l">metric</th><th class="l">at</th><th>ours (mean)</th><th>95% CI</th><th>expected</th>'
+        '<th class="l">metric</th><th class="l">kind</th><th class="l">at</th><th>ours (mean)</th><th>95% CI</th><th>expected</th>'
         '<th class="l">source</th><th>gap</th><th>gap %</th><th>tolerance</th><th>unit</th><th>result</th></tr>'
         + "".join(rows)
         + "</table>"
@@ -111,7 +112,8 @@ def _claims_table(checks: list[ClaimCheck]) -> str:
         ok = "pass" if c.passed else "fail"
         rows.append(
             "<tr>"
-            f'<td class="l">{_e(c.text)}</td><td class="l">{_e(c.source_text() or "–")}</td>'
+            f'<td class="l">{_e(c.text)}</td><td class="l">{_e(c.kind)}</td>'
+            f'<td class="l">{_e(c.source_text() or "–")}</td>'
             f'<td class="l">{_e(c.where() or "–")}</td>'
             f'<td class="l">{_e(c.relation(ci=True))}</td>'
             f"<td>{_num(c.margin)}</td>"
@@ -122,8 +124,60 @@ def _claims_table(checks: list[ClaimCheck]) -> str:
         "seeds. A side reads <code>metric[grid point] mean [95% CI]</code> (the grid point besides the one "
         "the row is checked at; the CI is shown, not used); <code>k × … = v</code> scales the mean by k.</span></p>"
         "<table><tr>"
-        '<th class="l">claim</th><th class="l">source</th><th class="l">checked at</th>'
+        '<th class="l">claim</th><th class="l">kind</th><th class="l">source</th><th class="l">checked at</th>'
         '<th class="l">ours: left op right</th><th>left − right</th><th>result</th></tr>' + "".join(rows) + "</table>"
+    )
+
+
+def _metrics_table(metrics: dict) -> str:
+    """The metrics that say what the paper means by them or where phblab
+    measures them ("" if none does)."""
+    rows = [
+        f'<tr><td class="l">{_e(name)}{(" (" + _e(m["unit"]) + ")") if m.get("unit") else ""}</td>'
+        f'<td class="l">{_e(m.get("definition", "–"))}</td><td class="l">{_e(m.get("measured_at", "–"))}</td>'
+        f'<td class="l">{_e(m.get("sensitivity_of", ""))}</td></tr>'
+        for name, m in metrics.items()
+        if m.get("definition") or m.get("measured_at")
+    ]
+    if not rows:
+        return ""
+    return (
+        '<p><b>Metrics</b> <span class="small">— as the paper defines them, and where phblab measures them; '
+        "a sensitivity row is an alternative reading of the metric it names, shown and not checked.</span></p>"
+        '<table><tr><th class="l">metric</th><th class="l">the paper\'s definition</th>'
+        '<th class="l">measured at</th><th class="l">sensitivity row of</th></tr>' + "".join(rows) + "</table>"
+    )
+
+
+def _unchecked_list(unchecked: list) -> str:
+    """What the paper states that the entry does not check, with why."""
+    if not unchecked:
+        return ""
+    items = "".join(
+        f"<li>{_e(u['text'])}{(' (' + _e(u['ref']) + ')') if u.get('ref') else ''}: "
+        f"<i>not checked:</i> {_e(u['why'])}</li>"
+        for u in unchecked
+    )
+    return f"<p><b>Not checked</b></p><ul>{items}</ul>"
+
+
+def _sensitivity_table(s: dict) -> str:
+    """A sensitivity row beside its headline, at the points the headline is
+    checked at."""
+    rows = "".join(
+        f'<tr><td class="l">{_e(coords_text(r["at"]) or "the fit")}</td>'
+        f"<td>{_num(r['headline']['mean'])}<br><span class=small>[{_num(r['headline']['ci_low'])}, "
+        f"{_num(r['headline']['ci_high'])}]</span></td>"
+        f"<td>{_num(r['sensitivity']['mean'])}<br><span class=small>[{_num(r['sensitivity']['ci_low'])}, "
+        f"{_num(r['sensitivity']['ci_high'])}]</span></td></tr>"
+        for r in s["rows"]
+    )
+    unit = f" ({_e(s['unit'])})" if s.get("unit") else ""
+    return (
+        f"<p><b>Sensitivity: <code>{_e(s['metric'])}</code> beside <code>{_e(s['of'])}</code></b>{unit} "
+        f'<span class="small">— an alternative reading, shown and not checked. '
+        f"{_e(s.get('definition', ''))}</span></p>"
+        f'<table><tr><th class="l">at</th><th>{_e(s["of"])}</th><th>{_e(s["metric"])}</th></tr>{rows}</table>'
     )
 
 
@@ -238,12 +292,15 @@ def _results_block(entry: Entry, results: Path, backend: str, out: Path, scen: P
             _copy(svg, out / svg_rel)
             link = f' <a href="{_e(svg_rel.as_posix())}">SVG</a>'
         parts.append(f'<p><img src="{_e(img.as_posix())}" alt="{_e(entry.id)} {_e(Path(rel).stem)}">{link}</p>')
-    values = [c for c in checks if c.kind == "value"]
-    claims = [c for c in checks if c.kind == "claim"]
+    values = [c for c in checks if c.check == "value"]
+    claims = [c for c in checks if c.check == "claim"]
+    parts.append(_metrics_table(doc.get("metrics", {})))
     if values:
         parts.append(_values_table(values))
     if claims:
         parts.append(_claims_table(claims))
+    parts.append(_unchecked_list(doc.get("unchecked", [])))
+    parts += [_sensitivity_table(s) for s in doc.get("sensitivity", [])]
     if doc.get("table", {}).get("rows"):
         parts.append(_point_table(doc["table"]))
     csv = Path("data") / f"{tag}.csv"
@@ -320,7 +377,9 @@ def write_report(
 Each entry is a scenario of the catalog with a <code>[reproduce]</code> section; ours is the mean over the seeds
 with its 95% confidence interval (Student t); a value passes when |ours − expected| ≤ tolerance;
 a claim (a relation the source states, such as “A’s throughput is at least 0.99 × B’s”) holds when
-the relation holds for the means.
+the relation holds for the means. Each check says what it compares with (its kind): a number
+<i>printed</i> in the paper, a relation it <i>states</i>, a target <i>derived</i> from its parameters,
+or phblab's own <i>model</i> of its equations; an entry's summary counts each kind.
 Values marked <i>measured</i> are regression values of phblab itself, not a paper's.</p>
 <table><tr><th class="l">entry</th><th class="l">title</th><th>result</th></tr>{overview}</table>
 {"".join(sections) if sections else "<p>The catalog has no entries.</p>"}

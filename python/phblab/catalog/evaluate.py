@@ -362,3 +362,61 @@ def point_table(entry: Entry, pstats: pd.DataFrame) -> dict:
         rows.append(row)
     metrics = [{"name": n, "label": entry.metrics[n].label, "unit": entry.metrics[n].unit} for n in t["metrics"]]
     return {"title": t["title"], "keys": keys, "metrics": metrics, "rows": rows}
+
+
+def checked_points(entry: Entry, metric: str) -> list[dict]:
+    """The grid points where `metric` is checked (its expected points, the
+    claims' sides that read it), in order, each once; every grid point if
+    it is checked nowhere."""
+    points: list[dict] = []
+    for e in entry.expect:
+        if e.metric == metric:
+            points += [{k: p[k] for k in entry.grid if k in p} for p in e.points]
+    for c in entry.claims:
+        for s in (c.left, c.right):
+            if s.metric == metric:
+                points += [{**combo, **s.at} for combo in c.combinations()]
+    if not points and entry.metrics[metric].per_point:
+        points = [dict(zip(entry.grid, vs, strict=True)) for vs in itertools.product(*entry.grid.values())]
+    unique: list[dict] = []
+    for p in points:
+        ordered = {k: p[k] for k in entry.grid if k in p}
+        if not any(all(same(ordered[k], u[k]) for k in ordered) for u in unique):
+            unique.append(ordered)
+    return unique or [{}]
+
+
+def sensitivity_rows(entry: Entry, pstats: pd.DataFrame, fits: Mapping[str, dict]) -> list[dict]:
+    """Each sensitivity row (a metric with `sensitivity_of`) beside its
+    headline at the points where the headline is checked: [{"metric", "of",
+    "label", "unit", "definition", "measured_at", "rows": [{"at": {grid
+    point}, "headline": {mean, ci_low, ci_high}, "sensitivity": {...}}]}]."""
+
+    def value(name: str, coords: Mapping) -> dict:
+        if entry.metrics[name].per_point:
+            mean, lo, hi, _ = point_value(pstats, entry, name, coords)
+        else:
+            f = fits[name]
+            mean, lo, hi = f["mean"], f["ci_low"], f["ci_high"]
+        return {"mean": mean, "ci_low": lo, "ci_high": hi}
+
+    out = []
+    for m in entry.metrics.values():
+        if m.sensitivity_of is None:
+            continue
+        rows = [
+            {"at": coords, "headline": value(m.sensitivity_of, coords), "sensitivity": value(m.name, coords)}
+            for coords in checked_points(entry, m.sensitivity_of)
+        ]
+        out.append(
+            {
+                "metric": m.name,
+                "of": m.sensitivity_of,
+                "label": m.label,
+                "unit": m.unit,
+                "definition": m.definition,
+                "measured_at": m.measured_at,
+                "rows": rows,
+            }
+        )
+    return out

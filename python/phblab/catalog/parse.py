@@ -14,13 +14,19 @@ from pathlib import Path
 from typing import Any
 
 from phblab import _core
+from phblab.catalog import schema
 from phblab.catalog.parse_metrics import metric_order, parse_metric
 from phblab.catalog.schema import (
     BACKENDS,
+    CAUSES,
+    CHECK_KINDS,
     CLAIM_OPS,
     DEFAULT_BACKENDS,
     ENTRY_KINDS,
+    MEASURED,
     SOURCES,
+    UNLABELLED,
+    WITHIN,
     CatalogError,
     Claim,
     Entry,
@@ -31,8 +37,13 @@ from phblab.catalog.schema import (
     need,
     same,
 )
-from phblab.catalog.tolerance import parse_tolerance
+from phblab.catalog.tolerance import PRINTED, parse_tolerance, printed_precision
 from phblab.entry import split_reproduce
+
+#: keys of a check (expect or claim) that say what it is and what explains it
+CHECK_KEYS = ("kind", "cause", "why")
+#: keys of an expected point besides its grid coordinates
+POINT_KEYS = ("value", "tolerance", "cause", "why")
 
 
 def default_catalog() -> Path:
@@ -52,8 +63,8 @@ def _parse_side(s: Any, grid: Mapping, over: Mapping, metrics: Mapping, sw: str)
     check_keys(s, {"metric", "at", "scale", "value"}, sw)
     if "value" in s:
         need(not ({"metric", "at", "scale"} & set(s)), sw, "value is a constant: it takes no metric, at or scale")
-        need(is_number(s["value"]), sw, f"value {s['value']!r}: a number")
-        return Side(value=float(s["value"]))
+        value, printed = _printed_number(s["value"], f"{sw}.value")
+        return Side(value=value, printed=printed)
     name = s.get("metric")
     need(name in metrics, sw, f"metric {name!r} is not defined in [reproduce.metrics]")
     need(
@@ -61,7 +72,7 @@ def _parse_side(s: Any, grid: Mapping, over: Mapping, metrics: Mapping, sw: str)
         sw,
         f"metric {name!r} is fitted (one value for the grid); a claim compares per-point metrics",
     )
-    need(is_number(s.get("scale", 1.0)), sw, f"scale {s.get('scale')!r}: a number")
+    scale, printed = _printed_number(s.get("scale", 1.0), f"{sw}.scale")
     at = s.get("at", {})
     need(isinstance(at, dict), f"{sw}.at", "a table {grid key = value}")
     for k, v in at.items():
@@ -70,16 +81,77 @@ def _parse_side(s: Any, grid: Mapping, over: Mapping, metrics: Mapping, sw: str)
         need(any(same(v, g) for g in grid[k]), f"{sw}.at", f"{k} = {v!r} is not in the grid")
     missing = [k for k in grid if k not in at and k not in over]
     need(not missing, sw, f"at and over together must give every grid key; missing: {', '.join(missing)}")
-    return Side(metric=name, at=dict(at), scale=float(s.get("scale", 1.0)))
+    return Side(metric=name, at=dict(at), scale=scale, printed=printed)
+
+
+def _printed_number(v: Any, where: str) -> tuple[float, str | None]:
+    """(the number, its text as the paper prints it or None): a number, or
+    a string holding a decimal number as printed ("0.50", "2")."""
+    if is_number(v):
+        return float(v), None
+    need(isinstance(v, str), where, f'{v!r}: a number, or the number as the paper prints it in a string ("0.50")')
+    try:
+        printed_precision(v)
+    except ValueError as e:
+        raise CatalogError(f"{where}: {e}") from None
+    return float(v), v.strip()
+
+
+def _parse_kind(d: Mapping, source: str, where: str) -> str:
+    """A check's `kind`: one of CHECK_KINDS for a paper's value or claim;
+    MEASURED (implied) for a measured regression value; UNLABELLED when a
+    paper's check gives none and `schema.KIND_REQUIRED` is off."""
+    kind = d.get("kind")
+    if source == "measured":
+        need(
+            kind in (None, MEASURED),
+            f"{where}.kind",
+            f'{kind!r}: a value phblab measured (source = "measured") is of kind "{MEASURED}"',
+        )
+        return MEASURED
+    kinds = ", ".join(f'"{k}" ({what})' for k, what in CHECK_KINDS.items())
+    if kind is None:
+        need(not schema.KIND_REQUIRED, where, f"kind is required: {kinds}")
+        return UNLABELLED
+    need(kind in CHECK_KINDS, f"{where}.kind", f"{kind!r}: one of {kinds}")
+    return kind
+
+
+def _parse_cause(d: Mapping, where: str) -> tuple[str, str]:
+    """A check's (`cause`, `why`): what explains it if it fails, and the
+    evidence; ("", "") when it gives none."""
+    cause, why = d.get("cause"), d.get("why")
+    if cause is None:
+        need(why is None, where, "why explains a cause: give cause too")
+        return "", ""
+    need(cause in CAUSES, f"{where}.cause", f"{cause!r}: one of {', '.join(CAUSES)}")
+    need(
+        isinstance(why, str) and why.strip(),
+        where,
+        f"cause = {cause!r} needs why: {CAUSES[cause].partition('(why: ')[2].rstrip(')')}",
+    )
+    return cause, why.strip()
 
 
 def _parse_claim(c: Any, grid: Mapping, metrics: Mapping, cw: str) -> Claim:
     need(isinstance(c, dict), cw, "must be a table ([[reproduce.claims]])")
-    check_keys(c, {"text", "ref", "source", "over", "left", "op", "right"}, cw)
+    check_keys(c, {"text", "ref", "source", "over", "left", "op", "right", "tolerance", *CHECK_KEYS}, cw)
     need(isinstance(c.get("text"), str) and c["text"].strip(), cw, "text (the paper's statement) is required")
     source = c.get("source", "paper")
     need(source in SOURCES, cw, f'source {source!r}: "paper" or "measured"')
-    need(c.get("op") in CLAIM_OPS, cw, f"op {c.get('op')!r}: one of {', '.join(CLAIM_OPS)}")
+    need(
+        c.get("op") in CLAIM_OPS or c.get("op") == WITHIN,
+        cw,
+        f"op {c.get('op')!r}: one of {', '.join(CLAIM_OPS)} or {WITHIN} (with tolerance)",
+    )
+    within = c["op"] == WITHIN
+    need(
+        within == ("tolerance" in c),
+        cw,
+        f'op = "{WITHIN}" needs tolerance (how far left may be from right)'
+        if within
+        else f'tolerance belongs to op = "{WITHIN}"',
+    )
     over = c.get("over", {})
     need(isinstance(over, dict), f"{cw}.over", "a table {grid key = [values]}")
     over = {k: (v if isinstance(v, list) else [v]) for k, v in over.items()}
@@ -97,7 +169,109 @@ def _parse_claim(c: Any, grid: Mapping, metrics: Mapping, cw: str) -> Claim:
         cw,
         "both sides are constant values; at least one must be a metric",
     )
-    return Claim(c["text"].strip(), c.get("ref", ""), source, over, left, c["op"], right)
+    if within:
+        form, _ = parse_tolerance(c["tolerance"], cw)
+        need(
+            form != PRINTED or right.printed is not None,
+            cw,
+            'tolerance = "printed" needs the number the paper prints on the right side, as a string: '
+            'value = "2" or scale = "2"',
+        )
+    cause, why = _parse_cause(c, cw)
+    return Claim(
+        c["text"].strip(),
+        c.get("ref", ""),
+        source,
+        over,
+        left,
+        c["op"],
+        right,
+        kind=_parse_kind(c, source, cw),
+        tolerance=c.get("tolerance"),
+        cause=cause,
+        why=why,
+    )
+
+
+def _parse_expect(e: Any, grid: Mapping, metrics: Mapping, ew: str) -> Expectation:
+    need(isinstance(e, dict), ew, "must be a table ([[reproduce.expect]])")
+    check_keys(e, {"metric", "source", "ref", "tolerance", "points", *CHECK_KEYS}, ew)
+    need(e.get("metric") in metrics, ew, f"metric {e.get('metric')!r} is not defined in [reproduce.metrics]")
+    source = e.get("source", "paper")
+    need(source in SOURCES, ew, f'source {source!r}: "paper" or "measured"')
+    need("tolerance" in e, ew, "tolerance is required")
+    parse_tolerance(e["tolerance"], ew)
+    points = e.get("points", [])
+    need(isinstance(points, list) and points, ew, "points = [{<grid key> = ..., value = ...}, ...] is required")
+    for j, p in enumerate(points):
+        pw = f"{ew}.points[{j}]"
+        need(isinstance(p, dict) and "value" in p, pw, "value is required")
+        _, printed = _printed_number(p["value"], f"{pw}.value")
+        form, _ = parse_tolerance(p.get("tolerance", e["tolerance"]), pw)
+        need(
+            form != PRINTED or printed is not None,
+            pw,
+            'tolerance = "printed" needs the value as the paper prints it, as a string (value = "0.50")',
+        )
+        _parse_cause(p, pw)
+        coords = {k: v for k, v in p.items() if k not in POINT_KEYS}
+        if metrics[e["metric"]].per_point:
+            need(
+                set(coords) == set(grid),
+                pw,
+                f"give every grid key ({', '.join(grid)}) and nothing else",
+            )
+            for k, v in coords.items():
+                need(any(same(v, g) for g in grid[k]), pw, f"{k} = {v!r} is not in the grid")
+        else:
+            need(not coords, pw, "a fitted metric has one value and no grid coordinates")
+    cause, why = _parse_cause(e, ew)
+    return Expectation(
+        e["metric"],
+        source,
+        e.get("ref", ""),
+        e["tolerance"],
+        points,
+        kind=_parse_kind(e, source, ew),
+        cause=cause,
+        why=why,
+    )
+
+
+def _parse_unchecked(u: Any, uw: str) -> list[dict]:
+    """`[[reproduce.unchecked]]`: statements of the paper that are not
+    checked, each with the reason."""
+    need(isinstance(u, list), uw, "must be tables [[reproduce.unchecked]] with text, ref and why")
+    out = []
+    for i, s in enumerate(u):
+        sw = f"{uw}[{i}]"
+        need(isinstance(s, dict), sw, "a table: text, ref, why")
+        check_keys(s, {"text", "ref", "why"}, sw)
+        for k in ("text", "why"):
+            need(isinstance(s.get(k), str) and s[k].strip(), sw, f"{k} (a string) is required")
+        need(isinstance(s.get("ref", ""), str), sw, "ref: a string")
+        out.append({"text": s["text"].strip(), "ref": s.get("ref", ""), "why": s["why"].strip()})
+    return out
+
+
+def _check_sensitivity(metrics: Mapping, expect: Sequence, claims: Sequence, w: str) -> None:
+    """A sensitivity row (`sensitivity_of`) reads another headline metric of
+    the same shape and is shown, never checked."""
+    for m in metrics.values():
+        if m.sensitivity_of is None:
+            continue
+        mw = f"{w}.metrics.{m.name}.sensitivity_of"
+        head = metrics.get(m.sensitivity_of)
+        need(head is not None, mw, f"{m.sensitivity_of!r} is not a metric of this entry")
+        need(head is not m, mw, "names the metric itself")
+        need(head.sensitivity_of is None, mw, f"{head.name!r} is itself a sensitivity row; name its headline")
+        need(head.per_point == m.per_point, mw, f"{head.name!r} is {'not ' if m.per_point else ''}fitted and this is")
+    checked = [(f"{w}.expect", e.metric) for e in expect] + [
+        (f"{w}.claims", s.metric) for c in claims for s in (c.left, c.right) if s.metric
+    ]
+    for where, name in checked:
+        of = metrics[name].sensitivity_of
+        need(of is None, where, f"metric {name!r} is a sensitivity row of {of!r}: it is shown beside it, not checked")
 
 
 def _check_templates(sweep: Mapping[str, Any], where: str) -> None:
@@ -136,6 +310,7 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
             "plot",
             "table",
             "backends",
+            "unchecked",
         },
         w,
     )
@@ -181,37 +356,13 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
                 f"{dep!r} is not a per-point metric of this entry",
             )
     metric_order(metrics, f"{w}.metrics")
-    expect = []
-    for i, e in enumerate(section.get("expect", [])):
-        ew = f"{w}.expect[{i}]"
-        check_keys(e, {"metric", "source", "ref", "tolerance", "points"}, ew)
-        need(e.get("metric") in metrics, ew, f"metric {e.get('metric')!r} is not defined in [reproduce.metrics]")
-        source = e.get("source", "paper")
-        need(source in SOURCES, ew, f'source {source!r}: "paper" or "measured"')
-        need("tolerance" in e, ew, "tolerance is required")
-        parse_tolerance(e["tolerance"], ew)
-        points = e.get("points", [])
-        need(isinstance(points, list) and points, ew, "points = [{<grid key> = ..., value = ...}, ...] is required")
-        for j, p in enumerate(points):
-            pw = f"{ew}.points[{j}]"
-            need("value" in p, pw, "value is required")
-            if "tolerance" in p:
-                parse_tolerance(p["tolerance"], pw)
-            coords = {k: v for k, v in p.items() if k not in ("value", "tolerance")}
-            if metrics[e["metric"]].per_point:
-                need(
-                    set(coords) == set(sweep["grid"]),
-                    pw,
-                    f"give every grid key ({', '.join(sweep['grid'])}) and nothing else",
-                )
-                for k, v in coords.items():
-                    need(any(same(v, g) for g in sweep["grid"][k]), pw, f"{k} = {v!r} is not in the grid")
-            else:
-                need(not coords, pw, "a fitted metric has one value and no grid coordinates")
-        expect.append(Expectation(e["metric"], source, e.get("ref", ""), e["tolerance"], points))
+    expect_raw = section.get("expect", [])
+    need(isinstance(expect_raw, list), f"{w}.expect", "must be tables [[reproduce.expect]]")
+    expect = [_parse_expect(e, sweep["grid"], metrics, f"{w}.expect[{i}]") for i, e in enumerate(expect_raw)]
     claims_raw = section.get("claims", [])
     need(isinstance(claims_raw, list), f"{w}.claims", "must be tables [[reproduce.claims]]")
     claims = [_parse_claim(c, sweep["grid"], metrics, f"{w}.claims[{i}]") for i, c in enumerate(claims_raw)]
+    _check_sensitivity(metrics, expect, claims, w)
     plot = dict(section.get("plot", {}))
     check_keys(plot, {"x", "by", "metrics", "logx", "logy"}, f"{w}.plot")
     table = _parse_table(section.get("table"), sweep["grid"], metrics, f"{w}.table")
@@ -239,6 +390,7 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
         table=table,
         kind=kind,
         backends=backends,
+        unchecked=_parse_unchecked(section.get("unchecked", []), f"{w}.unchecked"),
     )
 
 

@@ -16,6 +16,7 @@ from phblab.catalog.schema import (
     CLAIM_OPS,
     CLASS_SERIES,
     COLUMN_TABLES,
+    DESCRIPTIVE_KEYS,
     METRIC_KEYS,
     PERCENTILE_AGG,
     TIMESERIES_KINDS,
@@ -66,7 +67,7 @@ def _expr_names(expr: Any, where: str) -> set[str]:
 def _parse_expr(metric: Metric, m: Mapping, metrics_raw: Mapping, grid: Mapping, mw: str) -> None:
     """Resolves the names of an expr metric: other per-point metrics, bare
     numeric grid keys, and aliases of grid keys (`params`)."""
-    check_keys(m, {"expr", "params", "scale", "unit", "label"}, mw)
+    check_keys(m, {"expr", "params", "scale", "unit", "label", *DESCRIPTIVE_KEYS}, mw)
     params = m.get("params", {})
     need(isinstance(params, dict), f"{mw}.params", 'a table {name = "grid key"}')
     for alias, key in params.items():
@@ -139,7 +140,18 @@ def _parse_timeseries(
 ) -> None:
     check_keys(
         m,
-        {*TIMESERIES_KINDS, "table", "percentile", "within", "during", "when", "scale", "unit", "label"},
+        {
+            *TIMESERIES_KINDS,
+            "table",
+            "percentile",
+            "within",
+            "during",
+            "when",
+            "scale",
+            "unit",
+            "label",
+            *DESCRIPTIVE_KEYS,
+        },
         mw,
     )
     kinds = [k for k in TIMESERIES_KINDS if k in m]
@@ -266,6 +278,8 @@ def parse_metric(
         )
     table = m.get("table", "timeseries" if kind in TIMESERIES_KINDS else "flows")
     need(is_number(m.get("scale", 1.0)), mw, f"scale {m.get('scale')!r}: a number")
+    for k in DESCRIPTIVE_KEYS:
+        need(k not in m or (isinstance(m[k], str) and m[k].strip()), mw, f"{k}: a non-empty string")
     metric = Metric(
         name=name,
         table=table,
@@ -281,6 +295,9 @@ def parse_metric(
         y=m.get("y"),
         param=m.get("param"),
         expr=m.get("expr"),
+        definition=m.get("definition", ""),
+        measured_at=m.get("measured_at", ""),
+        sensitivity_of=m.get("sensitivity_of"),
     )
     grid = sweep["grid"]
     if metric.fit is not None:

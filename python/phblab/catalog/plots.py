@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from phblab.catalog.schema import Entry, same
-from phblab.catalog.tolerance import parse_tolerance
+from phblab.catalog.verdict import expected_tolerance
 
 
 def plot_entry(entry: Entry, pstats: pd.DataFrame, out_dir: Path) -> list[Path]:
@@ -41,9 +41,8 @@ def plot_entry(entry: Entry, pstats: pd.DataFrame, out_dir: Path) -> list[Path]:
             if e.metric != name:
                 continue
             for p in e.points:
-                kind, tol = parse_tolerance(p.get("tolerance", e.tolerance), entry.id)
                 v = float(p["value"])
-                err = tol * abs(v) if kind == "rel" else tol
+                err, _ = expected_tolerance(e, p, m.unit, entry.id)
                 key = tuple(p[k] for k in by)
                 colour = next(
                     (c for k, c in colours.items() if all(same(a, b) for a, b in zip(k, key, strict=True))), "black"

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from phblab import _core, outdir
-from phblab.catalog.evaluate import fitted, per_run_values, point_stats, point_table
+from phblab.catalog.evaluate import fitted, per_run_values, point_stats, point_table, sensitivity_rows
 from phblab.catalog.plots import plot_entry
 from phblab.catalog.schema import BACKENDS, DEFAULT_RESULTS, CatalogError, Entry, Metric, Side
 from phblab.catalog.verdict import check_claims, compare
@@ -38,6 +38,7 @@ class Outcome:
     table: dict = field(default_factory=dict)
     backend: str = "simulate"
     congestion: str | None = None  # an emulated reproduction's congestion control
+    sensitivity: list = field(default_factory=list)  # evaluate.sensitivity_rows
 
     @property
     def passed(self) -> bool:
@@ -65,9 +66,13 @@ class Outcome:
                     "op": c.op,
                     "left": _side_json(c.left),
                     "right": _side_json(c.right),
+                    "kind": c.kind,
+                    **({"tolerance": c.tolerance} if c.tolerance is not None else {}),
+                    **({"cause": c.cause, "why": c.why} if c.cause else {}),
                 }
                 for c in e.claims
             ],
+            "unchecked": e.unchecked,
             "phblab_version": _core.version(),
             "backend": self.backend,
             **({"congestion_control": self.congestion} if self.congestion else {}),
@@ -77,12 +82,15 @@ class Outcome:
             "passed": self.passed,
             "checks": [c.row() for c in self.checks],
             "table": self.table,
+            "sensitivity": self.sensitivity,
             "plots": [str(p.relative_to(self.dir)) for p in self.plots],
         }
 
 
 def _metric_json(m: Metric) -> dict:
     doc = {"label": m.label, "unit": m.unit, "kind": m.kind}
+    described = {"definition": m.definition, "measured_at": m.measured_at, "sensitivity_of": m.sensitivity_of}
+    doc.update({k: v for k, v in described.items() if v})
     if m.fit:
         doc.update(fit=m.fit, param=m.param)
     if m.expr is not None:
@@ -95,9 +103,10 @@ def _metric_json(m: Metric) -> dict:
 
 
 def _side_json(s: Side) -> dict:
+    printed = {"printed": s.printed} if s.printed is not None else {}
     if s.metric is None:
-        return {"value": s.value}
-    return {"metric": s.metric, "at": s.at, "scale": s.scale}
+        return {"value": s.value, **printed}
+    return {"metric": s.metric, "at": s.at, "scale": s.scale, **printed}
 
 
 def entry_dir(entry: Entry, results: str | os.PathLike = DEFAULT_RESULTS, backend: str = "simulate") -> Path:
@@ -182,6 +191,7 @@ def reproduce(
                 point_table(entry, pstats),
                 sw.backend,
                 sw.congestion,
+                sensitivity_rows(entry, pstats, fits),
             )
             text = json.dumps(outcome.to_json(), indent=2, default=_json_default) + "\n"
             (staging / "comparison.json").write_text(text)

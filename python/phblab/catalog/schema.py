@@ -30,11 +30,45 @@ BACKENDS = ("simulate", "emulate")
 #: the backends an entry allows when it does not say
 DEFAULT_BACKENDS = ("simulate",)
 CLAIM_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+#: a claim's two-sided relation: left within a tolerance of right
+WITHIN = "within"
+#: what a check compares ours with: its `kind` (docs/workflow.md, "Checks")
+CHECK_KINDS = {
+    "printed": "a number printed in the paper (text, table, or read off a figure's axis)",
+    "stated": "a relation the paper states in a sentence",
+    "derived": "a target computed from the paper's parameters, not printed by it",
+    "model": "phblab's own model of the paper's equations",
+}
+#: the kind of a check with `source = "measured"`: a regression value of
+#: phblab itself, no paper's
+MEASURED = "measured"
+#: the kind shown for a check that does not give one (while `KIND_REQUIRED`
+#: is off)
+UNLABELLED = "unlabelled"
+#: the order kinds are counted in: the paper's own (printed, stated) first
+KIND_ORDER = (*CHECK_KINDS, MEASURED, UNLABELLED)
+#: Whether a check of a paper must say its kind. Off while the catalog's
+#: entries are being labelled (issue 24); on, an entry whose check has no
+#: `kind` fails to load, and tests/test_catalog.py's check of every file
+#: enforces it on the whole catalog.
+KIND_REQUIRED = False
+#: what explains a failing check (`cause`, with `why`)
+CAUSES = {
+    "paper-inconsistent": "the paper's own numbers disagree (why: the arithmetic)",
+    "unstated-assumption": "the paper does not say, and the choice moves the result (why: the sensitivity run)",
+    "model-difference": "phblab lacks or does differently a named feature (why: which)",
+}
+#: a failing check without a cause
+UNEXPLAINED = "unexplained"
 #: per-class series of a run's time series (`timeseries.parquet`)
 CLASS_SERIES = {"delay_mean_s", "throughput_bps", "offered_bps", "loss_rate"}
 #: series that add up over classes (an `interval_value` or `when` over a list of classes)
 ADDITIVE_SERIES = {"throughput_bps", "offered_bps"}
 TIMESERIES_KINDS = ("interval_ratio", "interval_value")
+#: keys every kind of metric may have: what the paper means by it, where
+#: phblab measures it, and the headline metric it is an alternative
+#: reading of (a sensitivity row: shown, not checked)
+DESCRIPTIVE_KEYS = ("definition", "measured_at", "sensitivity_of")
 METRIC_KEYS = {
     "table",
     "column",
@@ -56,6 +90,7 @@ METRIC_KEYS = {
     "within",
     "during",
     "when",
+    *DESCRIPTIVE_KEYS,
 }
 
 
@@ -94,6 +129,9 @@ class Metric:
     when: list = field(default_factory=list)  # [{class, metric, op, value}]: intervals where all hold
     inputs: dict = field(default_factory=dict)  # expr: {name in the expression: per-run column}
     uses: tuple = ()  # expr: the metrics it reads
+    definition: str = ""  # the paper's definition, quoted, or what it leaves open
+    measured_at: str = ""  # where phblab measures it (node, layer, offered or delivered, ...)
+    sensitivity_of: str | None = None  # the headline metric this one is an alternative reading of
 
     @property
     def per_point(self) -> bool:
@@ -134,11 +172,16 @@ class Metric:
 
 @dataclass
 class Expectation:
+    """`[[reproduce.expect]]`: values to compare a metric with."""
+
     metric: str
     source: str
     ref: str
     tolerance: Any
-    points: list  # of dicts: grid params + value (+ tolerance)
+    points: list  # of dicts: grid params + value (+ tolerance, cause, why)
+    kind: str = UNLABELLED  # CHECK_KINDS, MEASURED or UNLABELLED
+    cause: str = ""  # CAUSES: what explains it if it fails
+    why: str = ""
 
 
 @dataclass
@@ -150,6 +193,9 @@ class Side:
     at: dict = field(default_factory=dict)
     scale: float = 1.0
     value: float | None = None
+    #: the constant, or the scale, as the paper prints it ("2", "0.50"):
+    #: given as a string in the file; a `tolerance = "printed"` follows from it
+    printed: str | None = None
 
 
 @dataclass
@@ -162,8 +208,12 @@ class Claim:
     source: str
     over: dict  # {grid key: [values]}
     left: Side
-    op: str
+    op: str  # CLAIM_OPS or WITHIN
     right: Side
+    kind: str = UNLABELLED
+    tolerance: Any = None  # op WITHIN: how far left may be from right
+    cause: str = ""
+    why: str = ""
 
     def combinations(self) -> list[dict]:
         """The coordinates of each check, in the order of `over`."""
@@ -193,6 +243,9 @@ class Entry:
     scenario: Path | None = None
     #: `[reproduce].backends`: where its runs may execute (BACKENDS)
     backends: tuple = DEFAULT_BACKENDS
+    #: `[[reproduce.unchecked]]`: what the paper states that is not
+    #: checked, each {"text", "ref", "why"}
+    unchecked: list = field(default_factory=list)
 
     @property
     def scenario_path(self) -> Path:

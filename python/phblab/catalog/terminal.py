@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from phblab.catalog.run import Outcome
-from phblab.catalog.schema import DEFAULT_BACKENDS, Entry
+from phblab.catalog.schema import DEFAULT_BACKENDS, UNLABELLED, Entry
 from phblab.catalog.text import coords_text, fmt
 from phblab.catalog.verdict import tally
 
@@ -21,6 +21,35 @@ def format_table(table: Mapping) -> list[str]:
     for row in table["rows"]:
         at = coords_text({k: row[k] for k in table["keys"]}) or "the point"
         lines.append(f"    {at}: " + ", ".join(f"{n} {fmt(row[n])}" for n in names))
+    return lines
+
+
+def format_definitions(entry: Entry) -> list[str]:
+    """The metrics that say what the paper means by them or where phblab
+    measures them."""
+    lines = []
+    for m in entry.metrics.values():
+        said = [x for x in (m.definition, m.measured_at and f"measured at: {m.measured_at}") if x]
+        if said:
+            unit = f" ({m.unit})" if m.unit else ""
+            alt = f", a sensitivity row of {m.sensitivity_of}" if m.sensitivity_of else ""
+            lines.append(f"    {m.name}{unit}{alt}: {' — '.join(said)}")
+    return ["  metrics:", *lines] if lines else []
+
+
+def format_sensitivity(rows: Sequence[Mapping]) -> list[str]:
+    """Each sensitivity row beside its headline (`evaluate.sensitivity_rows`)."""
+    lines = []
+    for s in rows:
+        unit = f" {s['unit']}" if s.get("unit") else ""
+        lines.append(f"  sensitivity: {s['metric']} beside {s['of']} (shown, not checked)")
+        for r in s["rows"]:
+            at = coords_text(r["at"]) or "the fit"
+            h, v = r["headline"], r["sensitivity"]
+            lines.append(
+                f"    {at}: {s['of']} {fmt(h['mean'])} [{fmt(h['ci_low'])}, {fmt(h['ci_high'])}], "
+                f"{s['metric']} {fmt(v['mean'])} [{fmt(v['ci_low'])}, {fmt(v['ci_high'])}]{unit}"
+            )
     return lines
 
 
@@ -41,8 +70,11 @@ def format_outcome(outcome: Outcome) -> str:
         f"in {outcome.wall_time_s:.1f} s; results in {outcome.dir}/"
     )
     lines += [f"  note: {r}" for r in outcome.reruns]
+    lines += format_definitions(e)
     for c in outcome.checks:
         lines.append(f"  {c.message()}")
+    lines += [f"  not checked ({u['ref']}): {u['text']}: {u['why']}" for u in e.unchecked]
+    lines += format_sensitivity(outcome.sensitivity)
     lines += format_table(outcome.table)
     verdict = "PASS" if outcome.passed else "FAIL"
     lines.append(f"  {verdict}: {tally(outcome.checks)}")
@@ -64,6 +96,11 @@ def list_entries(entries: Sequence[Entry]) -> str:
         points = math.prod(len(v) for v in e.grid.values()) if e.grid else 1
         seeds = e.sweep.get("seeds", 1)
         nseeds = seeds if isinstance(seeds, int) else len(seeds)
+        unlabelled = sum(len(x.points) for x in e.expect if x.kind == UNLABELLED) + sum(
+            len(c.combinations()) for c in e.claims if c.kind == UNLABELLED
+        )
+        if unlabelled:
+            what.append(f"{unlabelled} without a kind")
         kind = f" ({e.kind})" if e.kind != "reproduction" else ""
         backends = f"; {' and '.join(e.backends)}" if e.backends != DEFAULT_BACKENDS else ""
         out.append(

@@ -12,30 +12,40 @@ from dataclasses import dataclass
 import pandas as pd
 
 from phblab.catalog.evaluate import point_value
-from phblab.catalog.schema import CLAIM_OPS, Entry
+from phblab.catalog.schema import CLAIM_OPS, KIND_ORDER, UNEXPLAINED, UNLABELLED, WITHIN, Entry, Expectation
 from phblab.catalog.text import coords_text, fmt
-from phblab.catalog.tolerance import parse_tolerance
+from phblab.catalog.tolerance import absolute
 
 
 class _Verdict:
-    """What both kinds of check share: coordinates (`coords`), `passed`, and
-    the head of their one-line message."""
+    """What both forms of check (a value, a claim) share: coordinates
+    (`coords`), `passed`, what the check compares with (`kind`: CHECK_KINDS,
+    MEASURED or UNLABELLED), what explains it if it fails (`cause`, `why`),
+    and the head of their one-line message."""
 
-    kind: str
+    check: str  # "value" or "claim"
     coords: dict
     source: str
     ref: str
+    kind: str
+    cause: str
+    why: str
 
     @property
     def passed(self) -> bool:
         raise NotImplementedError
+
+    @property
+    def failure(self) -> str | None:
+        """None if the check passes; else its cause, or UNEXPLAINED."""
+        return None if self.passed else (self.cause or UNEXPLAINED)
 
     def where(self) -> str:
         return coords_text(self.coords)
 
     def _head(self, what: str) -> str:
         at = f" at {self.where()}" if self.coords else ""
-        return f"{'PASS' if self.passed else 'FAIL'} {what}{at}"
+        return f"{'PASS' if self.passed else 'FAIL'} [{self.kind}] {what}{at}"
 
     def _located(self) -> dict:
         """The columns every row has after its first two: the coordinates,
@@ -46,6 +56,10 @@ class _Verdict:
             "source": self.source,
             "ref": self.ref,
         }
+
+    def _explained(self) -> dict:
+        """The columns every row ends with: the verdict and its cause."""
+        return {"passed": self.passed, "cause": self.cause, "why": self.why}
 
 
 @dataclass
@@ -65,7 +79,10 @@ class Check(_Verdict):
     ci_high: float
     n: int
     unit: str
-    kind = "value"
+    kind: str = UNLABELLED
+    cause: str = ""
+    why: str = ""
+    check = "value"
 
     @property
     def gap(self) -> float:
@@ -92,6 +109,7 @@ class Check(_Verdict):
 
     def row(self) -> dict:
         return {
+            "check": self.check,
             "kind": self.kind,
             "metric": self.metric,
             **self._located(),
@@ -105,7 +123,7 @@ class Check(_Verdict):
             "tol_abs": self.tol_abs,
             "gap": self.gap,
             "rel_gap": self.rel_gap,
-            "passed": self.passed,
+            **self._explained(),
         }
 
     @classmethod
@@ -124,6 +142,7 @@ class Check(_Verdict):
             row["ci_high"],
             row["n"],
             row.get("unit", ""),
+            **_explanation(row),
         )
 
 
@@ -195,15 +214,24 @@ class ClaimCheck(_Verdict):
     source: str
     ref: str
     coords: dict
-    op: str
+    op: str  # CLAIM_OPS or WITHIN
     left: SideValue
     right: SideValue
-    kind = "claim"
+    kind: str = UNLABELLED
+    cause: str = ""
+    why: str = ""
+    tolerance: str = ""  # op WITHIN: as given ("30%", "±0.5 ms", "printed ±0.5 of 2")
+    tol_abs: float = math.nan  # op WITHIN: how far left may be from right
+    check = "claim"
 
     @property
     def passed(self) -> bool:
         left, right = self.left.value, self.right.value
-        return math.isfinite(left) and math.isfinite(right) and CLAIM_OPS[self.op](left, right)
+        if not (math.isfinite(left) and math.isfinite(right)):
+            return False
+        if self.op == WITHIN:
+            return abs(left - right) <= self.tol_abs * (1 + 1e-12)
+        return CLAIM_OPS[self.op](left, right)
 
     @property
     def margin(self) -> float:
@@ -224,7 +252,8 @@ class ClaimCheck(_Verdict):
         same = lu == ru
         left = self.left.text(ci, "" if same else lu)
         right = self.right.text(ci, "" if same else ru)
-        return f"{left} {self.op} {right}{' ' + lu if same and lu else ''}"
+        op = f"within ±{fmt(self.tol_abs)} of" if self.op == WITHIN else self.op
+        return f"{left} {op} {right}{' ' + lu if same and lu else ''}"
 
     def label(self) -> str:
         """ "claim (Fig. 25)", "claim (measured, phblab 0.1.0)"."""
@@ -232,10 +261,12 @@ class ClaimCheck(_Verdict):
         return f"claim ({what})" if what else "claim"
 
     def message(self) -> str:
-        return f"{self._head(self.label())}: {self.text}: ours {self.relation()}"
+        tolerance = f" (tolerance {self.tolerance})" if self.op == WITHIN else ""
+        return f"{self._head(self.label())}: {self.text}: ours {self.relation()}{tolerance}"
 
     def row(self) -> dict:
         return {
+            "check": self.check,
             "kind": self.kind,
             "text": self.text,
             **self._located(),
@@ -243,7 +274,9 @@ class ClaimCheck(_Verdict):
             **self.left.row("left"),
             **self.right.row("right"),
             "margin": self.margin,
-            "passed": self.passed,
+            "tolerance": self.tolerance,
+            "tol_abs": self.tol_abs,
+            **self._explained(),
         }
 
     @classmethod
@@ -257,6 +290,9 @@ class ClaimCheck(_Verdict):
             row["op"],
             SideValue.from_row(row, "left"),
             SideValue.from_row(row, "right"),
+            tolerance=row.get("tolerance") or "",
+            tol_abs=row.get("tol_abs", math.nan),
+            **_explanation(row),
         )
 
 
@@ -265,23 +301,32 @@ def _coords(row: Mapping) -> dict:
     return {k[3:]: v for k, v in row.items() if k.startswith("at.")}
 
 
+def _explanation(row: Mapping) -> dict:
+    """A row's kind and cause as keyword arguments."""
+    return {"kind": row.get("kind") or UNLABELLED, "cause": row.get("cause") or "", "why": row.get("why") or ""}
+
+
 def from_row(row: Mapping) -> Check | ClaimCheck:
-    """The check a row of comparison.json was written from (`row()`)."""
-    return ClaimCheck.from_row(row) if row.get("kind") == "claim" else Check.from_row(row)
+    """The check a row of comparison.json was written from (`row()`). A
+    row written before checks had kinds names its form in `kind`."""
+    if "check" not in row:
+        row = {**row, "check": row.get("kind", "value"), "kind": UNLABELLED}
+    return ClaimCheck.from_row(row) if row["check"] == "claim" else Check.from_row(row)
+
+
+def counts(checks: Sequence[_Verdict]) -> dict[str, tuple[int, int]]:
+    """{kind: (passed, checks)} in KIND_ORDER, for the kinds present."""
+    out = {k: [0, 0] for k in KIND_ORDER}
+    for c in checks:
+        out[c.kind][0] += bool(c.passed)
+        out[c.kind][1] += 1
+    return {k: (p, n) for k, (p, n) in out.items() if n}
 
 
 def tally(checks: Sequence[_Verdict]) -> str:
-    """'2/3 values within tolerance, 4/4 claims hold'."""
-    counts = {"value": [0, 0], "claim": [0, 0]}
-    for c in checks:
-        counts[c.kind][0] += bool(c.passed)
-        counts[c.kind][1] += 1
-    parts = []
-    if counts["value"][1] or not counts["claim"][1]:
-        parts.append(f"{counts['value'][0]}/{counts['value'][1]} values within tolerance")
-    if counts["claim"][1]:
-        parts.append(f"{counts['claim'][0]}/{counts['claim'][1]} claims hold")
-    return ", ".join(parts)
+    """'printed 12/14 · stated 8/9 · derived 3/4 · model 2/2': the checks
+    that pass of each kind, the paper's own (printed, stated) first."""
+    return " · ".join(f"{k} {p}/{n}" for k, (p, n) in counts(checks).items()) or "no checks"
 
 
 def compare(entry: Entry, pstats: pd.DataFrame, fits: Mapping[str, dict]) -> list[Check]:
@@ -291,18 +336,33 @@ def compare(entry: Entry, pstats: pd.DataFrame, fits: Mapping[str, dict]) -> lis
     for e in entry.expect:
         m = entry.metrics[e.metric]
         for p in e.points:
-            tol_text = p.get("tolerance", e.tolerance)
-            kind, tol = parse_tolerance(tol_text, f"{entry.id} expect {e.metric}")
             expected = float(p["value"])
+            tol_abs, tol_str = expected_tolerance(e, p, m.unit, f"{entry.id} expect {e.metric}")
             coords = {k: p[k] for k in keys if k in p}
             if m.per_point:
                 ours, lo, hi, n = point_value(pstats, entry, m.name, coords)
             else:
                 f = fits[m.name]
                 ours, lo, hi, n = f["mean"], f["ci_low"], f["ci_high"], f["n"]
-            tol_abs = tol * abs(expected) if kind == "rel" else tol
-            tol_str = tol_text if isinstance(tol_text, str) else f"±{tol_text:g}{(' ' + m.unit) if m.unit else ''}"
-            checks.append(Check(e.metric, coords, e.source, e.ref, expected, tol_str, tol_abs, ours, lo, hi, n, m.unit))
+            checks.append(
+                Check(
+                    e.metric,
+                    coords,
+                    e.source,
+                    e.ref,
+                    expected,
+                    tol_str,
+                    tol_abs,
+                    ours,
+                    lo,
+                    hi,
+                    n,
+                    m.unit,
+                    kind=e.kind,
+                    cause=p.get("cause", e.cause),
+                    why=p.get("why", e.why),
+                )
+            )
     return checks
 
 
@@ -321,5 +381,32 @@ def check_claims(entry: Entry, pstats: pd.DataFrame) -> list[ClaimCheck]:
                     sides.append(
                         SideValue(s.metric, coords_text(s.at), s.scale, mean, lo, hi, n, entry.metrics[s.metric].unit)
                     )
-            checks.append(ClaimCheck(c.text, c.source, c.ref, combo, c.op, sides[0], sides[1]))
+            tolerance, tol_abs = "", math.nan
+            if c.op == WITHIN:
+                tol_abs, tolerance = absolute(
+                    c.tolerance, sides[1].value, c.right.printed, units[0], entry.id, scale=c.right.metric is not None
+                )
+            checks.append(
+                ClaimCheck(
+                    c.text,
+                    c.source,
+                    c.ref,
+                    combo,
+                    c.op,
+                    sides[0],
+                    sides[1],
+                    kind=c.kind,
+                    cause=c.cause,
+                    why=c.why,
+                    tolerance=tolerance,
+                    tol_abs=tol_abs,
+                )
+            )
     return checks
+
+
+def expected_tolerance(e: Expectation, point: Mapping, unit: str, where: str) -> tuple[float, str]:
+    """(the tolerance in the metric's unit, as shown) of an expected point."""
+    value = point["value"]
+    printed = value.strip() if isinstance(value, str) else None
+    return absolute(point.get("tolerance", e.tolerance), float(value), printed, unit, where)
