@@ -179,6 +179,7 @@ def test_reproduce_command_exit_status(tiny_catalog, tmp_path):
     r = cli("test-paper/tiny", "wrong")
     assert r.returncode == 3
     assert "FAIL [printed] be_mbps at max_p=0.05" in r.stdout and "1/2 entries pass" in r.stdout
+    assert "2 failing checks without a cause (unexplained), in test-paper/wrong" in r.stdout
     r = cli("nothing")
     assert r.returncode == 2 and "no catalog entry 'nothing'" in r.stderr
 

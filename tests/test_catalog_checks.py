@@ -95,6 +95,8 @@ over = { load = [0.5, 0.9] }
 left = { metric = "d_ts" }
 op = ">="
 right = { metric = "d_ds" }
+cause = "unstated-assumption"
+why = "kept as a note when it passes"
 
 [[reproduce.unchecked]]
 text = "the delays are stable over time"
@@ -180,6 +182,37 @@ def test_the_outcome_records_kinds_unchecked_definitions_and_sensitivity(outcome
     assert "not checked (Fig. 3): the delays are stable over time: the figure's axis has no scale" in text
     assert "sensitivity: d_ts_median beside d_ts (shown, not checked)" in text
     assert "d_ts (ms): 'the mean queueing delay of the low-priority class' (Sec. 1) — measured at: r->sink" in text
+
+
+def test_failing_checks_carry_their_cause_or_are_unexplained(outcome):
+    checks = outcome.checks
+    assert [c.failure for c in checks if not c.passed][:2] == ["unexplained", "model-difference"]
+    assert catalog.failures(checks)["unexplained"] == sum(not c.passed and not c.cause for c in checks)
+    assert list(catalog.failures(checks))[0] == "unexplained"
+    text = catalog.format_outcome(outcome)
+    lines = text.splitlines()
+    first = lines.index(f"  {checks[0].message()}")
+    assert lines[first + 1] == "    cause: unexplained"
+    assert lines[first + 3] == "    cause: model-difference: no such delay in a 10 Mb/s queue"
+    assert "    cause: paper-inconsistent: its Table 1 says otherwise" in lines
+    noted = [c for c in checks if c.passed and c.cause]
+    assert noted and all(c.explanation() == "note (unstated-assumption): kept as a note when it passes" for c in noted)
+    assert re.search(r"; failing: \d+ unexplained, 1 paper-inconsistent, 1 model-difference$", lines[-1])
+
+
+def test_the_report_lists_unexplained_failures_first(outcome, tmp_path):
+    from phblab.report import write_report
+
+    page = write_report(tmp_path / "report", results=outcome.dir.parents[1], entries=[outcome.entry]).read_text()
+    failing = page.index("<h2>Failing checks</h2>")
+    assert failing < page.index("<h2>Entries</h2>") < page.index('<h2 id="test-paper__checks">')
+    unexplained = page[failing : page.index("<h2>Entries</h2>")]
+    rows = unexplained.count("<tr>") - 1
+    assert rows == sum(not c.passed and not c.cause for c in outcome.checks)
+    assert "load=0.5" in unexplained and "no such delay" not in unexplained
+    assert '<td class="l fail">unexplained</td>' in page
+    assert 'model-difference<br><span class="small">no such delay in a 10 Mb/s queue</span>' in page
+    assert "<i>note:</i> unstated-assumption" in page
 
 
 def test_a_row_written_before_checks_had_kinds_is_read():

@@ -686,7 +686,8 @@ def _reproduce(args: argparse.Namespace) -> int:
     except catalog.CatalogError as e:
         raise _BadInput(str(e)) from None
     results = args.results or catalog.DEFAULT_RESULTS
-    failed = []
+    failed: list[str] = []
+    unexplained: list[str] = []
     with _DaskClient(args.dask) as client:
         for i, entry in enumerate(entries):
             if i:
@@ -709,12 +710,16 @@ def _reproduce(args: argparse.Namespace) -> int:
             print(catalog.format_outcome(outcome), flush=True)
             if not outcome.passed:
                 failed.append(entry.id)
+            unexplained += [entry.id] * sum(c.failure == catalog.UNEXPLAINED for c in outcome.checks)
     if len(entries) > 1:
         print()
         print(
             f"{len(entries) - len(failed)}/{len(entries)} entries pass"
             + (f"; failing: {', '.join(failed)}" if failed else "")
         )
+        if unexplained:
+            where = ", ".join(dict.fromkeys(unexplained))
+            print(f"{len(unexplained)} failing checks without a cause (unexplained), in {where}")
     return EXIT_REPRODUCTION_FAILED if failed else 0
 
 

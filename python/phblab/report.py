@@ -33,6 +33,7 @@ from typing import Any
 from phblab import _core, outdir
 from phblab.catalog import DEFAULT_RESULTS, Check, ClaimCheck, Entry, entry_dir, from_row, load_catalog, tally
 from phblab.catalog.text import coords_text
+from phblab.catalog.verdict import failures
 
 DEFAULT_OUT = Path("results") / "report"
 
@@ -93,14 +94,46 @@ def _values_table(checks: list[Check]) -> str:
             f'<td class="l">{_e(c.source)}{(": " + _e(c.ref)) if c.ref else ""}</td>'
             f"<td>{_num(c.gap)}</td><td>{rel_txt}</td><td>{_e(c.tolerance)}</td>"
             f"<td>{_e(c.unit)}</td>"
-            f'<td class="{ok}">{ok.upper()}</td></tr>'
+            f'<td class="{ok}">{ok.upper()}</td>{_cause_cell(c)}</tr>'
         )
     return (
         "<table><tr>"
         '<th class="l">metric</th><th class="l">kind</th><th class="l">at</th><th>ours (mean)</th><th>95% CI</th><th>expected</th>'
-        '<th class="l">source</th><th>gap</th><th>gap %</th><th>tolerance</th><th>unit</th><th>result</th></tr>'
-        + "".join(rows)
-        + "</table>"
+        '<th class="l">source</th><th>gap</th><th>gap %</th><th>tolerance</th><th>unit</th><th>result</th>'
+        '<th class="l">cause</th></tr>' + "".join(rows) + "</table>"
+    )
+
+
+def _cause_cell(c: Check | ClaimCheck) -> str:
+    """What explains a failing check (its cause and why, or "unexplained"),
+    or the note a passing one keeps."""
+    if not c.cause:
+        return '<td class="l fail">unexplained</td>' if not c.passed else '<td class="l"></td>'
+    what = _e(c.cause) if not c.passed else f"<i>note:</i> {_e(c.cause)}"
+    return f'<td class="l">{what}<br><span class="small">{_e(c.why)}</span></td>'
+
+
+def _unexplained(failing: list) -> str:
+    """The failing checks without a cause, listed before everything else,
+    and how many failures each cause explains."""
+    unexplained = [(e, b, c) for e, b, c in failing if not c.cause]
+    causes = failures([c for _, _, c in failing])
+    summary = ", ".join(f"{n} {cause}" for cause, n in causes.items()) or "none"
+    head = f"<h2>Failing checks</h2><p>{len(failing)} failing checks: {_e(summary)}.</p>"
+    if not unexplained:
+        return head
+    rows = "".join(
+        f'<tr><td class="l"><a href="#{_e(_flat(e.id))}">{_e(e.id)}</a>'
+        f'{" (emulated)" if backend == "emulate" else ""}</td><td class="l">{_e(c.kind)}</td>'
+        f'<td class="l">{_e(c.what())}</td><td class="l">{_e(c.where() or "–")}</td>'
+        f'<td class="l">{_e(c.comparison())}</td></tr>'
+        for e, backend, c in unexplained
+    )
+    return (
+        head + '<p><b>Unexplained</b> <span class="small">— failing checks whose entry gives no cause '
+        "(paper inconsistent, unstated assumption, model difference).</span></p>"
+        '<table><tr><th class="l">entry</th><th class="l">kind</th><th class="l">check</th><th class="l">at</th>'
+        f'<th class="l">ours against the paper</th></tr>{rows}</table>'
     )
 
 
@@ -117,7 +150,7 @@ def _claims_table(checks: list[ClaimCheck]) -> str:
             f'<td class="l">{_e(c.where() or "–")}</td>'
             f'<td class="l">{_e(c.relation(ci=True))}</td>'
             f"<td>{_num(c.margin)}</td>"
-            f'<td class="{ok}">{ok.upper()}</td></tr>'
+            f'<td class="{ok}">{ok.upper()}</td>{_cause_cell(c)}</tr>'
         )
     return (
         '<p><b>Claims</b> <span class="small">— relations the source states, each checked on our means over the '
@@ -125,7 +158,9 @@ def _claims_table(checks: list[ClaimCheck]) -> str:
         "the row is checked at; the CI is shown, not used); <code>k × … = v</code> scales the mean by k.</span></p>"
         "<table><tr>"
         '<th class="l">claim</th><th class="l">kind</th><th class="l">source</th><th class="l">checked at</th>'
-        '<th class="l">ours: left op right</th><th>left − right</th><th>result</th></tr>' + "".join(rows) + "</table>"
+        '<th class="l">ours: left op right</th><th>left − right</th><th>result</th><th class="l">cause</th></tr>'
+        + "".join(rows)
+        + "</table>"
     )
 
 
@@ -213,10 +248,11 @@ def _point_table(table: dict) -> str:
 BACKEND_TITLES = {"simulate": "Simulated", "emulate": "Emulated"}
 
 
-def _entry_section(entry: Entry, results: Path, out: Path) -> tuple[str, str]:
-    """(status, HTML) of one entry; copies its files into `out`. The status
-    is the simulated results' ("pass", "fail", "not run"), followed by the
-    emulated results' if there are any ("pass; emulated: fail")."""
+def _entry_section(entry: Entry, results: Path, out: Path) -> tuple[str, str, list]:
+    """(status, HTML, checks) of one entry; copies its files into `out`. The
+    status is the simulated results' ("pass", "fail", "not run"), followed
+    by the emulated results' if there are any ("pass; emulated: fail");
+    checks are [(backend, check)] of both."""
     flat = _flat(entry.id)
     parts = [f'<h2 id="{_e(flat)}">{_e(entry.id)}: {_e(entry.title)}</h2>']
     if entry.kind == "sensitivity":
@@ -240,17 +276,21 @@ def _entry_section(entry: Entry, results: Path, out: Path) -> tuple[str, str]:
         parts.append(f"<p><b>Notes:</b> {_e(entry.notes)}</p>")
     emulated = entry_dir(entry, results, "emulate")
     both = (emulated / "comparison.json").is_file()
-    status, body = _results_block(entry, results, "simulate", out, scen, headed=both)
+    status, body, checks = _results_block(entry, results, "simulate", out, scen, headed=both)
     parts.append(body)
+    checked = [("simulate", c) for c in checks]
     if both:
-        emu_status, body = _results_block(entry, results, "emulate", out, scen, headed=True)
+        emu_status, body, checks = _results_block(entry, results, "emulate", out, scen, headed=True)
         parts.append(body)
         status = f"{status}; emulated: {emu_status}"
-    return status, "\n".join(parts)
+        checked += [("emulate", c) for c in checks]
+    return status, "\n".join(parts), checked
 
 
-def _results_block(entry: Entry, results: Path, backend: str, out: Path, scen: Path, headed: bool) -> tuple[str, str]:
-    """(status, HTML) of an entry's results on one backend: verdict, plots,
+def _results_block(
+    entry: Entry, results: Path, backend: str, out: Path, scen: Path, headed: bool
+) -> tuple[str, str, list]:
+    """(status, HTML, checks) of an entry's results on one backend: verdict, plots,
     tables and run parameters, under a heading naming the backend when
     `headed` (an entry with results of both)."""
     flat = _flat(entry.id)
@@ -275,7 +315,7 @@ def _results_block(entry: Entry, results: Path, backend: str, out: Path, scen: P
             f"<code>phblab reproduce {_e(entry.id)}{_e(option)}</code>. Scenario: "
             f'<a href="{_e(scen.as_posix())}">{_e(entry.path.name)}</a></p>'
         )
-        return "not run", "\n".join(parts)
+        return "not run", "\n".join(parts), []
     checks = [from_row(row) for row in doc.get("checks", [])]
     status = "pass" if doc.get("passed") else "fail"
     parts.append(f'<p class="{status}">{status.upper()}: {_e(tally(checks))}</p>')
@@ -326,7 +366,7 @@ def _results_block(entry: Entry, results: Path, backend: str, out: Path, scen: P
         + (f', <a href="{_e(csv.as_posix())}">comparison (CSV)</a>' if (out / csv).is_file() else "")
         + "</p>"
     )
-    return status, "\n".join(parts)
+    return status, "\n".join(parts), checks
 
 
 def _status_cell(status: str) -> str:
@@ -357,15 +397,17 @@ def write_report(
     results = Path(results)
     entries = list(entries) if entries is not None else load_catalog(catalog)
     with outdir.writing(out, "report") as staging:
-        sections, statuses = [], []
+        sections, statuses, failing = [], [], []
         for entry in entries:
-            status, body = _entry_section(entry, results, staging)
-            statuses.append((entry, status))
+            status, body, checks = _entry_section(entry, results, staging)
+            statuses.append((entry, status, [c for b, c in checks if b == "simulate"]))
             sections.append(body)
+            failing += [(entry, b, c) for b, c in checks if not c.passed]
         overview = "".join(
             f'<tr><td class="l"><a href="#{_e(_flat(e.id))}">{_e(e.id)}</a></td><td class="l">{_e(e.title)}'
-            f"{' <i>(sensitivity)</i>' if e.kind == 'sensitivity' else ''}</td>{_status_cell(s)}</tr>"
-            for e, s in statuses
+            f"{' <i>(sensitivity)</i>' if e.kind == 'sensitivity' else ''}</td>{_status_cell(s)}"
+            f'<td class="l small">{_e(tally(checks)) if checks else ""}</td></tr>'
+            for e, s, checks in statuses
         )
         now = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
         page = f"""<!DOCTYPE html>
@@ -379,9 +421,14 @@ with its 95% confidence interval (Student t); a value passes when |ours − expe
 a claim (a relation the source states, such as “A’s throughput is at least 0.99 × B’s”) holds when
 the relation holds for the means. Each check says what it compares with (its kind): a number
 <i>printed</i> in the paper, a relation it <i>states</i>, a target <i>derived</i> from its parameters,
-or phblab's own <i>model</i> of its equations; an entry's summary counts each kind.
+or phblab's own <i>model</i> of its equations; an entry's summary counts each kind. A failing check
+carries its cause where the entry gives one (the paper is inconsistent, it leaves an assumption unstated,
+or phblab's model differs); the failing checks without one are listed first, as unexplained.
 Values marked <i>measured</i> are regression values of phblab itself, not a paper's.</p>
-<table><tr><th class="l">entry</th><th class="l">title</th><th>result</th></tr>{overview}</table>
+{_unexplained(failing)}
+<h2>Entries</h2>
+<table><tr><th class="l">entry</th><th class="l">title</th><th>result</th><th class="l">checks that pass, by kind</th></tr>
+{overview}</table>
 {"".join(sections) if sections else "<p>The catalog has no entries.</p>"}
 </body>
 </html>

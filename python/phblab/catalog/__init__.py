@@ -68,13 +68,27 @@ from phblab.catalog.evaluate import (
 )
 from phblab.catalog.parse import default_catalog, find_entries, load_catalog, load_entry, parse_section
 from phblab.catalog.run import Outcome, check_backend, entry_dir, reproduce
-from phblab.catalog.schema import DEFAULT_RESULTS, CatalogError, Claim, Entry, Expectation, Metric, Side
+from phblab.catalog.schema import (
+    CAUSES,
+    CHECK_KINDS,
+    DEFAULT_RESULTS,
+    UNEXPLAINED,
+    CatalogError,
+    Claim,
+    Entry,
+    Expectation,
+    Metric,
+    Side,
+)
 from phblab.catalog.terminal import format_outcome, list_entries
 from phblab.catalog.tolerance import parse_tolerance
-from phblab.catalog.verdict import Check, ClaimCheck, SideValue, from_row, tally
+from phblab.catalog.verdict import Check, ClaimCheck, SideValue, failures, from_row, tally
 
 __all__ = [
+    "CAUSES",
+    "CHECK_KINDS",
     "DEFAULT_RESULTS",
+    "UNEXPLAINED",
     "CatalogError",
     "Check",
     "Claim",
@@ -90,6 +104,7 @@ __all__ = [
     "entry_dir",
     "find_entries",
     "fitted",
+    "failures",
     "format_outcome",
     "from_row",
     "interval_ratio_percentile",

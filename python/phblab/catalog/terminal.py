@@ -73,6 +73,8 @@ def format_outcome(outcome: Outcome) -> str:
     lines += format_definitions(e)
     for c in outcome.checks:
         lines.append(f"  {c.message()}")
+        if c.explanation():
+            lines.append(f"    {c.explanation()}")
     lines += [f"  not checked ({u['ref']}): {u['text']}: {u['why']}" for u in e.unchecked]
     lines += format_sensitivity(outcome.sensitivity)
     lines += format_table(outcome.table)

@@ -6,13 +6,14 @@ every renderer (the terminal, the HTML report) reads them."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
 
 from phblab.catalog.evaluate import point_value
-from phblab.catalog.schema import CLAIM_OPS, KIND_ORDER, UNEXPLAINED, UNLABELLED, WITHIN, Entry, Expectation
+from phblab.catalog.schema import CAUSES, CLAIM_OPS, KIND_ORDER, UNEXPLAINED, UNLABELLED, WITHIN, Entry, Expectation
 from phblab.catalog.text import coords_text, fmt
 from phblab.catalog.tolerance import absolute
 
@@ -39,6 +40,22 @@ class _Verdict:
     def failure(self) -> str | None:
         """None if the check passes; else its cause, or UNEXPLAINED."""
         return None if self.passed else (self.cause or UNEXPLAINED)
+
+    def explanation(self) -> str:
+        """ "cause: model-difference: <why>" for a failing check with a cause,
+        "cause: unexplained" for one without, "note (<cause>): <why>" for a
+        passing check that keeps one; "" otherwise."""
+        if self.passed:
+            return f"note ({self.cause}): {self.why}" if self.cause else ""
+        return f"cause: {self.cause}: {self.why}" if self.cause else f"cause: {UNEXPLAINED}"
+
+    def what(self) -> str:
+        """The check in a few words: the metric, or the claim's text."""
+        raise NotImplementedError
+
+    def comparison(self) -> str:
+        """Ours against what the check compares with, as text."""
+        raise NotImplementedError
 
     def where(self) -> str:
         return coords_text(self.coords)
@@ -96,16 +113,23 @@ class Check(_Verdict):
     def passed(self) -> bool:
         return math.isfinite(self.ours) and abs(self.gap) <= self.tol_abs * (1 + 1e-12)
 
-    def message(self) -> str:
+    def what(self) -> str:
+        return self.metric
+
+    def comparison(self) -> str:
+        """Ours against the expected value, as text."""
         ci = f" [{fmt(self.ci_low)}, {fmt(self.ci_high)}]" if math.isfinite(self.ci_low) else ""
         rel = f" ({100 * self.rel_gap:+.1f}%)" if math.isfinite(self.rel_gap) else ""
         verdict = "within" if self.passed else "exceeds"
         what = f"{self.source} ({self.ref})" if self.ref else self.source
         unit = f" {self.unit}" if self.unit else ""
         return (
-            f"{self._head(self.metric)}: ours {fmt(self.ours)}{ci}{unit}, "
+            f"ours {fmt(self.ours)}{ci}{unit}, "
             f"{what} {fmt(self.expected)}: gap {self.gap:+.4g}{rel} {verdict} tolerance {self.tolerance}"
         )
+
+    def message(self) -> str:
+        return f"{self._head(self.metric)}: {self.comparison()}"
 
     def row(self) -> dict:
         return {
@@ -260,9 +284,16 @@ class ClaimCheck(_Verdict):
         what = self.source_text()
         return f"claim ({what})" if what else "claim"
 
-    def message(self) -> str:
+    def what(self) -> str:
+        return f"{self.label()}: {self.text}"
+
+    def comparison(self) -> str:
+        """Our means in the claim's relation, as text."""
         tolerance = f" (tolerance {self.tolerance})" if self.op == WITHIN else ""
-        return f"{self._head(self.label())}: {self.text}: ours {self.relation()}{tolerance}"
+        return f"ours {self.relation()}{tolerance}"
+
+    def message(self) -> str:
+        return f"{self._head(self.label())}: {self.text}: {self.comparison()}"
 
     def row(self) -> dict:
         return {
@@ -323,10 +354,22 @@ def counts(checks: Sequence[_Verdict]) -> dict[str, tuple[int, int]]:
     return {k: (p, n) for k, (p, n) in out.items() if n}
 
 
+def failures(checks: Sequence[_Verdict]) -> dict[str, int]:
+    """{cause: failing checks}, the unexplained first, then CAUSES' order."""
+    order = [UNEXPLAINED, *CAUSES]
+    found = Counter(c.failure for c in checks if not c.passed)
+    return {cause: found[cause] for cause in order if found[cause]}
+
+
 def tally(checks: Sequence[_Verdict]) -> str:
-    """'printed 12/14 · stated 8/9 · derived 3/4 · model 2/2': the checks
-    that pass of each kind, the paper's own (printed, stated) first."""
-    return " · ".join(f"{k} {p}/{n}" for k, (p, n) in counts(checks).items()) or "no checks"
+    """'printed 12/14 · stated 8/9 · derived 3/4 · model 2/2; failing: 1
+    unexplained, 2 model-difference': the checks that pass of each kind, the
+    paper's own (printed, stated) first, and what explains the failures."""
+    text = " · ".join(f"{k} {p}/{n}" for k, (p, n) in counts(checks).items()) or "no checks"
+    failing = failures(checks)
+    if failing:
+        text += "; failing: " + ", ".join(f"{n} {cause}" for cause, n in failing.items())
+    return text
 
 
 def compare(entry: Entry, pstats: pd.DataFrame, fits: Mapping[str, dict]) -> list[Check]:
