@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
-import json
 import math
 import os
 import shutil
@@ -31,8 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from phblab import _core, outdir
-from phblab.catalog import DEFAULT_RESULTS, Check, ClaimCheck, Entry, entry_dir, from_row, load_catalog, tally
-from phblab.catalog.text import coords_text
+from phblab.catalog import DEFAULT_RESULTS, Check, ClaimCheck, Entry, entry_dir, load_catalog, tally
+from phblab.catalog.run import read_outcome
+from phblab.catalog.text import coords_text, seeds_text, stamp
 from phblab.catalog.verdict import failures
 
 DEFAULT_OUT = Path("results") / "report"
@@ -69,16 +69,6 @@ def _flat(entry_id: str) -> str:
 def _copy(src: Path, dst: Path) -> None:
     dst.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(src, dst)
-
-
-def _seeds(seeds: Any) -> str:
-    if isinstance(seeds, list):
-        return (
-            f"{seeds[0]}..{seeds[-1]}"
-            if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2
-            else ", ".join(map(str, seeds))
-        )
-    return f"1..{seeds}"
 
 
 def _values_table(checks: list[Check]) -> str:
@@ -295,11 +285,11 @@ def _results_block(
     `headed` (an entry with results of both)."""
     flat = _flat(entry.id)
     d = entry_dir(entry, results, backend)
-    comparison = d / "comparison.json"
     # file names in `out`: the simulated ones as before emulation existed
     tag = flat if backend == "simulate" else f"{flat}__{backend}"
     parts = []
-    doc = json.loads(comparison.read_text()) if comparison.is_file() else None
+    saved = read_outcome(d)
+    doc = saved.doc if saved is not None else None
     if headed:
         what = BACKEND_TITLES.get(backend, backend)
         if backend == "emulate":
@@ -316,7 +306,7 @@ def _results_block(
             f'<a href="{_e(scen.as_posix())}">{_e(entry.path.name)}</a></p>'
         )
         return "not run", "\n".join(parts), []
-    checks = [from_row(row) for row in doc.get("checks", [])]
+    checks = saved.checks
     status = "pass" if doc.get("passed") else "fail"
     parts.append(f'<p class="{status}">{status.upper()}: {_e(tally(checks))}</p>')
     for rel in doc.get("plots", []):
@@ -360,9 +350,9 @@ def _results_block(
     if doc.get("backend", "simulate") == "emulate":
         extra.append(f"emulated (TCP congestion control {doc.get('congestion_control', 'reno')})")
     parts.append(
-        f'<p class="small"><b>Run parameters:</b> grid {_e(grid)}; seeds {_e(_seeds(sweep.get("seeds", 1)))}'
+        f'<p class="small"><b>Run parameters:</b> grid {_e(grid)}; seeds {_e(seeds_text(sweep.get("seeds", 1)))}'
         f"{'; ' + _e('; '.join(extra)) if extra else ''}; {doc.get('runs')} runs; "
-        f'phblab {_e(doc.get("phblab_version"))}. Files: <a href="{_e(scen.as_posix())}">scenario</a>'
+        f'{_e(stamp(doc))}. Files: <a href="{_e(scen.as_posix())}">scenario</a>'
         + (f', <a href="{_e(csv.as_posix())}">comparison (CSV)</a>' if (out / csv).is_file() else "")
         + "</p>"
     )

@@ -19,8 +19,9 @@ import pandas as pd
 from phblab import _core, outdir
 from phblab.catalog.evaluate import fitted, per_run_values, point_stats, point_table, sensitivity_rows
 from phblab.catalog.plots import plot_entry
+from phblab.catalog.provenance import run_date, source_commit
 from phblab.catalog.schema import BACKENDS, DEFAULT_RESULTS, CatalogError, Entry, Metric, Side
-from phblab.catalog.verdict import check_claims, compare
+from phblab.catalog.verdict import check_claims, compare, from_row
 
 
 @dataclass
@@ -39,6 +40,8 @@ class Outcome:
     backend: str = "simulate"
     congestion: str | None = None  # an emulated reproduction's congestion control
     sensitivity: list = field(default_factory=list)  # evaluate.sensitivity_rows
+    commit: str | None = None  # provenance.source_commit() when it ran
+    date: str = ""  # provenance.run_date() when it ran
 
     @property
     def passed(self) -> bool:
@@ -74,6 +77,8 @@ class Outcome:
             ],
             "unchecked": e.unchecked,
             "phblab_version": _core.version(),
+            "commit": self.commit,
+            "date": self.date,
             "backend": self.backend,
             **({"congestion_control": self.congestion} if self.congestion else {}),
             "runs": self.runs,
@@ -107,6 +112,29 @@ def _side_json(s: Side) -> dict:
     if s.metric is None:
         return {"value": s.value, **printed}
     return {"metric": s.metric, "at": s.at, "scale": s.scale, **printed}
+
+
+@dataclass
+class Saved:
+    """An outcome as `reproduce` wrote it (comparison.json), with its checks
+    rebuilt as verdict objects: what every renderer of saved results reads."""
+
+    doc: dict
+    checks: list
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.doc.get("passed"))
+
+
+def read_outcome(directory: str | os.PathLike) -> Saved | None:
+    """The outcome saved in an entry's results `directory`, or None if it
+    has none."""
+    path = Path(directory) / "comparison.json"
+    if not path.is_file():
+        return None
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    return Saved(doc, [from_row(row) for row in doc.get("checks", [])])
 
 
 def entry_dir(entry: Entry, results: str | os.PathLike = DEFAULT_RESULTS, backend: str = "simulate") -> Path:
@@ -192,6 +220,8 @@ def reproduce(
                 sw.backend,
                 sw.congestion,
                 sensitivity_rows(entry, pstats, fits),
+                source_commit(),
+                run_date(),
             )
             text = json.dumps(outcome.to_json(), indent=2, default=_json_default) + "\n"
             (staging / "comparison.json").write_text(text)
