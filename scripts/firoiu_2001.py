@@ -61,7 +61,9 @@ def predictions() -> None:
     for n, m in [(80, 60), (80, 120), (160, 120), (160, 60)]:
         op = operating_point("drop_conservative", n, 10e6, m)
         print(f"  {n} TCP + {m} VoIP: p = {100 * op.p:.3f}%, delay {1000 * op.delay:.1f} ms")
-    print("Fig. 14: TCP (80 flows) under the drop-conservative RED, separated (WFQ: 10 Mb/s less the VoIP offered) and in one queue")
+    print(
+        "Fig. 14: TCP (80 flows) under the drop-conservative RED, separated (WFQ: 10 Mb/s less the VoIP offered) and in one queue"
+    )
     for m in [60, 137]:
         sep = operating_point("drop_conservative", 80, 10e6 - m * VOIP_BPS)
         one = operating_point("drop_conservative", 80, 10e6, m)
