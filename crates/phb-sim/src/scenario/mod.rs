@@ -19,9 +19,11 @@
 //!   first, `budget.rs` checks the memory budget last).
 //! - `overrides.rs` — applying `--set` assignments to the document.
 //! - `location.rs` — key paths and their line and column in the text.
+//! - [`backend`] — what the simulator and the emulator can each run.
 //!
 //! The format is documented in `docs/scenario-format.md`.
 
+pub mod backend;
 mod location;
 pub mod model;
 mod overrides;
@@ -29,6 +31,7 @@ pub mod raw;
 pub mod units;
 mod validate;
 
+pub use backend::Backend;
 pub use model::*;
 
 /// What went wrong reading a scenario. Always fatal for the run.
@@ -57,6 +60,17 @@ pub enum ScenarioError {
 /// override added a key (a new line) or changed a value's length. An error
 /// about an overridden key says so.
 pub fn load(text: &str, source_name: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+    load_for(text, source_name, overrides, Backend::Simulate)
+}
+
+/// [`load`] for `backend`: a scenario that `backend` cannot run (its
+/// [`backend::unsupported`] key) is refused like an invalid value.
+pub fn load_for(
+    text: &str,
+    source_name: &str,
+    overrides: &[String],
+    backend: Backend,
+) -> Result<Scenario, ScenarioError> {
     let syntax = |source: &str, error: toml_edit::TomlError| {
         let (line, column) = location::line_column(source, error.span().map_or(0, |s| s.start));
         ScenarioError::Syntax {
@@ -80,7 +94,7 @@ pub fn load(text: &str, source_name: &str, overrides: &[String]) -> Result<Scena
     };
     let doc = toml_edit::Document::parse(text).map_err(|e| syntax(text, e))?;
     let result = match toml::from_str::<raw::File>(text) {
-        Ok(file) => validate::validate(file, &doc, source_name),
+        Ok(file) => validate::validate(file, &doc, source_name, backend),
         Err(error) => Err(serde_error(&doc, source_name, &error)),
     };
     result.map_err(|error| match error {

@@ -44,8 +44,13 @@ const DEFAULT_QDISC_LIMIT: Limit = Limit::Packets(50);
 
 type Result<T> = std::result::Result<T, ScenarioError>;
 
-/// Validates `file`, which was deserialised from `doc`'s text.
-pub(super) fn validate(mut file: raw::File, doc: &Document<&str>, source_name: &str) -> Result<Scenario> {
+/// Validates `file`, which was deserialised from `doc`'s text, for `backend`.
+pub(super) fn validate(
+    mut file: raw::File,
+    doc: &Document<&str>,
+    source_name: &str,
+    backend: super::Backend,
+) -> Result<Scenario> {
     let generators = std::mem::take(&mut file.generators);
     let no_origins = Origins::default();
     let lsp_keys: Vec<String> = file.lsps.keys().cloned().collect();
@@ -76,7 +81,11 @@ pub(super) fn validate(mut file: raw::File, doc: &Document<&str>, source_name: &
     cx.sample_scopes(&run, &nodes, &links)?;
     run.delay_ratios = cx.delay_ratios(&file.run, &run, &classes, &nodes, &links)?;
     cx.budget(&file.run, &run, classes.len(), &nodes, &links, &groups, lsps.len())?;
-    Ok(Scenario { name, run, classes, nodes: nodes.defs, links: links.defs, groups, lsps })
+    let scenario = Scenario { name, run, classes, nodes: nodes.defs, links: links.defs, groups, lsps };
+    match super::backend::unsupported(&scenario, backend) {
+        Some((key, why)) => Err(cx.err(&key, why)),
+        None => Ok(scenario),
+    }
 }
 
 /// The longest scenario name, in bytes.
