@@ -1738,8 +1738,8 @@ def reproduce(
     check_backend(entry, backend)
     start = time.perf_counter()
     d = entry_dir(entry, results, backend)
-    outdir.claim(d, "reproduce")
-    with outdir.lock(d):
+    outdir.claim(d, "reproduction")
+    with outdir.lock(d, "reproduction"):
         sw = sweep(
             entry.scenario_path,
             grid=entry.grid,
@@ -1764,7 +1764,7 @@ def reproduce(
         pstats = point_stats(entry, per_run)
         fits = fitted(entry, pstats)
         checks = compare(entry, pstats, fits) + check_claims(entry, pstats)
-        with outdir.writing(d, "reproduce") as staging:
+        with outdir.writing(d, "reproduction") as staging:
             plots = [d / p.relative_to(staging) for p in plot_entry(entry, pstats, staging)]
             outcome = Outcome(
                 entry,
