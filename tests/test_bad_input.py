@@ -3,8 +3,11 @@ are evaluated safely; sweeps refuse grids that would give wrong answers;
 `phblab plot` refuses options that do not apply."""
 
 import json
+import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -47,8 +50,35 @@ def test_bad_numbers_on_the_command_line(scenario_file, args, needle):
     assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
-def test_a_file_that_never_ends_is_refused():
-    assert_one_line_error(cli("validate", "/dev/zero"), "larger than 16 MiB")
+def test_a_file_that_never_ends_is_refused(tmp_path):
+    assert_one_line_error(cli("validate", "/dev/zero"), "/dev/zero: a character device, not a scenario file")
+    big = tmp_path / "big.toml"
+    big.write_bytes(b"#" * (16 * 2**20 + 1))
+    assert_one_line_error(cli("validate", big), "larger than 16 MiB")
+
+
+@pytest.mark.parametrize("command", [["validate"], ["run"], ["sweep"], ["emulate"]])
+def test_a_named_pipe_is_refused_not_waited_on(tmp_path, command):
+    fifo = tmp_path / "s.toml"
+    os.mkfifo(fifo)
+    r = cli(*command, fifo, cwd=tmp_path, timeout=30)
+    assert_one_line_error(r, f"{fifo}: a named pipe, not a scenario file")
+
+
+def test_validate_refuses_what_the_backend_cannot_run_and_a_sweep_refuses_it_up_front(tmp_path):
+    tcp = Path(__file__).parent / "emulate" / "dumbbell-tcp.toml"
+    cubic = ["--set", 'traffic[0].congestion="cubic"']
+    for backend in ([], ["--backend", "simulate"]):
+        r = cli("validate", tcp, *backend, *cubic)
+        assert_one_line_error(r, "traffic[0].congestion: the simulator's TCP is Reno", "(value set by --set)")
+        assert re.search(rf"{tcp}:\d+:\d+: traffic", r.stderr), r.stderr  # the key's position
+    assert cli("validate", tcp, "--backend", "emulate", *cubic).returncode == 0
+    r = cli("validate", tcp, "--backend", "emulate", "--set", 'traffic[0].profile="ns2"')
+    assert_one_line_error(r, "traffic[0].profile", "`phblab emulate` cannot run it")
+    out = tmp_path / "sw"
+    r = cli("sweep", tcp, "--grid", 'traffic[0].congestion="reno","cubic"', "--out", out, cwd=tmp_path)
+    assert_one_line_error(r, "traffic[0].congestion")
+    assert not out.exists()
 
 
 def test_deeply_nested_toml_is_an_error_not_a_crash(tmp_path):

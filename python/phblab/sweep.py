@@ -318,7 +318,9 @@ def make_plan(
     congestion: str | None = None,
 ) -> Plan:
     """Every run of a sweep, in plan order, with its overrides and key.
-    Every grid point is validated (ScenarioError names the key and value)."""
+    Every grid point is validated for `backend` (ScenarioError names the key,
+    its position and the value), so what the backend cannot run is refused
+    before anything runs."""
     congestion = check_backend(backend, congestion)
     text, source = api.scenario_text(scenario)
     grid = {str(k): list(v) if isinstance(v, (list, tuple)) else [v] for k, v in (grid or {}).items()}
@@ -337,7 +339,7 @@ def make_plan(
     set = dict(set or {})
     fixed = api.override_list(overrides)
     seed_list = _seed_list(seeds)
-    name = _core.validate(text, source, fixed)["name"]
+    name = _core.validate(text, source, fixed, backend)["name"]
     plan = Plan(text, source, name, grid, seed_list, fixed, set, backend=backend, congestion=congestion)
     points = list(itertools.product(*grid.values())) if grid else [()]
     for i, values in enumerate(points):
@@ -346,7 +348,7 @@ def make_plan(
         sets += [f"{k}={toml_value(v)}" for k, v in params.items() if is_path(k)]
         sets += [f"{path}={toml_value(render(tpl, params))}" for path, tpl in set.items()]
         if i > 0 or sets != fixed:
-            _core.validate(text, source, sets)  # every point, before anything runs
+            _core.validate(text, source, sets, backend)  # every point, for its backend, before anything runs
         for seed in seed_list:
             plan.runs.append(RunSpec(i, params, seed, tuple(sets), run_key(text, sets, seed, backend, congestion)))
     return plan
