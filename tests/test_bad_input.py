@@ -224,3 +224,53 @@ def test_plot_refuses_a_run_whose_files_were_changed(run_and_sweep):
     (run / "classes.parquet").write_bytes(b"corrupt")
     assert_one_line_error(cli("plot", run), "classes.parquet does not match its manifest")
     assert json.loads((run / "manifest.json").read_text())["state"] == "complete"
+
+
+def test_runs_that_would_abort_or_take_hours_are_refused_at_validation(tmp_path):
+    """A schedule of 2³² − 1 flows aborted `validate` (an allocation
+    failed); a limit of 2⁶⁴ − 1 bytes let a huge count reach the run; an
+    LSP rtt of 1 ns made a 2 s run take a minute (issue 23, items 7-8)."""
+    bouras = Path(__file__).resolve().parents[1] / "scenarios" / "bouras-2008" / "dumbbell.toml"
+    r = cli("validate", bouras, "--set", 'lsps.tcp.rtt="1ns"')
+    assert_one_line_error(r, "lsps.tcp.rtt", "timers would fire")
+    path = tmp_path / "s.toml"
+    path.write_text(SCENARIO)
+    r = cli(
+        "validate",
+        path,
+        "--set",
+        'traffic[1].schedule=[{ at = "0s", count = 4294967295 }]',
+        "--set",
+        "traffic[1].count=1",
+    )
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "memory allocation" not in r.stderr, r.stderr
+    r = cli("run", path, "--set", 'run.memory_limit="18446744073709551615B"', "--set", "traffic[1].count=4294967295")
+    assert_one_line_error(r, "run.memory_limit", "largest limit")
+
+
+def test_messages_never_carry_control_characters_or_whole_values(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(SCENARIO)
+    r = cli("run", path, "--set", 'traffic[0].from="\u001b[31mred\u0007"')
+    assert_one_line_error(r, "traffic[0].from", "\\x1b[31mred\\x07")
+    assert "\x1b" not in r.stderr and "\x07" not in r.stderr
+    r = cli("run", path, "--set", f"traffic[0].rate={'9' * 100_000}")
+    assert_one_line_error(r, "traffic[0].rate", "…")
+    assert len(r.stderr) < 1000
+
+
+def test_lists_that_would_go_unused_and_marks_that_mark_nothing_are_refused():
+    scenarios = Path(__file__).resolve().parents[1] / "scenarios"
+    r = cli(
+        "validate",
+        scenarios / "examples" / "parking-lot.toml",
+        "--set",
+        'generators[0].hop_links.rate=["1Mbps","2Mbps","3Mbps","4Mbps"]',
+    )
+    assert_one_line_error(r, "generators[0].hop_links.rate", "4 values for 3 links", "last 1 would never be used")
+    r = cli(
+        "validate", scenarios / "examples" / "parking-lot.toml", "--set", 'generators[0].hop_links.delay=["1ms","2ms"]'
+    )
+    assert r.returncode == 0, r.stderr
+    r = cli("validate", scenarios / "bouras-2008" / "path-ef.toml", "--set", 'lsps.af.in="AF13"')
+    assert_one_line_error(r, "lsps.af.out", "the marker would mark nothing")

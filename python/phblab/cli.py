@@ -811,8 +811,31 @@ def main(argv: list[str] | None = None) -> int:
             if os.environ.get("PHBLAB_TRACEBACK"):
                 raise
             status = EXIT_RUN_FAILED
-        print(f"error: {message}", file=sys.stderr)
+        print(f"error: {printable(message)}", file=sys.stderr)
         return status
+
+
+#: the longest message printed whole; a longer one keeps its start and end
+MESSAGE_MAX_CHARS = 600
+
+
+def printable(message: str) -> str:
+    """`message` safe for a terminal, on one line: control and invisible
+    characters escaped (a name holding an escape sequence never reaches the
+    terminal raw), and cut in the middle past `MESSAGE_MAX_CHARS` (a 100 KB
+    value is not echoed whole)."""
+    import unicodedata
+
+    shown = "".join(
+        c
+        if c == " " or unicodedata.category(c) not in ("Cc", "Cf", "Zl", "Zp")
+        else c.encode("unicode_escape").decode()
+        for c in message
+    )
+    if len(shown) > MESSAGE_MAX_CHARS:
+        half = MESSAGE_MAX_CHARS // 2
+        shown = f"{shown[:half]} … {shown[-half:]}"
+    return shown
 
 
 def _failure(e: Exception) -> tuple[int | None, str]:
