@@ -331,3 +331,30 @@ def test_a_busy_directory_names_a_live_holder_only(tmp_path):
         with pytest.raises(outdir.Busy) as e, outdir.lock(out):
             pass
     assert str(e.value) == f"{out} is being written by another process; wait for it to finish or choose another output"
+
+
+# ----------------------------------------------------------- 12. readers
+
+
+@pytest.mark.parametrize("content", ["[1, 2]", '"a string"', "{not json", '{"seed": "one"}'])
+def test_a_summary_of_the_wrong_shape_is_one_clear_line(tmp_path, content):
+    out = tmp_path / "out"
+    phblab.run(short_scenario()).write(out)
+    (out / "manifest.json").unlink()  # as an older phblab wrote it: no digests to catch the edit
+    (out / "summary.json").write_text(content)
+    with pytest.raises(ValueError, match="summary.json"):
+        phblab.load(out)
+    r = phblab_cli("plot", out, cwd=tmp_path)
+    _one_line_error(r, "summary.json")
+    assert "bug in phblab" not in r.stderr
+
+
+def test_a_sweep_description_of_the_wrong_shape_is_one_clear_line(tmp_path):
+    scenario = _short_file(tmp_path)
+    out = tmp_path / "sw"
+    assert phblab_cli("sweep", scenario, "--grid", GRID, "--out", out, "-q", "-j", "1", cwd=tmp_path).returncode == 0
+    (out / "manifest.json").unlink()
+    (out / "sweep.json").write_text("[]")
+    r = phblab_cli("plot", out, "--x", "qdiscs.bottleneck.max_p", cwd=tmp_path)
+    _one_line_error(r, "sweep.json")
+    assert "bug in phblab" not in r.stderr

@@ -123,6 +123,12 @@ def _valid_name(name: object) -> bool:
     return parts[0] not in (MANIFEST, LOCK) and not parts[0].startswith((STAGING_PREFIX, TEMPORARY_PREFIX))
 
 
+def inside(name: object) -> bool:
+    """Whether `name` (read from a file phblab wrote, such as a plot named in
+    comparison.json) is a plain relative name inside its directory."""
+    return _valid_name(name)
+
+
 def _open_subdir(dfd: int, name: str, create: bool) -> int:
     """The descriptor of directory `name` in directory `dfd`, made if
     `create`; NotOurs if it is a symbolic link or not a directory,

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
-import json
 import math
 import os
 import shutil
@@ -32,6 +31,7 @@ from typing import Any
 
 from phblab import _core, outdir
 from phblab.catalog import DEFAULT_RESULTS, Entry, claim_relation, claim_source, entry_dir, load_catalog, tally
+from phblab.results import read_json_object
 
 DEFAULT_OUT = Path("results") / "report"
 
@@ -197,6 +197,18 @@ def _entry_section(entry: Entry, results: Path, out: Path) -> tuple[str, str]:
     return status, "\n".join(parts)
 
 
+def _comparison(path: Path) -> dict:
+    """An entry's comparison.json, checked for the shape the report reads;
+    ValueError saying what is wrong."""
+    doc = read_json_object(path)
+    checks, plots = doc.get("checks", []), doc.get("plots", [])
+    if not (isinstance(checks, list) and all(isinstance(c, dict) for c in checks)):
+        raise ValueError(f"{path}: `checks` is not a list of tables; run the entry again")
+    if not (isinstance(plots, list) and all(isinstance(p, str) for p in plots)):
+        raise ValueError(f"{path}: `plots` is not a list of file names; run the entry again")
+    return doc
+
+
 def _results_block(entry: Entry, results: Path, backend: str, out: Path, scen: Path, headed: bool) -> tuple[str, str]:
     """(status, HTML) of an entry's results on one backend: verdict, plots,
     tables and run parameters, under a heading naming the backend when
@@ -207,7 +219,7 @@ def _results_block(entry: Entry, results: Path, backend: str, out: Path, scen: P
     # file names in `out`: the simulated ones as before emulation existed
     tag = flat if backend == "simulate" else f"{flat}__{backend}"
     parts = []
-    doc = json.loads(comparison.read_text()) if comparison.is_file() else None
+    doc = _comparison(comparison) if comparison.is_file() else None
     if headed:
         what = BACKEND_TITLES.get(backend, backend)
         if backend == "emulate":
@@ -229,8 +241,8 @@ def _results_block(entry: Entry, results: Path, backend: str, out: Path, scen: P
     parts.append(f'<p class="{status}">{status.upper()}: {_e(tally(checks))}</p>')
     for rel in doc.get("plots", []):
         png = d / rel
-        if not png.is_file():
-            continue
+        if not outdir.inside(rel) or not png.is_file():
+            continue  # a plot named outside the entry's directory is not copied
         img = Path("img") / f"{tag}__{Path(rel).name}"
         _copy(png, out / img)
         svg = png.with_suffix(".svg")
