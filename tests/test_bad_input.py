@@ -252,7 +252,7 @@ def test_messages_never_carry_control_characters_or_whole_values(tmp_path):
     path = tmp_path / "s.toml"
     path.write_text(SCENARIO)
     r = cli("run", path, "--set", 'traffic[0].from="\u001b[31mred\u0007"')
-    assert_one_line_error(r, "traffic[0].from", "\\x1b[31mred\\x07")
+    assert_one_line_error(r, "traffic[0].from", "\\u{1b}[31mred\\u{7}")
     assert "\x1b" not in r.stderr and "\x07" not in r.stderr
     r = cli("run", path, "--set", f"traffic[0].rate={'9' * 100_000}")
     assert_one_line_error(r, "traffic[0].rate", "…")
