@@ -17,12 +17,12 @@ import numpy as np
 import pandas as pd
 
 from phblab import _core, outdir
-from phblab.results import read_json_object
 from phblab.catalog.evaluate import fitted, per_run_values, point_stats, point_table, sensitivity_rows
 from phblab.catalog.plots import plot_entry
 from phblab.catalog.provenance import run_date, source_commit
 from phblab.catalog.schema import BACKENDS, DEFAULT_RESULTS, CatalogError, Entry, Metric, Side
 from phblab.catalog.verdict import check_claims, compare, from_row
+from phblab.results import read_json_object
 
 
 @dataclass
