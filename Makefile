@@ -9,7 +9,9 @@
 #   make bench   the speed benchmark: each benches/scenarios/*.toml in its own process, in the
 #                core alone and through `phblab run` (benches/front_end.py: the front end's cost),
 #                then JoBS' cost per packet beside the Christin et al. paper's Table 7
-#                (crates/phb-sim/examples/jobs_bench.rs, on Experiment 3's arrivals)
+#                (crates/phb-sim/examples/jobs_bench.rs, on Experiment 3's arrivals), ns per
+#                packet of every qdisc family and meter (qdisc_bench.rs), and the scale
+#                benchmark: dumbbells of 1k, 10k and 100k NewReno pairs (scale_bench.rs)
 #   make bench-emu  the emulator's fidelity (needs root): departure scheduling error at 10 and
 #                100 Mb/s and added latency per hop (the router sleeping, and polling in the
 #                last 50 µs), packets/s of 64 and 1500 bytes through one FIFO or DRR link
@@ -76,12 +78,16 @@ lint: $(VENV)/.deps-installed
 	$(BIN)/ruff format --check python tests scripts benches
 
 bench: setup
-	cargo build --profile dist --example bench --example jobs_bench
+	cargo build --profile dist --example bench --example jobs_bench --example qdisc_bench --example scale_bench
 	@for f in benches/scenarios/*.toml; do ./target/dist/examples/bench --repeat 3 $$f; done
 	@echo
 	$(BIN)/python benches/front_end.py --bench target/dist/examples/bench --phblab $(BIN)/phblab benches/scenarios/*.toml
 	@echo
 	./target/dist/examples/jobs_bench --repeat 3 scenarios/christin-2001/experiment-3.toml
+	@echo
+	./target/dist/examples/qdisc_bench
+	@echo
+	./target/dist/examples/scale_bench benches/scale/dumbbell.toml --pairs 1000,10000,100000
 
 bench-emu: setup
 	$(BIN)/python benches/emulate_fidelity.py

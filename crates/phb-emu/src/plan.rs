@@ -14,7 +14,7 @@
 //! direction (TCP ACKs), so a five-tuple names one flow of the scenario.
 
 use phb::{Rng, Time};
-use phb_sim::net::routing::{adjacency, pinned_path, shortest_path, Routes};
+use phb_sim::net::routing::{Routes, RoutesBuilder, Topology, Wanted};
 use phb_sim::scenario::{Congestion, NodeKind, Scenario, Transport};
 use phb_sim::tcp::Variant;
 
@@ -90,8 +90,8 @@ fn refuse(key: String, why: &str) -> String {
 pub fn plan(scenario: &Scenario, seed: u64) -> Result<Plan, String> {
     let nodes = scenario.nodes.len();
     let forwards: Vec<bool> = scenario.nodes.iter().map(|n| n.kind == NodeKind::Router).collect();
-    let adj = adjacency(nodes, &scenario.links);
-    let mut routes = Routes::default();
+    let topology = Topology::new(forwards.clone(), scenario.links.iter().map(|l| (l.a, l.b, l.delay)));
+    let mut routes = RoutesBuilder::default();
     let mut flows = Vec::new();
     // Per host: SACK unless a TCP group there asks for NewReno (the
     // validator refused groups of both kinds at one host).
@@ -108,13 +108,14 @@ pub fn plan(scenario: &Scenario, seed: u64) -> Result<Plan, String> {
                 (true, t.congestion)
             }
         };
-        let path = |from: usize, to: usize, pinned: Option<Vec<usize>>| match pinned {
-            Some(nodes) => pinned_path(&adj, &nodes),
-            None => shortest_path(&adj, &forwards, from, to),
+        let wanted = |reversed: bool| match &group.path {
+            Some(nodes) => Wanted::Pinned { nodes, reversed },
+            None if reversed => Wanted::Shortest { src: group.dst, dst: group.src },
+            None => Wanted::Shortest { src: group.src, dst: group.dst },
         };
-        let fwd = path(group.src, group.dst, group.path.clone()).ok_or_else(|| refuse(key("to"), "unreachable"))?;
-        let rev = path(group.dst, group.src, group.path.as_ref().map(|p| p.iter().rev().copied().collect()))
-            .ok_or_else(|| refuse(key("from"), "unreachable from the destination"))?;
+        let mut paths = topology.route_all(&[wanted(false), wanted(true)]).into_iter();
+        let fwd = paths.next().flatten().ok_or_else(|| refuse(key("to"), "unreachable"))?;
+        let rev = paths.next().flatten().ok_or_else(|| refuse(key("from"), "unreachable from the destination"))?;
         let (route_fwd, route_rev) = (routes.add(&fwd), routes.add(&rev));
         for i in 0..group.count {
             let name = if group.count == 1 { group.name.clone() } else { format!("{}.{}", group.name, i) };
@@ -140,7 +141,7 @@ pub fn plan(scenario: &Scenario, seed: u64) -> Result<Plan, String> {
         }
     }
     let hosts = (0..nodes).filter(|&n| !forwards[n]).collect();
-    Ok(Plan { flows, routes, hosts, sack })
+    Ok(Plan { flows, routes: routes.finish(), hosts, sack })
 }
 
 #[cfg(test)]

@@ -586,7 +586,7 @@ impl<'s> Router<'s> {
         for port in &self.ports {
             port.qdisc.counters(&mut now);
             let scope = format!("{}->{}", self.scenario.nodes[port.from].name, self.scenario.nodes[port.to].name);
-            rows.push_link(&scope, &port.queue_names, &now, &port.counters_at_warmup);
+            rows.push_link(&scope, |q| &port.queue_names[q], &now, &port.counters_at_warmup);
         }
         rows.into_table()
     }

@@ -110,14 +110,14 @@ impl Flow {
             None => (group.start, group.stop),
         };
         let jitter = if group.start_jitter > Time::ZERO {
-            let mut rng = Rng::derive(seed, &format!("jitter/{name}"));
+            let mut rng = Rng::derive_fmt(seed, format_args!("jitter/{name}"));
             Time::from_secs_f64(rng.uniform() * group.start_jitter.as_secs_f64())
         } else {
             Time::ZERO
         };
         let transport = match &group.transport {
             Transport::Udp(model) => FlowTransport::Udp {
-                source: Source::new(model, line_rate_bps, Rng::derive(seed, &format!("flow/{name}"))),
+                source: Source::new(model, line_rate_bps, Rng::derive_fmt(seed, format_args!("flow/{name}"))),
                 packet_size: model.packet_size(),
                 next_seq: 0,
             },
@@ -126,7 +126,7 @@ impl Flow {
                 FlowTransport::Tcp(Box::new(Tcp {
                     receiver: Receiver::new(cfg.mss, cfg.variant == Variant::Sack, cfg.delayed_ack, cfg.delack_timeout),
                     sender: Sender::new(cfg.clone()),
-                    app: App::new(&tcp.app, Rng::derive(seed, &format!("app/{name}"))),
+                    app: App::new(&tcp.app, Rng::derive_fmt(seed, format_args!("app/{name}"))),
                     ack_route,
                     header: cfg.header,
                     trace: tcp.trace,

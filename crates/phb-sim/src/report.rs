@@ -469,15 +469,21 @@ pub struct CounterRows {
 impl CounterRows {
     /// Adds the counters of the qdisc at link direction `scope`: `now`, less
     /// `at_warmup` (the same counters in the same order, or empty if the
-    /// warm-up has not ended); `queue_names` names the qdisc's queues.
-    pub fn push_link(&mut self, scope: &str, queue_names: &[String], now: &[Counter], at_warmup: &[Counter]) {
+    /// warm-up has not ended); `queue_name` names the qdisc's queues.
+    pub fn push_link<'a>(
+        &mut self,
+        scope: &str,
+        queue_name: impl Fn(usize) -> &'a str,
+        now: &[Counter],
+        at_warmup: &[Counter],
+    ) {
         for (i, c) in now.iter().enumerate() {
             let before = at_warmup.get(i).map_or(0, |b| {
                 debug_assert_eq!((b.queue, b.name), (c.queue, c.name));
                 b.value
             });
             self.scope.push(scope.to_owned());
-            self.queue.push(c.queue.map_or(String::new(), |q| queue_names[q].clone()));
+            self.queue.push(c.queue.map_or(String::new(), |q| queue_name(q).to_owned()));
             self.counter.push(c.name.to_string());
             self.value.push(c.value - before);
         }
@@ -496,9 +502,10 @@ impl CounterRows {
 fn counters_table(sim: &Sim) -> Table {
     let mut rows = CounterRows::default();
     let mut now = Vec::new();
-    for port in &sim.ports {
+    for (p, port) in sim.ports.iter().enumerate() {
         port.qdisc.counters(&mut now);
-        rows.push_link(&port_scope(sim.scenario, port), &port.queue_names, &now, &port.counters_at_warmup);
+        let queues = &sim.qdisc_config(p).queues;
+        rows.push_link(&port_scope(sim.scenario, port), |q| &queues[q].name, &now, &port.counters_at_warmup);
     }
     rows.into_table()
 }
@@ -609,6 +616,7 @@ pub(crate) fn collect(sim: &mut Sim, seed: u64) -> RunOutput {
         duration_s: scenario.run.duration.as_secs_f64(),
         warmup_s: scenario.run.warmup.as_secs_f64(),
         events: sim.events_processed,
+        packet_hops: sim.ports.iter().flat_map(|p| &p.stats).map(|s| s.total.arrivals).sum(),
         tables: vec![rows.into_table(), flows, transfers, series, ratios, counters],
     }
 }

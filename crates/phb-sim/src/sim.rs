@@ -20,14 +20,14 @@ use std::ops::ControlFlow;
 
 use phb::classify::{PacketKey, Protocol};
 use phb::mark::{Meter, PassiveWindow, Tsw2cm, Tsw2cmParams, Twam};
-use phb::{Colour, DropReason, Qdisc, Rng, Time};
+use phb::{Colour, DropReason, Qdisc, QdiscConfig, Rng, Time};
 
 use crate::apps::Action;
-use crate::engine::{EventList, HeapEventList};
+use crate::engine::{EventList, WheelEventList};
 use crate::flow::{Flow, FlowTransport};
 use crate::measure::{ClassStats, DelayRatioMeter, RatioSummary, Totals};
-use crate::net::routing::{adjacency, pinned_path, shortest_path};
-use crate::net::{Kind, Meta, Port, Routes, SimPacket};
+use crate::net::routing::{RoutesBuilder, Topology, Wanted};
+use crate::net::{Kind, Meta, Port, Routes, SackBlocks, SimPacket};
 use crate::output::RunOutput;
 use crate::report;
 use crate::scenario::{LspMarker, NodeKind, Scenario, Transport, WindowInput};
@@ -98,7 +98,7 @@ pub(crate) struct Sim<'s> {
     pub scenario: &'s Scenario,
     pub now: Time,
     pub end: Time,
-    events: HeapEventList<Event>,
+    events: WheelEventList<Event>,
     pub ports: Vec<Port>,
     routes: Routes,
     pub flows: Vec<Flow>,
@@ -107,6 +107,8 @@ pub(crate) struct Sim<'s> {
     class_of_codepoint: [u8; 64],
     /// Reused buffer for the packets a qdisc drops.
     dropped: Vec<(SimPacket, DropReason)>,
+    /// The SACK blocks of the ACKs in flight.
+    sacks: SackBlocks,
     measuring: bool,
     pub events_processed: u64,
     pub series: report::TimeSeries,
@@ -178,46 +180,27 @@ impl<'s> Sim<'s> {
                 (link.b, link.a, &link.qdisc_ba, &link.conditioner_ba, link.loss_ba),
             ];
             for (from, to, qdisc, conditioner, loss) in directions {
-                let name = format!("{}->{}", scenario.nodes[from].name, scenario.nodes[to].name);
-                let rng = Rng::derive(seed, &format!("port/{name}"));
+                let (a, b) = (&scenario.nodes[from].name, &scenario.nodes[to].name);
+                let rng = Rng::derive_fmt(seed, format_args!("port/{a}->{b}"));
                 let q = Qdisc::with_framing(qdisc, link.rate_bps, link.framing, rng);
-                let loss_rng = Rng::derive(seed, &format!("loss/{name}"));
+                let loss_rng = Rng::derive_fmt(seed, format_args!("loss/{a}->{b}"));
                 let mut port = Port::new(from, to, link.rate_bps, link.delay, q, loss, loss_rng, classes);
-                port.queue_names = qdisc.queues.iter().map(|q| q.name.clone()).collect();
                 port.framing = link.framing;
-                port.conditioner = conditioner
-                    .as_ref()
-                    .map(|c| c.build_on(link.framing, Rng::derive(seed, &format!("conditioner/{name}"))));
+                port.conditioner = conditioner.as_ref().map(|c| {
+                    Box::new(c.build_on(link.framing, Rng::derive_fmt(seed, format_args!("conditioner/{a}->{b}"))))
+                });
                 ports.push(port);
             }
         }
-        let adjacency = adjacency(scenario.nodes.len(), &scenario.links);
         let mut class_of_codepoint = [0u8; 64];
         for (index, class) in scenario.classes.iter().enumerate() {
             class_of_codepoint[class.codepoint as usize] = index as u8;
         }
-        let forwards: Vec<bool> = scenario.nodes.iter().map(|n| n.kind == NodeKind::Router).collect();
-        let mut routes = Routes::default();
+        let (routes, group_routes) = route_groups(scenario);
         let mut flows = Vec::new();
         for (g, group) in scenario.groups.iter().enumerate() {
-            let path = match &group.path {
-                Some(nodes) => pinned_path(&adjacency, nodes),
-                None => shortest_path(&adjacency, &forwards, group.src, group.dst),
-            }
-            .expect("validation guarantees a path between a flow's hosts");
-            let line_rate_bps = path.first().map_or(0, |&port| ports[port].rate_bps);
-            let route = routes.add(&path);
-            let ack_route = match &group.transport {
-                Transport::Udp(_) => route,
-                Transport::Tcp(_) => {
-                    let back = match &group.path {
-                        Some(nodes) => pinned_path(&adjacency, &nodes.iter().rev().copied().collect::<Vec<_>>()),
-                        None => shortest_path(&adjacency, &forwards, group.dst, group.src),
-                    }
-                    .expect("links are full duplex");
-                    routes.add(&back)
-                }
-            };
+            let (route, ack_route) = group_routes[g];
+            let line_rate_bps = routes.next_port(route, 0).map_or(0, |port| ports[port].rate_bps);
             let codepoint = scenario.classes[group.class].codepoint;
             for i in 0..group.count {
                 let name = if group.count == 1 { group.name.clone() } else { format!("{}.{}", group.name, i) };
@@ -308,13 +291,14 @@ impl<'s> Sim<'s> {
             scenario,
             now: Time::ZERO,
             end: scenario.run.duration,
-            events: HeapEventList::default(),
+            events: WheelEventList::default(),
             ports,
             routes,
             flows,
             end_to_end: vec![ClassStats::default(); classes],
             class_of_codepoint,
             dropped: Vec::new(),
+            sacks: SackBlocks::default(),
             measuring: scenario.run.warmup == Time::ZERO,
             events_processed: 0,
             series: report::TimeSeries::default(),
@@ -373,6 +357,9 @@ impl<'s> Sim<'s> {
     /// Runs to the end, or until `progress` breaks (the time it broke at).
     fn run(&mut self, progress: &mut dyn FnMut(f64) -> ControlFlow<()>) -> Result<(), RunError> {
         self.schedule_start();
+        if progress(0.0).is_break() {
+            return Err(RunError::Stopped(0.0));
+        }
         while let Some((time, event)) = self.events.pop() {
             if time >= self.end {
                 break;
@@ -429,6 +416,17 @@ impl<'s> Sim<'s> {
         self.class_of_codepoint[(codepoint & 63) as usize] as usize
     }
 
+    /// The configuration of port `p`'s qdisc (link `p / 2`, `a` towards `b`
+    /// for an even `p`).
+    pub(crate) fn qdisc_config(&self, p: usize) -> &'s QdiscConfig {
+        let link = &self.scenario.links[p / 2];
+        if p.is_multiple_of(2) {
+            &link.qdisc_ab
+        } else {
+            &link.qdisc_ba
+        }
+    }
+
     fn packet(&self, f: usize, size: u32, meta: Meta) -> SimPacket {
         SimPacket {
             flow: f as u32,
@@ -469,7 +467,7 @@ impl<'s> Sim<'s> {
             self.events.push(next, Event::Emit(f as u32));
         }
         let route = flow.route;
-        let pkt = self.packet(f, size, Meta { route, seq, ..Meta::default() });
+        let pkt = self.packet(f, size, Meta::udp(route, seq));
         self.count_sent(f, size);
         self.forward(self.src_of(f), pkt);
     }
@@ -510,8 +508,7 @@ impl<'s> Sim<'s> {
         let header = tcp.header;
         for seg in out.drain(..) {
             let size = seg.len + header;
-            let pkt =
-                self.packet(f, size, Meta { route, kind: Kind::Data, seq: seg.seq, len: seg.len, ..Meta::default() });
+            let pkt = self.packet(f, size, Meta::data(route, seg.seq, seg.len));
             self.count_sent(f, size);
             self.forward(self.src_of(f), pkt);
         }
@@ -553,17 +550,8 @@ impl<'s> Sim<'s> {
 
     fn send_ack(&mut self, f: usize, ack: Ack) {
         let FlowTransport::Tcp(tcp) = &self.flows[f].transport else { unreachable!() };
-        let mut meta = Meta {
-            route: tcp.ack_route,
-            kind: Kind::Ack,
-            ack: ack.ack,
-            seq: ack.ts_echo.as_nanos(),
-            sack_len: ack.sack_len,
-            ..Meta::default()
-        };
-        for (slot, &(start, end)) in meta.sack.iter_mut().zip(ack.blocks()) {
-            *slot = ((start - ack.ack) as u32, (end - ack.ack) as u32);
-        }
+        let slot = if ack.sack_len > 0 { self.sacks.put(ack.ack, ack.blocks()) } else { 0 };
+        let meta = Meta::ack(tcp.ack_route, ack.ack, ack.ts_echo.as_nanos(), ack.sack_len, slot);
         let pkt = self.packet(f, tcp.header, meta);
         self.flows[f].total.acks_sent += 1;
         self.forward(self.dst_of(f), pkt);
@@ -588,7 +576,7 @@ impl<'s> Sim<'s> {
         let f = pkt.flow as usize;
         let now = self.now;
         let FlowTransport::Tcp(tcp) = &mut self.flows[f].transport else { unreachable!() };
-        let ack = tcp.receiver.on_segment(pkt.meta.seq, pkt.meta.len, pkt.created, now);
+        let ack = tcp.receiver.on_segment(pkt.meta.seq, pkt.meta.len(), pkt.created, now);
         let delivered = tcp.receiver.delivered;
         if let Some(deadline) = tcp.receiver.delack_deadline() {
             if tcp.delack_event.is_none_or(|pending| deadline < pending) {
@@ -607,12 +595,12 @@ impl<'s> Sim<'s> {
         let f = pkt.flow as usize;
         let now = self.now;
         self.flows[f].total.acks_received += 1;
+        let mut ack = Ack { ack: pkt.meta.ack, ts_echo: Time::from_nanos(pkt.meta.seq), ..Ack::default() };
+        ack.sack_len = self.sacks.take(&pkt.meta, &mut ack.sack) as u8;
         let FlowTransport::Tcp(tcp) = &mut self.flows[f].transport else { unreachable!() };
         if tcp.stopped {
             return;
         }
-        let mut ack = Ack { ack: pkt.meta.ack, ts_echo: Time::from_nanos(pkt.meta.seq), ..Ack::default() };
-        ack.sack_len = pkt.meta.sack_blocks(&mut ack.sack) as u8;
         tcp.sender.on_ack(&ack, now, &mut tcp.out);
         let action = tcp.app.on_acked(tcp.sender.snd_una(), now);
         self.tcp_apply(f, action);
@@ -766,6 +754,7 @@ impl<'s> Sim<'s> {
             port.stats[lost_class].drop_at_link(reason, port.framing.cells(lost.size), waited);
             let flow = &mut self.flows[lost.flow as usize];
             if lost.meta.kind == Kind::Ack {
+                self.sacks.forget(&lost.meta);
                 flow.total.acks_lost += 1;
             } else {
                 flow.total.lost += 1;
@@ -962,6 +951,43 @@ impl<'s> Sim<'s> {
     }
 }
 
+/// Every group's route and, for TCP, the route of its ACKs (a UDP group's
+/// second is its first), routed together so that set-up grows with the
+/// network, not with its square (`net::routing`).
+fn route_groups(scenario: &Scenario) -> (Routes, Vec<(u32, u32)>) {
+    let topology = Topology::new(
+        scenario.nodes.iter().map(|n| n.kind == NodeKind::Router).collect(),
+        scenario.links.iter().map(|l| (l.a, l.b, l.delay)),
+    );
+    let mut wanted = Vec::with_capacity(2 * scenario.groups.len());
+    for group in &scenario.groups {
+        let tcp = matches!(group.transport, Transport::Tcp(_));
+        for reversed in [false, true].into_iter().take(1 + usize::from(tcp)) {
+            wanted.push(match &group.path {
+                Some(nodes) => Wanted::Pinned { nodes, reversed },
+                None if reversed => Wanted::Shortest { src: group.dst, dst: group.src },
+                None => Wanted::Shortest { src: group.src, dst: group.dst },
+            });
+        }
+    }
+    let mut paths = topology.route_all(&wanted).into_iter();
+    let mut routes = RoutesBuilder::default();
+    let mut group_routes = Vec::with_capacity(scenario.groups.len());
+    for group in &scenario.groups {
+        let mut next = || {
+            let path = paths.next().flatten().expect("validation guarantees a path between a flow's hosts");
+            routes.add(&path)
+        };
+        let route = next();
+        let ack_route = match group.transport {
+            Transport::Udp(_) => route,
+            Transport::Tcp(_) => next(),
+        };
+        group_routes.push((route, ack_route));
+    }
+    (routes.finish(), group_routes)
+}
+
 /// Runs `scenario` with `seed` (the scenario's own seed when `None`),
 /// calling `progress` with the fraction of simulated time done, now and then.
 pub fn run(scenario: &Scenario, seed: Option<u64>, progress: &mut dyn FnMut(f64)) -> Result<RunOutput, RunError> {
@@ -972,8 +998,9 @@ pub fn run(scenario: &Scenario, seed: Option<u64>, progress: &mut dyn FnMut(f64)
 }
 
 /// [`run`], stopped with [`RunError::Stopped`] when `progress` returns
-/// `ControlFlow::Break` (it is called every few milliseconds of wall-clock
-/// time, so a caller can poll for Ctrl-C there).
+/// `ControlFlow::Break` (it is called once the network is built, with 0,
+/// then every few milliseconds of wall-clock time, so a caller can poll for
+/// Ctrl-C there).
 pub fn run_with(
     scenario: &Scenario,
     seed: Option<u64>,

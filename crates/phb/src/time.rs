@@ -44,8 +44,12 @@ impl Time {
     /// Time to serialise `bytes` onto a link of `rate_bps` bits per second,
     /// rounded up to a whole nanosecond so that a link never exceeds its rate.
     pub fn transmission(bytes: u32, rate_bps: u64) -> Time {
-        let bits = bytes as u128 * 8 * 1_000_000_000;
-        Time(bits.div_ceil(rate_bps as u128) as u64)
+        // bytes · 8·10⁹ fits 64 bits (any packet: up to 2.3·10⁹ bytes), a
+        // cheaper division than 128 bits.
+        match (bytes as u64).checked_mul(8_000_000_000) {
+            Some(bits) => Time(bits.div_ceil(rate_bps)),
+            None => Time((bytes as u128 * 8_000_000_000).div_ceil(rate_bps as u128) as u64),
+        }
     }
     pub fn saturating_sub(self, other: Time) -> Time {
         Time(self.0.saturating_sub(other.0))

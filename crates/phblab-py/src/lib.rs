@@ -101,8 +101,9 @@ fn validate<'py>(
 /// `RunError`.
 ///
 /// The simulation runs without holding the GIL (other Python threads keep
-/// running). Every 65,536 events (a few milliseconds) it re-acquires it to
-/// run pending signal handlers and call `progress`; an exception from
+/// running). Once the network is built, and then every 65,536 events (a few
+/// milliseconds), it re-acquires it to run pending signal handlers and call
+/// `progress`; an exception from
 /// either (KeyboardInterrupt on Ctrl-C) stops the run at once and is
 /// re-raised.
 #[pyfunction]

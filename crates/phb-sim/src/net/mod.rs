@@ -4,6 +4,7 @@
 //!
 //! A packet carries its route's index and how many hops it has made
 //! ([`Meta`]), so forwarding is two array look-ups: no per-packet hashing.
+//! An ACK's SACK blocks wait in [`SackBlocks`], keeping packets small.
 
 pub mod port;
 pub mod routing;
@@ -24,34 +25,104 @@ pub enum Kind {
 }
 
 /// What the simulator adds to a packet beyond what the qdiscs see: routing
-/// state and the transport header.
+/// state and the transport header, in 32 bytes (a whole packet in 64: it is
+/// copied into and out of every queue and wire it crosses). An ACK's SACK
+/// blocks wait apart, in [`SackBlocks`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Meta {
-    /// Index of the route in [`Routes`].
-    pub route: u32,
-    /// Ports already crossed.
-    pub hop: u32,
-    pub kind: Kind,
-    /// SACK blocks in use.
-    pub sack_len: u8,
-    /// Payload bytes (TCP data).
-    pub len: u32,
     /// UDP: per-flow packet number; TCP data: first byte; TCP ACK: the
     /// echoed timestamp (RFC 7323 `TSecr`) in nanoseconds.
     pub seq: u64,
     /// TCP ACK: next byte expected.
     pub ack: u64,
-    /// TCP ACK: SACK blocks as offsets above `ack`, to keep packets small.
-    pub sack: [(u32, u32); 3],
+    /// Index of the route in [`Routes`].
+    pub route: u32,
+    /// Ports already crossed.
+    pub hop: u32,
+    /// TCP data: the payload bytes; a TCP ACK with SACK blocks: their slot
+    /// in [`SackBlocks`].
+    word: u32,
+    pub kind: Kind,
+    /// SACK blocks the ACK carries.
+    pub sack_len: u8,
 }
 
 impl Meta {
-    /// The SACK blocks as absolute byte ranges.
-    pub fn sack_blocks(&self, out: &mut [(u64, u64); 3]) -> usize {
-        for (slot, &(start, end)) in out.iter_mut().zip(&self.sack[..self.sack_len as usize]) {
-            *slot = (self.ack + start as u64, self.ack + end as u64);
+    /// A UDP packet, number `seq` of its flow, on `route`.
+    pub fn udp(route: u32, seq: u64) -> Meta {
+        Meta { route, seq, ..Meta::default() }
+    }
+
+    /// TCP data `[seq, seq + len)` on `route`.
+    pub fn data(route: u32, seq: u64, len: u32) -> Meta {
+        Meta { route, seq, word: len, kind: Kind::Data, ..Meta::default() }
+    }
+
+    /// A TCP ACK of `ack` echoing `ts_echo` (ns) on `route`, with
+    /// `sack_len` SACK blocks kept at `slot` of [`SackBlocks`] (any slot
+    /// without blocks).
+    pub fn ack(route: u32, ack: u64, ts_echo: u64, sack_len: u8, slot: u32) -> Meta {
+        Meta { route, ack, seq: ts_echo, word: slot, kind: Kind::Ack, sack_len, ..Meta::default() }
+    }
+
+    /// TCP data's payload bytes.
+    #[inline]
+    pub fn len(&self) -> u32 {
+        debug_assert_eq!(self.kind, Kind::Data);
+        self.word
+    }
+
+    /// Where a TCP ACK's SACK blocks are, if it has any.
+    #[inline]
+    pub fn sack_slot(&self) -> Option<u32> {
+        (self.kind == Kind::Ack && self.sack_len > 0).then_some(self.word)
+    }
+}
+
+/// The SACK blocks of the ACKs in flight, as offsets above each ACK's
+/// `ack`, by slot; a slot is reused once its ACK is delivered or dropped.
+#[derive(Debug, Default)]
+pub struct SackBlocks {
+    blocks: Vec<[(u32, u32); 3]>,
+    free: Vec<u32>,
+}
+
+impl SackBlocks {
+    /// Keeps `blocks` (absolute byte ranges above `ack`); their slot.
+    pub fn put(&mut self, ack: u64, blocks: &[(u64, u64)]) -> u32 {
+        let mut offsets = [(0, 0); 3];
+        for (slot, &(start, end)) in offsets.iter_mut().zip(blocks) {
+            *slot = ((start - ack) as u32, (end - ack) as u32);
         }
-        self.sack_len as usize
+        match self.free.pop() {
+            Some(slot) => {
+                self.blocks[slot as usize] = offsets;
+                slot
+            }
+            None => {
+                self.blocks.push(offsets);
+                (self.blocks.len() - 1) as u32
+            }
+        }
+    }
+
+    /// The blocks of the ACK `meta`, as absolute byte ranges, written to
+    /// `out`; their number. Frees the slot.
+    pub fn take(&mut self, meta: &Meta, out: &mut [(u64, u64); 3]) -> usize {
+        let Some(slot) = meta.sack_slot() else { return 0 };
+        let offsets = &self.blocks[slot as usize];
+        for (o, &(start, end)) in out.iter_mut().zip(&offsets[..meta.sack_len as usize]) {
+            *o = (meta.ack + start as u64, meta.ack + end as u64);
+        }
+        self.free.push(slot);
+        meta.sack_len as usize
+    }
+
+    /// Frees the slot of an ACK that was dropped.
+    pub fn forget(&mut self, meta: &Meta) {
+        if let Some(slot) = meta.sack_slot() {
+            self.free.push(slot);
+        }
     }
 }
 

@@ -24,8 +24,9 @@ pub struct Port {
     /// How the link carries packets: AAL5 frames of cells, or as they are.
     pub framing: Framing,
     pub qdisc: Qdisc<Meta>,
-    /// The edge conditioner at this port's ingress, if any.
-    pub conditioner: Option<Conditioner>,
+    /// The edge conditioner at this port's ingress, if any (boxed: most
+    /// ports have none).
+    pub conditioner: Option<Box<Conditioner>>,
     /// Some LSP's ingress is this port: its TWAM marks and its passive
     /// estimator counts the members' packets entering here.
     pub lsp_ingress: bool,
@@ -40,8 +41,6 @@ pub struct Port {
     pub wire: VecDeque<SimPacket>,
     /// Per class (index into the scenario's classes): queueing statistics.
     pub stats: Vec<ClassStats>,
-    /// The qdisc's queue names, for its own counters.
-    pub queue_names: Vec<String>,
     /// The qdisc's own counters when the warm-up ended (empty before).
     pub counters_at_warmup: Vec<Counter>,
 }
@@ -73,7 +72,6 @@ impl Port {
             wake_pending: false,
             wire: VecDeque::new(),
             stats: vec![ClassStats::default(); classes],
-            queue_names: Vec::new(),
             counters_at_warmup: Vec::new(),
         }
     }

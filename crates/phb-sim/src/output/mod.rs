@@ -82,6 +82,10 @@ pub struct RunOutput {
     pub warmup_s: f64,
     /// Events the engine processed.
     pub events: u64,
+    /// Packets offered to a link direction (its conditioner, loss element
+    /// or qdisc), summed over the hops of every packet: the simulator's
+    /// work in packets.
+    pub packet_hops: u64,
     /// `classes` (per class and scope), `flows`, `transfers`, `timeseries`
     /// (long form; empty unless a sample interval is set) and `delay_ratios`
     /// (empty unless `run.delay_ratios` asks).

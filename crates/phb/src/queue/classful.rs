@@ -346,6 +346,20 @@ impl QdiscConfig {
         }
     }
 
+    /// The limit of a configuration that is [`QdiscConfig::fifo`]'s (one
+    /// queue in one drop-tail buffer whose arrivals pay, served by priority):
+    /// what [`crate::queue::Fifo`] runs.
+    pub fn as_fifo(&self) -> Option<Limit> {
+        match (self.queues.as_slice(), self.buffers.as_slice(), &self.scheduler) {
+            (
+                [_],
+                [BufferConfig { policy: BufferPolicy::DropTail { limit }, victim: Victim::Arrival }],
+                SchedulerKind::StrictPriority,
+            ) => Some(*limit),
+            _ => None,
+        }
+    }
+
     /// Checks indices and parameters; the message says what is wrong.
     pub fn validate(&self) -> Result<(), String> {
         if self.queues.is_empty() {
@@ -590,8 +604,12 @@ pub struct Classful<M> {
     queues: Vec<ClassQueue<M>>,
     buffers: Vec<Buffer>,
     scheduler: AnySched,
-    /// Reused for the heads handed to the scheduler.
+    /// Each queue's head as the scheduler sees it, kept as the queues
+    /// change (O(1) a packet, not a pass over every queue).
     heads: Vec<Option<Head>>,
+    /// The buffers whose policy hears when the link finds them empty
+    /// ([`Classful::dequeue`]); the others (drop-tail, loss ratio) do not.
+    idle_aware: Vec<usize>,
     pkts: u64,
     bytes: u64,
     cells: u64,
@@ -653,12 +671,18 @@ impl<M> Classful<M> {
         let queues =
             config.queues.iter().map(|q| ClassQueue { packets: VecDeque::new(), bytes: 0, buffer: q.buffer }).collect();
         let scheduler = config.scheduler.build(config.queues.len(), link_rate_bps).expect("validated scheduler");
+        let idle_aware = (0..config.buffers.len())
+            .filter(|&b| {
+                !matches!(config.buffers[b].policy, BufferPolicy::DropTail { .. } | BufferPolicy::LossRatio(_))
+            })
+            .collect();
         Classful {
             queue_of_codepoint,
             queues,
             buffers,
             scheduler,
             heads: vec![None; config.queues.len()],
+            idle_aware,
             pkts: 0,
             bytes: 0,
             cells: 0,
@@ -717,7 +741,19 @@ impl<M> Classful<M> {
         let queue = &mut self.queues[q];
         queue.bytes += size as u64;
         queue.packets.push_back(pkt);
-        self.scheduler.on_enqueue(q, self.framing.wire_bytes(size), now);
+        let wire = self.framing.wire_bytes(size);
+        if queue.packets.len() == 1 {
+            self.heads[q] = Some(Head { size: wire, enqueued: now });
+        }
+        self.scheduler.on_enqueue(q, wire, now);
+    }
+
+    /// Queue `q`'s head changed (or it emptied): what the scheduler sees.
+    #[inline]
+    fn head_changed(&mut self, q: usize) {
+        let framing = self.framing;
+        self.heads[q] =
+            self.queues[q].packets.front().map(|p| Head { size: framing.wire_bytes(p.size), enqueued: p.enqueued });
     }
 
     /// Pushes out the head of queue `q` at `now` (it was not sent); its size.
@@ -725,6 +761,8 @@ impl<M> Classful<M> {
         let queue = &mut self.queues[q];
         let pkt = queue.packets.pop_front().expect("only a backlogged queue loses its head");
         queue.bytes -= pkt.size as u64;
+        self.head_changed(q);
+        let queue = &self.queues[q];
         let size = pkt.size;
         let cells = self.framing.cells(size);
         self.buffers[queue.buffer].remove(size, cells, pkt.colour as usize);
@@ -840,7 +878,8 @@ impl<M> Classful<M> {
 
     /// Tells the idle-aware policies which buffers the link found empty.
     fn mark_idle_buffers(&mut self, now: Time) {
-        for buffer in &mut self.buffers {
+        for &b in &self.idle_aware {
+            let buffer = &mut self.buffers[b];
             if buffer.backlog.pkts > 0 {
                 continue;
             }
@@ -866,12 +905,10 @@ impl<M> Classful<M> {
         self.mark_idle_buffers(now);
         loop {
             let framing = self.framing;
-            for (head, queue) in self.heads.iter_mut().zip(&self.queues) {
-                *head = queue.packets.front().map(|p| Head { size: framing.wire_bytes(p.size), enqueued: p.enqueued });
-            }
             let q = self.scheduler.select(&self.heads, now)?;
             let pkt = self.queues[q].packets.pop_front().expect("schedulers select non-empty queues");
             self.queues[q].bytes -= pkt.size as u64;
+            self.head_changed(q);
             let b = self.queues[q].buffer;
             let buffer = &mut self.buffers[b];
             let cells = framing.cells(pkt.size);

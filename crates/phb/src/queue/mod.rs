@@ -6,6 +6,10 @@
 //! couple dropping and scheduling in their own way (BPR+PLC, JoBS, BEDS)
 //! become further variants.
 //!
+//! - [`fifo`] — FIFO with drop-tail, the classful qdisc's one-queue
+//!   drop-tail case ([`QdiscConfig::fifo`]) in a form of its own: the
+//!   commonest qdisc (every host's access link), at a fraction of the
+//!   classful machinery's memory and time.
 //! - [`classful`] — the composition classifier → per-class queues with a
 //!   buffer policy (drop-tail, RED, WRED, RIO, Adaptive RED, CoDel, PIE;
 //!   possibly shared by several queues) → scheduler (any of [`crate::sched`]).
@@ -19,6 +23,7 @@
 //!   drop-tail buffer, the `B` of its eq. 63) builds it.
 
 pub mod classful;
+pub mod fifo;
 pub mod jobs;
 
 use crate::framing::Framing;
@@ -27,6 +32,7 @@ use crate::rng::Rng;
 use crate::time::Time;
 
 pub use classful::{BufferConfig, BufferPolicy, Classful, QdiscConfig, QueueConfig, SchedulerKind, Victim};
+pub use fifo::Fifo;
 pub use jobs::{Jobs, JobsClass, JobsParams};
 
 /// Where a discipline puts the packets it drops: the arriving one, or any it
@@ -45,10 +51,22 @@ pub struct Counter {
 }
 
 /// A queueing discipline on one output port.
+///
+/// The hooks, in the order the simulator (or the router) calls them:
+/// [`Qdisc::enqueue`] when a packet reaches the port (after any edge
+/// conditioner and loss element); [`Qdisc::dequeue`] whenever the link is
+/// free, and again when it becomes free, until it gives nothing; then, if
+/// packets wait, [`Qdisc::next_wakeup`] for a rate cap's next instant.
+/// Every packet the discipline drops, on arrival or on the way out, goes
+/// onto the caller's `dropped` with its [`DropReason`]. The rest are
+/// queries for measurement and signals (`signal`, DWRED's channel), never
+/// on the packet path. Large variants are boxed, so that a port holding
+/// the common FIFO stays small.
 #[derive(Debug)]
 pub enum Qdisc<M> {
-    Classful(Classful<M>),
-    Jobs(Jobs<M>),
+    Fifo(Fifo<M>),
+    Classful(Box<Classful<M>>),
+    Jobs(Box<Jobs<M>>),
 }
 
 impl<M> Qdisc<M> {
@@ -62,17 +80,21 @@ impl<M> Qdisc<M> {
     /// the buffers also count cells and schedulers see wire sizes
     /// ([`crate::framing`]).
     pub fn with_framing(config: &QdiscConfig, link_rate_bps: u64, framing: Framing, rng: Rng) -> Qdisc<M> {
+        if let Some(limit) = config.as_fifo() {
+            config.validate_for(framing).expect("qdisc configuration must be validated before use");
+            return Qdisc::Fifo(Fifo::new(limit, framing));
+        }
         match &config.scheduler {
             SchedulerKind::Jobs(params) => {
                 config.validate_for(framing).expect("qdisc configuration must be validated before use");
-                Qdisc::Jobs(Jobs::new(
+                Qdisc::Jobs(Box::new(Jobs::new(
                     params,
                     config.codepoint_table(),
                     config.buffers[0].policy.limit(),
                     link_rate_bps,
-                ))
+                )))
             }
-            _ => Qdisc::Classful(Classful::with_framing(config, link_rate_bps, framing, rng)),
+            _ => Qdisc::Classful(Box::new(Classful::with_framing(config, link_rate_bps, framing, rng))),
         }
     }
 
@@ -81,6 +103,7 @@ impl<M> Qdisc<M> {
     #[inline]
     pub fn enqueue(&mut self, pkt: Packet<M>, now: Time, dropped: &mut Dropped<M>) {
         match self {
+            Qdisc::Fifo(q) => q.enqueue(pkt, now, dropped),
             Qdisc::Classful(q) => q.enqueue(pkt, now, dropped),
             Qdisc::Jobs(q) => q.enqueue(pkt, now, dropped),
         }
@@ -91,6 +114,7 @@ impl<M> Qdisc<M> {
     #[inline]
     pub fn dequeue(&mut self, now: Time, dropped: &mut Dropped<M>) -> Option<Packet<M>> {
         match self {
+            Qdisc::Fifo(q) => q.dequeue(),
             Qdisc::Classful(q) => q.dequeue(now, dropped),
             Qdisc::Jobs(q) => q.dequeue(now),
         }
@@ -101,13 +125,14 @@ impl<M> Qdisc<M> {
     pub fn next_wakeup(&self, now: Time) -> Option<Time> {
         match self {
             Qdisc::Classful(q) => q.next_wakeup(now),
-            Qdisc::Jobs(_) => None,
+            Qdisc::Fifo(_) | Qdisc::Jobs(_) => None,
         }
     }
 
     /// Packets waiting (not counting one in transmission).
     pub fn len_packets(&self) -> u64 {
         match self {
+            Qdisc::Fifo(q) => q.len_packets(),
             Qdisc::Classful(q) => q.len_packets(),
             Qdisc::Jobs(q) => q.len_packets(),
         }
@@ -116,6 +141,7 @@ impl<M> Qdisc<M> {
     /// Bytes waiting.
     pub fn len_bytes(&self) -> u64 {
         match self {
+            Qdisc::Fifo(q) => q.len_bytes(),
             Qdisc::Classful(q) => q.len_bytes(),
             Qdisc::Jobs(q) => q.len_bytes(),
         }
@@ -124,6 +150,7 @@ impl<M> Qdisc<M> {
     /// Cells waiting (0 on a link without cell framing).
     pub fn len_cells(&self) -> u64 {
         match self {
+            Qdisc::Fifo(q) => q.len_cells(),
             Qdisc::Classful(q) => q.len_cells(),
             Qdisc::Jobs(_) => 0,
         }
@@ -133,6 +160,7 @@ impl<M> Qdisc<M> {
     /// boxed iterator per call).
     pub fn queued(&self) -> Box<dyn Iterator<Item = &Packet<M>> + '_> {
         match self {
+            Qdisc::Fifo(q) => Box::new(q.queued()),
             Qdisc::Classful(q) => Box::new(q.queued()),
             Qdisc::Jobs(q) => Box::new(q.queued()),
         }
@@ -142,16 +170,20 @@ impl<M> Qdisc<M> {
     /// time series, in each policy's unit (F-RED and DI-RO: cells).
     pub fn averages(&self, out: &mut Vec<Option<f64>>) {
         match self {
+            Qdisc::Fifo(_) => {
+                out.clear();
+                out.push(None);
+            }
             Qdisc::Classful(q) => q.averages(out),
             Qdisc::Jobs(_) => out.clear(),
         }
     }
 
-    /// The discipline's own counters (none for a classful qdisc).
+    /// The discipline's own counters (none for a FIFO or a classful qdisc).
     pub fn counters(&self, out: &mut Vec<Counter>) {
         out.clear();
         match self {
-            Qdisc::Classful(_) => {}
+            Qdisc::Fifo(_) | Qdisc::Classful(_) => {}
             Qdisc::Jobs(q) => q.report(out),
         }
     }
@@ -161,7 +193,7 @@ impl<M> Qdisc<M> {
     pub fn listens(&self, channel: u32) -> bool {
         match self {
             Qdisc::Classful(q) => q.listens(channel),
-            Qdisc::Jobs(_) => false,
+            Qdisc::Fifo(_) | Qdisc::Jobs(_) => false,
         }
     }
 
@@ -170,7 +202,7 @@ impl<M> Qdisc<M> {
     pub fn signal(&mut self, channel: u32, w_lsp_cwnd: f64) {
         match self {
             Qdisc::Classful(q) => q.signal(channel, w_lsp_cwnd),
-            Qdisc::Jobs(_) => {}
+            Qdisc::Fifo(_) | Qdisc::Jobs(_) => {}
         }
     }
 
@@ -178,6 +210,10 @@ impl<M> Qdisc<M> {
     /// others), for time series.
     pub fn dwred_max_th(&self, out: &mut Vec<Option<f64>>) {
         match self {
+            Qdisc::Fifo(_) => {
+                out.clear();
+                out.push(None);
+            }
             Qdisc::Classful(q) => q.dwred_max_th(out),
             Qdisc::Jobs(_) => out.clear(),
         }

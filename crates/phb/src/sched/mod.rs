@@ -99,6 +99,7 @@ pub mod mdp;
 pub mod pad;
 pub mod priority;
 pub mod scfq;
+pub mod tournament;
 pub mod virtual_clock;
 pub mod wf2q_plus;
 pub mod wfq;

@@ -17,6 +17,9 @@
 //! the smallest present), so after a busy period every `F_prev ≤ v̂` and each
 //! new tag is `v̂ + L/r_k`, the reset case shifted by `v̂`.
 //!
+//! The heads wait in a [`Tournament`] tree by tag: the smallest in O(1),
+//! O(log n) a packet to keep, instead of a scan of every queue.
+//!
 //! An evicted packet (a dropper's) never enters service, so `v̂` stays. Its
 //! tag leaves the FIFO and the packets behind it keep theirs; if the
 //! eviction empties the queue, `F_prev` rolls back to the evicted packet's
@@ -26,7 +29,8 @@
 
 use std::collections::VecDeque;
 
-use super::{check_heads, check_per_queue, evict_tag, smallest, Head, SchedError, Scheduler};
+use super::tournament::Tournament;
+use super::{check_heads, check_per_queue, evict_tag, Head, SchedError, Scheduler};
 use crate::time::Time;
 
 /// Self-Clocked Fair Queueing over `phi.len()` queues.
@@ -42,6 +46,8 @@ pub struct Scfq {
     last_start: Vec<f64>,
     /// Tags of the packets each queue holds, FIFO.
     tags: Vec<VecDeque<f64>>,
+    /// The non-empty queues by their head's tag.
+    heads: Tournament,
 }
 
 impl Scfq {
@@ -54,7 +60,13 @@ impl Scfq {
             last_finish: vec![0.0; queues],
             last_start: vec![0.0; queues],
             tags: vec![VecDeque::new(); queues],
+            heads: Tournament::new(queues),
         })
+    }
+
+    /// Queue `queue`'s head changed (or it emptied).
+    fn head_update(&mut self, queue: usize) {
+        self.heads.set(queue, self.tags[queue].front().copied());
     }
 
     /// `v̂`, the tag of the packet in service.
@@ -70,25 +82,29 @@ impl Scheduler for Scfq {
         self.last_start[queue] = s;
         self.last_finish[queue] = f;
         self.tags[queue].push_back(f);
+        if self.tags[queue].len() == 1 {
+            self.head_update(queue);
+        }
     }
 
     fn select(&mut self, heads: &[Option<Head>], _now: Time) -> Option<usize> {
         check_heads("SCFQ", heads, self.phi.len());
-        smallest(heads.iter().enumerate().filter(|(_, h)| h.is_some()).map(|(i, _)| {
-            let f = *self.tags[i].front().unwrap_or_else(|| panic!("SCFQ: queue {i} has a head but no tag"));
-            (i, f)
-        }))
+        let (_, q) = self.heads.min()?;
+        debug_assert!(heads[q].is_some(), "SCFQ: queue {q} has a tag but no head");
+        Some(q)
     }
 
     fn on_dequeue(&mut self, queue: usize, _size: u32, _now: Time) {
         let f = self.tags[queue].pop_front().unwrap_or_else(|| panic!("SCFQ: dequeue from empty queue {queue}"));
         self.v = f;
+        self.head_update(queue);
     }
 
     /// Tag popped, `v̂` unchanged; an emptied queue's `F_prev` rolls back
     /// (see the module doc).
     fn on_evict(&mut self, queue: usize, _size: u32, _now: Time) {
         evict_tag("SCFQ", queue, &mut self.tags[queue], &mut self.last_finish[queue], self.last_start[queue]);
+        self.head_update(queue);
     }
 }
 

@@ -54,6 +54,11 @@
 //! later than its finish under its queue's rate guarantee `r_i` alone plus
 //! `L_max/C`; property-tested under random arrivals in `sched::tests`.
 //!
+//! Cost: the heads wait in two [`Tournament`] trees, the ineligible ones by
+//! start tag and the eligible ones by finish tag; `select` moves those that
+//! `V` has reached from the first to the second (`V` never decreases, so a
+//! head once eligible stays so), O(log n) a packet instead of a scan.
+//!
 //! An evicted packet (a dropper's) did no work: `V` is not advanced. Its
 //! tags leave the FIFO and the packets behind it keep theirs; if the
 //! eviction empties the queue, `F_i` rolls back to the evicted packet's
@@ -62,7 +67,8 @@
 
 use std::collections::VecDeque;
 
-use super::{check_heads, check_per_queue, smallest, Head, SchedError, Scheduler};
+use super::tournament::Tournament;
+use super::{check_heads, check_per_queue, Head, SchedError, Scheduler};
 use crate::time::Time;
 
 /// WF²Q+ over `phi.len()` queues on a link of `link_rate_bps`.
@@ -85,6 +91,10 @@ pub struct Wf2qPlus {
     tags: Vec<VecDeque<(f64, f64)>>,
     /// Packets held over all queues (the sum of the FIFOs' lengths).
     queued: usize,
+    /// The heads not yet eligible (`S > V` when last looked at), by `S`.
+    waiting: Tournament,
+    /// The eligible heads (`S ≤ V`), by `F`.
+    eligible: Tournament,
 }
 
 impl Wf2qPlus {
@@ -105,7 +115,18 @@ impl Wf2qPlus {
             last_finish: vec![0.0; queues],
             tags: vec![VecDeque::new(); queues],
             queued: 0,
+            waiting: Tournament::new(queues),
+            eligible: Tournament::new(queues),
         })
+    }
+
+    /// Queue `queue`'s head changed (or it emptied): it waits, or is
+    /// eligible already.
+    fn head_update(&mut self, queue: usize) {
+        let head = self.tags[queue].front().copied();
+        let eligible = head.is_some_and(|(s, _)| s <= self.v);
+        self.waiting.set(queue, head.filter(|_| !eligible).map(|(s, _)| s));
+        self.eligible.set(queue, head.filter(|_| eligible).map(|(_, f)| f));
     }
 
     /// Counts the bytes of the packet in transmission sent by `now`.
@@ -144,19 +165,26 @@ impl Scheduler for Wf2qPlus {
         let f = s + size as f64 * self.sum_phi / self.phi[queue];
         self.last_finish[queue] = f;
         self.tags[queue].push_back((s, f));
+        if self.tags[queue].len() == 1 {
+            self.head_update(queue);
+        }
     }
 
     fn select(&mut self, heads: &[Option<Head>], now: Time) -> Option<usize> {
         check_heads("WF2Q+", heads, self.phi.len());
         self.advance(now);
-        let head_tag = |i: usize| -> (f64, f64) {
-            *self.tags[i].front().unwrap_or_else(|| panic!("WF2Q+: queue {i} has a head but no tag"))
-        };
-        let backlogged = || (0..heads.len()).filter(|&i| heads[i].is_some());
-        let min_s = backlogged().map(|i| head_tag(i).0).reduce(f64::min)?;
-        self.v = self.v.max(min_s);
-        let v = self.v;
-        smallest(backlogged().map(|i| (i, head_tag(i))).filter(|&(_, (s, _))| s <= v).map(|(i, (_, f))| (i, f)))
+        // V = max(V, min S): only when no head is eligible can min S exceed V.
+        if self.eligible.min().is_none() {
+            let (min_s, _) = self.waiting.min()?;
+            self.v = self.v.max(min_s);
+        }
+        while let Some((_, q)) = self.waiting.min().filter(|&(s, _)| s <= self.v) {
+            self.waiting.set(q, None);
+            self.eligible.set(q, Some(self.tags[q][0].1));
+        }
+        let (_, q) = self.eligible.min()?;
+        debug_assert!(heads[q].is_some(), "WF2Q+: queue {q} has a tag but no head");
+        Some(q)
     }
 
     /// Pops the tag; the previous packet's bytes not yet counted are done
@@ -167,6 +195,7 @@ impl Scheduler for Wf2qPlus {
         self.queued -= 1;
         self.v += self.in_service;
         self.in_service = size as f64;
+        self.head_update(queue);
     }
 
     /// Tags popped, no work counted; an emptied queue's `F_i` rolls back to
@@ -177,6 +206,7 @@ impl Scheduler for Wf2qPlus {
         if self.tags[queue].is_empty() {
             self.last_finish[queue] = s;
         }
+        self.head_update(queue);
     }
 }
 

@@ -19,6 +19,12 @@
 //!
 //! Units: `V` and tags in bytes per unit of weight (`r` in bytes/ns).
 //!
+//! Cost: the smallest head tag and the next GPS departure (the smallest
+//! last tag of a GPS-backlogged queue) are kept in [`Tournament`] trees,
+//! O(log n) a packet instead of a scan of every queue; `Σφ` over `B(t)`
+//! is summed again, in queue order as a scan sums it, only when `B(t)`
+//! changes.
+//!
 //! ## Evictions
 //!
 //! A packet evicted from the head of a queue (a dropper's) loses its tag;
@@ -34,7 +40,8 @@
 
 use std::collections::VecDeque;
 
-use super::{check_heads, check_per_queue, evict_tag, smallest, Head, SchedError, Scheduler};
+use super::tournament::Tournament;
+use super::{check_heads, check_per_queue, evict_tag, Head, SchedError, Scheduler};
 use crate::time::Time;
 
 /// WFQ / PGPS over `phi.len()` queues on a link of `link_rate_bps`.
@@ -54,6 +61,13 @@ pub struct Wfq {
     last_start: Vec<f64>,
     /// Finish tags of the packets each queue holds, FIFO.
     tags: Vec<VecDeque<f64>>,
+    /// The queues in `B(t)` by their last finish tag (a queue whose tag is
+    /// no longer above `V` leaves it before `V` is next advanced).
+    gps: Tournament,
+    /// `Σ_{j∈B(t)} φ_j`.
+    sum_phi: GpsSum,
+    /// The non-empty queues by their head's finish tag.
+    heads: Tournament,
 }
 
 impl Wfq {
@@ -65,13 +79,16 @@ impl Wfq {
             return Err(SchedError::Zero { scheduler: "WFQ", param: "link_rate_bps", value: 0.0 });
         }
         Ok(Wfq {
-            phi,
             rate: link_rate_bps as f64 / 8e9,
             v: 0.0,
             last: Time::ZERO,
             last_finish: vec![0.0; queues],
             last_start: vec![0.0; queues],
             tags: vec![VecDeque::new(); queues],
+            gps: Tournament::new(queues),
+            sum_phi: if sums_are_exact(&phi) { GpsSum::Kept(0.0) } else { GpsSum::Summed(Some(0.0)) },
+            phi,
+            heads: Tournament::new(queues),
         })
     }
 
@@ -83,17 +100,17 @@ impl Wfq {
         let mut left = (now - self.last).as_nanos() as f64;
         self.last = now;
         loop {
-            let mut sum_phi = 0.0;
-            let mut next_f = f64::INFINITY;
-            for (f, phi) in self.last_finish.iter().zip(&self.phi) {
-                if *f > self.v {
-                    sum_phi += phi;
-                    next_f = next_f.min(*f);
-                }
-            }
-            if sum_phi == 0.0 {
+            let Some((next_f, q)) = self.gps.min() else {
                 return; // GPS idle: V stands still.
+            };
+            if next_f <= self.v {
+                // GPS has finished queue q: it leaves B(t).
+                debug_assert_eq!(next_f, self.last_finish[q]);
+                self.gps.set(q, None);
+                self.sum_phi.leave(self.phi[q]);
+                continue;
             }
+            let sum_phi = self.sum_phi();
             let to_next = (next_f - self.v) * sum_phi / self.rate;
             if to_next <= left {
                 self.v = next_f;
@@ -110,6 +127,96 @@ impl Wfq {
         self.advance(now);
         self.v
     }
+
+    /// `Σφ` over `B(t)`, as a scan in queue order sums it.
+    fn sum_phi(&mut self) -> f64 {
+        match &mut self.sum_phi {
+            GpsSum::Kept(sum) => *sum,
+            GpsSum::Summed(sum) => *sum.get_or_insert_with(|| {
+                let mut total = 0.0;
+                for (q, phi) in self.phi.iter().enumerate() {
+                    if self.gps.key(q).is_some() {
+                        total += phi;
+                    }
+                }
+                total
+            }),
+        }
+    }
+
+    /// Queue `queue`'s last finish tag changed: it is in `B(t)` while the
+    /// tag exceeds `V`.
+    fn gps_update(&mut self, queue: usize) {
+        let f = self.last_finish[queue];
+        let member = f > self.v;
+        match (self.gps.key(queue).is_some(), member) {
+            (false, true) => self.sum_phi.join(self.phi[queue]),
+            (true, false) => self.sum_phi.leave(self.phi[queue]),
+            _ => {}
+        }
+        self.gps.set(queue, member.then_some(f));
+    }
+
+    /// Queue `queue`'s head changed (or it emptied).
+    fn head_update(&mut self, queue: usize) {
+        self.heads.set(queue, self.tags[queue].front().copied());
+    }
+}
+
+/// `Σ_{j∈B(t)} φ_j` as the GPS reference needs it: bit for bit what a scan
+/// of the queues in order sums.
+#[derive(Clone, Debug)]
+enum GpsSum {
+    /// Every sum of weights is exact in `f64` (see [`sums_are_exact`]), so
+    /// the sum is kept as queues join and leave `B(t)`, in O(1).
+    Kept(f64),
+    /// Otherwise it is summed again, in queue order, after `B(t)` changed
+    /// (`None` until then).
+    Summed(Option<f64>),
+}
+
+impl GpsSum {
+    fn join(&mut self, phi: f64) {
+        match self {
+            GpsSum::Kept(sum) => *sum += phi,
+            GpsSum::Summed(sum) => *sum = None,
+        }
+    }
+
+    fn leave(&mut self, phi: f64) {
+        match self {
+            GpsSum::Kept(sum) => *sum -= phi,
+            GpsSum::Summed(sum) => *sum = None,
+        }
+    }
+}
+
+/// Whether every partial sum of `weights`, in any order, is exact in `f64`:
+/// all are whole multiples of one power of two whose total stays below
+/// 2⁵³ of them (weights 1, 2, 3 or 0.5, 0.25 are; 0.9 and 0.1 are not).
+/// Adding and subtracting then give what a scan in queue order sums.
+fn sums_are_exact(weights: &[f64]) -> bool {
+    // Each weight as `m·2^e`, `m` odd.
+    let parts: Vec<(u64, i32)> = weights
+        .iter()
+        .map(|&w| {
+            let bits = w.to_bits();
+            let (exponent, fraction) = (((bits >> 52) & 0x7ff) as i32, bits & ((1 << 52) - 1));
+            let (m, e) = if exponent == 0 { (fraction, -1074) } else { (fraction | 1 << 52, exponent - 1075) };
+            let zeros = m.trailing_zeros();
+            (m >> zeros, e + zeros as i32)
+        })
+        .collect();
+    let Some(lowest) = parts.iter().map(|&(_, e)| e).min() else { return true };
+    let mut total: u128 = 0;
+    for (m, e) in parts {
+        let shift = (e - lowest) as u32;
+        if shift >= 53 {
+            return false;
+        }
+        total += (m as u128) << shift;
+    }
+    total < 1 << 53
 }
 
 impl Scheduler for Wfq {
@@ -120,20 +227,24 @@ impl Scheduler for Wfq {
         self.last_start[queue] = s;
         self.last_finish[queue] = f;
         self.tags[queue].push_back(f);
+        self.gps_update(queue);
+        if self.tags[queue].len() == 1 {
+            self.head_update(queue);
+        }
     }
 
     fn select(&mut self, heads: &[Option<Head>], now: Time) -> Option<usize> {
         check_heads("WFQ", heads, self.phi.len());
         self.advance(now);
-        smallest(heads.iter().enumerate().filter(|(_, h)| h.is_some()).map(|(i, _)| {
-            let f = *self.tags[i].front().unwrap_or_else(|| panic!("WFQ: queue {i} has a head but no tag"));
-            (i, f)
-        }))
+        let (_, q) = self.heads.min()?;
+        debug_assert!(heads[q].is_some(), "WFQ: queue {q} has a tag but no head");
+        Some(q)
     }
 
     fn on_dequeue(&mut self, queue: usize, _size: u32, now: Time) {
         self.advance(now);
         self.tags[queue].pop_front();
+        self.head_update(queue);
     }
 
     /// Pops the head's tag; an emptied queue's `F_prev` rolls back to the
@@ -141,6 +252,8 @@ impl Scheduler for Wfq {
     fn on_evict(&mut self, queue: usize, _size: u32, now: Time) {
         self.advance(now);
         evict_tag("WFQ", queue, &mut self.tags[queue], &mut self.last_finish[queue], self.last_start[queue]);
+        self.gps_update(queue);
+        self.head_update(queue);
     }
 }
 
@@ -231,6 +344,16 @@ mod tests {
         // GPS still serves 2000 units: V = 2000 at 16 µs.
         assert_eq!(s.virtual_time(Time::from_micros(16)), 2000.0);
         assert_eq!(s.virtual_time(Time::from_micros(20)), 2000.0);
+    }
+
+    #[test]
+    fn sums_are_exact_for_whole_and_dyadic_weights_only() {
+        assert!(sums_are_exact(&[1.0, 2.0, 3.0, 64.0]));
+        assert!(sums_are_exact(&[0.5, 0.25, 1.5]));
+        assert!(!sums_are_exact(&[0.9, 0.1]));
+        assert!(!sums_are_exact(&[1.0, 1e-30]));
+        assert!(!sums_are_exact(&[1.0, 2f64.powi(53)]));
+        assert!(sums_are_exact(&[2f64.powi(52), 2f64.powi(52)]));
     }
 
     /// Bennett & Zhang's example (WF²Q, INFOCOM 1996): queue 0 has

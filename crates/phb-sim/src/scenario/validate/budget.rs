@@ -37,7 +37,7 @@ use phb::queue::{BufferPolicy, QdiscConfig};
 
 use super::generators::links_made;
 use super::{Context, Links, Nodes, Result};
-use crate::net::routing::{adjacency, pinned_path, shortest_path};
+use crate::net::routing::{Topology, Wanted};
 use crate::scenario::location::join;
 use crate::scenario::model::{LspDef, NodeKind, RunConfig, TrafficGroup, Transport};
 use crate::scenario::raw;
@@ -350,28 +350,28 @@ fn port_of_scope(scope: &str, nodes: &Nodes, links: &Links) -> Option<usize> {
 }
 
 /// The ports some flow's packets (or a TCP flow's ACKs) cross, routed as
-/// the simulator routes them; each pair of ends is routed once.
+/// the simulator routes them.
 fn ports_on_routes(nodes: &Nodes, links: &Links, groups: &[TrafficGroup]) -> Vec<usize> {
-    let adjacency = adjacency(nodes.defs.len(), &links.defs);
-    let forwards: Vec<bool> = nodes.defs.iter().map(|n| n.kind == NodeKind::Router).collect();
-    let mut used = vec![false; 2 * links.defs.len()];
+    let topology = Topology::new(
+        nodes.defs.iter().map(|n| n.kind == NodeKind::Router).collect(),
+        links.defs.iter().map(|l| (l.a, l.b, l.delay)),
+    );
+    let mut wanted = Vec::with_capacity(2 * groups.len());
     let mut routed = HashSet::new();
     for group in groups {
-        let mut ends = vec![(group.src, group.dst)];
-        if matches!(group.transport, Transport::Tcp(_)) {
-            ends.push((group.dst, group.src));
-        }
-        for (k, (src, dst)) in ends.into_iter().enumerate() {
-            let route = match &group.path {
-                Some(path) if k == 0 => pinned_path(&adjacency, path),
-                Some(path) => pinned_path(&adjacency, &path.iter().rev().copied().collect::<Vec<_>>()),
-                None if !routed.insert((src, dst)) => continue,
-                None => shortest_path(&adjacency, &forwards, src, dst),
-            };
-            for port in route.into_iter().flatten() {
-                used[port] = true;
+        let tcp = matches!(group.transport, Transport::Tcp(_));
+        for reversed in [false, true].into_iter().take(1 + usize::from(tcp)) {
+            let (src, dst) = if reversed { (group.dst, group.src) } else { (group.src, group.dst) };
+            match &group.path {
+                Some(nodes) => wanted.push(Wanted::Pinned { nodes, reversed }),
+                None if routed.insert((src, dst)) => wanted.push(Wanted::Shortest { src, dst }),
+                None => {}
             }
         }
+    }
+    let mut used = vec![false; 2 * links.defs.len()];
+    for port in topology.route_all(&wanted).into_iter().flatten().flatten() {
+        used[port] = true;
     }
     (0..used.len()).filter(|&p| used[p]).collect()
 }

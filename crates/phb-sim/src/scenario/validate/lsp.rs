@@ -9,7 +9,7 @@ use phb::classify::dscp;
 use phb::mark::{TwamParams, WindowSum};
 
 use super::{list, Context, Links, Nodes, Result};
-use crate::net::routing::{adjacency, shortest_path};
+use crate::net::routing::{Topology, Wanted};
 use crate::scenario::location::join;
 use crate::scenario::model::{ClassDef, LspDef, LspMarker, NodeKind, TrafficGroup, Transport, WindowInput};
 use crate::scenario::raw;
@@ -140,8 +140,10 @@ impl Context<'_> {
                 self.err(&key("members"), "an LSP needs at least one member: [[lsps.NAME.members]] groups = [...]")
             );
         }
-        let adjacency = adjacency(nodes.defs.len(), &links.defs);
-        let forwards: Vec<bool> = nodes.defs.iter().map(|n| n.kind == NodeKind::Router).collect();
+        let topology = Topology::new(
+            nodes.defs.iter().map(|n| n.kind == NodeKind::Router).collect(),
+            links.defs.iter().map(|l| (l.a, l.b, l.delay)),
+        );
         let mut members = Vec::with_capacity(l.members.len());
         let mut r = Vec::with_capacity(l.members.len());
         for (m, member) in l.members.iter().enumerate() {
@@ -174,14 +176,11 @@ impl Context<'_> {
                         format!("group {g} is not TCP: window = \"cwnd\" reads TCP senders' windows (window = \"passive\" counts packets of any flow)"),
                     ));
                 }
-                let ports = match &group.path {
-                    Some(hops) => hops
-                        .windows(2)
-                        .map(|w| adjacency[w[0]].iter().find(|&&(n, _, _)| n == w[1]).map(|&(_, p, _)| p))
-                        .collect::<Option<Vec<usize>>>(),
-                    None => shortest_path(&adjacency, &forwards, group.src, group.dst),
-                }
-                .unwrap_or_default();
+                let wanted = match &group.path {
+                    Some(nodes) => Wanted::Pinned { nodes, reversed: false },
+                    None => Wanted::Shortest { src: group.src, dst: group.dst },
+                };
+                let ports = topology.route_all(&[wanted]).pop().flatten().unwrap_or_default();
                 let link = links.between(ingress.0, ingress.1).expect("checked above");
                 let port = 2 * link + usize::from(links.defs[link].a != ingress.0);
                 if !ports.contains(&port) {
