@@ -123,13 +123,13 @@ mod tests {
             prop_assert_eq!(got, expected);
         }
 
-        /// As a simulator uses it: pushes never earlier than the last pop,
-        /// at every distance (the same nanosecond, the same slot, the
-        /// wheel's span and far beyond), between pops. The wheel pops what
-        /// the heap pops.
+        /// As a simulator uses it: pushes between pops at every distance
+        /// from the last pop (the same nanosecond, the same slot, the
+        /// wheel's span and far beyond, and in the past: a deadline already
+        /// passed). The wheel pops what the heap pops.
         #[test]
         fn the_wheel_pops_what_the_heap_pops(
-            steps in proptest::collection::vec((0usize..4, 0u32..8, 0u8..5), 1..400),
+            steps in proptest::collection::vec((0usize..4, 0u32..8, 0u8..6), 1..400),
         ) {
             let mut heap = HeapEventList::default();
             let mut wheel = WheelEventList::default();
@@ -137,6 +137,13 @@ mod tests {
             let mut id = 0;
             for (pops, pushes, reach) in steps {
                 for _ in 0..pushes {
+                    if reach == 5 {
+                        let back = (id as u64 * 7919) % (1 << 22);
+                        heap.push(Time(now.saturating_sub(back)), id);
+                        wheel.push(Time(now.saturating_sub(back)), id);
+                        id += 1;
+                        continue;
+                    }
                     let ahead = match reach {
                         0 => 0,
                         1 => id as u64 % 7,

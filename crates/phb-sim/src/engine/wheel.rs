@@ -17,8 +17,9 @@
 //! point: one heap of a million entries costs a cache miss a level on
 //! every push and pop.
 //!
-//! An event may be scheduled at the current time or later, never earlier
-//! than the last one popped (the simulator never does otherwise).
+//! An event scheduled before the current slot (in the past: a deadline
+//! that has already passed) joins the current slot's heap, where it is the
+//! smallest, so it leaves next, as from one heap.
 
 use std::collections::BinaryHeap;
 
@@ -67,8 +68,7 @@ impl<E> WheelEventList<E> {
     #[inline]
     fn file(&mut self, entry: Entry<E>) {
         let slot = entry.time.as_nanos() >> SLOT_BITS;
-        debug_assert!(slot >= self.current, "an event scheduled before the current slot");
-        if slot == self.current {
+        if slot <= self.current {
             self.now.push(entry);
         } else if slot - self.current < SLOTS as u64 {
             let i = slot as usize % SLOTS;
