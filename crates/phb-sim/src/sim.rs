@@ -576,7 +576,7 @@ impl<'s> Sim<'s> {
         let f = pkt.flow as usize;
         let now = self.now;
         let FlowTransport::Tcp(tcp) = &mut self.flows[f].transport else { unreachable!() };
-        let ack = tcp.receiver.on_segment(pkt.meta.seq, pkt.meta.len(), pkt.created, now);
+        let ack = tcp.receiver.on_segment(pkt.meta.seq, pkt.meta.payload_len(), pkt.created, now);
         let delivered = tcp.receiver.delivered;
         if let Some(deadline) = tcp.receiver.delack_deadline() {
             if tcp.delack_event.is_none_or(|pending| deadline < pending) {

@@ -67,7 +67,7 @@ impl Meta {
 
     /// TCP data's payload bytes.
     #[inline]
-    pub fn len(&self) -> u32 {
+    pub fn payload_len(&self) -> u32 {
         debug_assert_eq!(self.kind, Kind::Data);
         self.word
     }

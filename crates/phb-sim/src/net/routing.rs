@@ -126,6 +126,11 @@ pub enum Wanted<'a> {
     Pinned { nodes: &'a [usize], reversed: bool },
 }
 
+/// A neighbour's offer of a path to a destination host: the host's label
+/// through it, the neighbour's own `(delay, hops, node)` (the order the
+/// search expands nodes in) and the port from it.
+type HostOffer = ((Time, u32), (Time, u32, usize), usize);
+
 /// No node (for a dense router index).
 const NONE: u32 = u32::MAX;
 
@@ -292,7 +297,7 @@ impl Topology {
         if !self.forwards[dst] && dst != tree.root {
             // A host: the neighbour the search expands first among those
             // offering its best label, the link listed first between them.
-            let mut best: Option<((Time, u32), (Time, u32, usize), usize)> = None;
+            let mut best: Option<HostOffer> = None;
             for &(from, port, delay) in &self.incoming[dst] {
                 let Some((dist, hops)) = self.label(tree, from) else { continue };
                 let offer = (dist + delay, hops + 1);
