@@ -161,7 +161,7 @@ fn measure_qdisc(config: &QdiscConfig, classes: usize, offered: &[(u8, u32, Colo
         q.enqueue(packet(i as u32, a, now), now, &mut dropped);
         while q.len_packets() > level {
             match q.dequeue(now, &mut dropped) {
-                Some(pkt) => now = now + Time::transmission(pkt.size, RATE_BPS),
+                Some(pkt) => now += Time::transmission(pkt.size, RATE_BPS),
                 None => now = q.next_wakeup(now).unwrap_or(now + Time::from_micros(1)),
             }
         }
@@ -212,7 +212,7 @@ fn measure_meter(meter: &mut AnyMeter, offered: &[(u8, u32, Colour)]) -> f64 {
     let (clock, cpu) = (CpuClock::start(), CpuClock::thread_ns());
     for &(_, size, colour) in offered {
         greens += u64::from(meter.meter(size, colour, now) == Colour::Green);
-        now = now + Time::transmission(size, RATE_BPS);
+        now += Time::transmission(size, RATE_BPS);
     }
     let ns = clock.elapsed(cpu) / offered.len() as f64;
     std::hint::black_box(greens);
