@@ -368,19 +368,33 @@ def _add_workflow(sub) -> None:
 
     rep = sub.add_parser(
         "report",
-        help="write the HTML reproduction report",
+        help="write the reproduction report (HTML, or the catalog's outcome in Markdown)",
         description=_wrap(
             "Write a static HTML page with every catalog entry's plots, our values beside the "
             "expected ones, pass or fail, assumptions and run parameters, from the results "
             "`phblab reproduce` left (or after running them, with --run). The page and every "
-            "file it links are in the output directory; open index.html in a browser."
+            "file it links are in the output directory; open index.html in a browser. "
+            "With --format markdown, write the catalog's outcome as one Markdown document instead "
+            "(each entry's checks with the paper's value, ours, CI, verdict, kind and cause, stamped "
+            "with the phblab version, commit and date of its run), as docs/catalog-outcome.md is."
         ),
         formatter_class=fmt,
     )
     rep.add_argument(
         "ids", nargs="*", metavar="ENTRY", help="entries to include (ids as for reproduce; default: every entry)"
     )
-    rep.add_argument("--out", metavar="DIR", help="output directory (default results/report)")
+    rep.add_argument(
+        "--format",
+        choices=["html", "markdown"],
+        default="html",
+        help="html: a page with plots in --out DIR; markdown: the catalog's outcome as one document "
+        "(to stdout, or to --out FILE), as docs/catalog-outcome.md is",
+    )
+    rep.add_argument(
+        "--out",
+        metavar="PATH",
+        help="html: output directory (default results/report); markdown: a file (default stdout)",
+    )
     rep.add_argument("--results", metavar="DIR", help="reproduce results to read (default results/reproduce)")
     rep.add_argument("--catalog", metavar="DIR", help="the catalog root (default: ./scenarios)")
     rep.add_argument("--run", action="store_true", help="run `reproduce` on every entry first")
@@ -686,7 +700,8 @@ def _reproduce(args: argparse.Namespace) -> int:
     except catalog.CatalogError as e:
         raise _BadInput(str(e)) from None
     results = args.results or catalog.DEFAULT_RESULTS
-    failed = []
+    failed: list[str] = []
+    unexplained: list[str] = []
     with _DaskClient(args.dask) as client:
         for i, entry in enumerate(entries):
             if i:
@@ -709,12 +724,16 @@ def _reproduce(args: argparse.Namespace) -> int:
             print(catalog.format_outcome(outcome), flush=True)
             if not outcome.passed:
                 failed.append(entry.id)
+            unexplained += [entry.id] * sum(c.failure == catalog.UNEXPLAINED for c in outcome.checks)
     if len(entries) > 1:
         print()
         print(
             f"{len(entries) - len(failed)}/{len(entries)} entries pass"
             + (f"; failing: {', '.join(failed)}" if failed else "")
         )
+        if unexplained:
+            where = ", ".join(dict.fromkeys(unexplained))
+            print(f"{len(unexplained)} failing checks without a cause (unexplained), in {where}")
     return EXIT_REPRODUCTION_FAILED if failed else 0
 
 
@@ -739,12 +758,21 @@ def _report(args: argparse.Namespace) -> int:
                     congestion=args.congestion,
                 )
                 print(catalog.format_outcome(outcome).splitlines()[-1].strip() + f"  ({entry.id})")
-        page = report.write_report(out=args.out or report.DEFAULT_OUT, results=results, entries=entries)
+        if args.format == "markdown":
+            from phblab.catalog import markdown
+
+            text = markdown.render(entries, results, _core.version())
+            if args.out is None:
+                sys.stdout.write(text)
+                return 0
+            page = markdown.write(args.out, text)
+        else:
+            page = report.write_report(out=args.out or report.DEFAULT_OUT, results=results, entries=entries)
     except (ValueError, FileExistsError) as e:  # a CatalogError, a value the sweep refused, a foreign --out
         if isinstance(e, _core.ScenarioError):
             raise
         raise _BadInput(str(e)) from None
-    print(f"report written to {page}")
+    print(f"report written to {page}", file=sys.stderr if args.format == "markdown" else sys.stdout)
     return 0
 
 
