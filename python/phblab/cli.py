@@ -22,7 +22,7 @@ import os
 import sys
 import textwrap
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -181,7 +181,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     emu.add_argument("--set", metavar="KEY=VALUE", action="append", default=[], dest="overrides", help=_SET_HELP)
     emu.add_argument(
-        "--cleanup", action="store_true", help="remove what killed runs left behind (orphaned agents), then exit"
+        "--cleanup",
+        action="store_true",
+        help="stop the processes (and so the namespaces) and remove the temporary directories of "
+        "emulations whose phblab process was killed, then exit",
     )
     emu.add_argument("--quiet", "-q", action="store_true", help="print only where the results went")
     emu.set_defaults(func=_emulate)
@@ -199,6 +202,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     validate.add_argument("file", metavar="FILE", help="the scenario file (TOML)")
     validate.add_argument("--set", metavar="KEY=VALUE", action="append", default=[], dest="overrides", help=_SET_HELP)
+    validate.add_argument(
+        "--backend",
+        choices=("simulate", "emulate"),
+        default="simulate",
+        help="check what this backend can run: phblab's simulator (default) or `phblab emulate`",
+    )
     validate.set_defaults(func=_validate)
     _add_workflow(sub)
     return parser
@@ -428,6 +437,7 @@ def _run(args: argparse.Namespace) -> int:
     from phblab.results import Results
 
     text = _read(args.file)
+    out = _out_dir(args.out, lambda: Path("results") / _core.validate(text, args.file, args.overrides)["name"], "run")
     bar = None if args.quiet else api.ProgressBar()
     start = time.perf_counter()
     try:
@@ -439,8 +449,19 @@ def _run(args: argparse.Namespace) -> int:
     results = Results.from_core(
         raw, wall_time_s=wall, overrides=args.overrides, version=_core.version(), scenario_text=text
     )
-    _write_results(results, Path(args.out) if args.out else Path("results") / results.summary["scenario"], args.quiet)
+    _write_results(results, out, args.quiet)
     return 0
+
+
+def _out_dir(given: str | None, default: Callable[[], Path], kind: str) -> Path:
+    """The output directory (`--out`, else `default()`), checked before
+    anything runs: new, empty, or phblab's directory of `kind`
+    (`outdir.claim`; NotOurs otherwise)."""
+    from phblab import outdir
+
+    out = Path(given) if given is not None else default()
+    outdir.claim(out, kind)
+    return out
 
 
 def _write_results(results: Results, out: Path, quiet: bool) -> None:
@@ -468,6 +489,9 @@ def _emulate(args: argparse.Namespace) -> int:
     if args.file is None:
         raise _BadInput("emulate: give a scenario FILE (or --cleanup)")
     text = _read(args.file)
+    sets = emulate.settings(args.overrides, args.duration)
+    name = _core.validate(text, args.file, sets, "emulate")["name"]
+    out = _out_dir(args.out, lambda: Path("results") / f"{name}-emulate", "emulated-run")
     try:
         results = emulate.emulate(
             text,
@@ -482,14 +506,13 @@ def _emulate(args: argparse.Namespace) -> int:
         if e.bad_input:
             raise _BadInput(str(e)) from None
         raise
-    default = Path("results") / f"{results.summary['scenario']}-emulate"
-    _write_results(results, Path(args.out) if args.out else default, args.quiet)
+    _write_results(results, out, args.quiet)
     return 0
 
 
 def _validate(args: argparse.Namespace) -> int:
     text = _read(args.file)
-    d = _core.validate(text, args.file, args.overrides)
+    d = _core.validate(text, args.file, args.overrides, args.backend)
     classes = d["classes"]
     print(
         f"{args.file}: ok — {d['nodes']} nodes, {d['links']} links, {d['flows']} flows "
@@ -679,27 +702,41 @@ def _for_backend(entries: list, backend: str, every: bool) -> list:
     return allowed
 
 
-def _reproduce(args: argparse.Namespace) -> int:
+def _catalog_root(given: str | None) -> Path:
+    """The catalog's root directory (`--catalog`, else the default);
+    _BadInput if it is not a directory."""
     from phblab import catalog
 
+    root = Path(given) if given is not None else catalog.default_catalog()
+    if not root.is_dir():
+        raise _BadInput(f"--catalog {root}: not a directory (the catalog is a directory of scenario files)")
+    return root
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    from phblab import catalog, outdir
+
     _check_backend(args)
+    root = _catalog_root(args.catalog)
     try:
         if args.list:
             errors: list[catalog.CatalogError] = []
-            print(catalog.list_entries(catalog.load_catalog(args.catalog, errors)))
+            print(catalog.list_entries(catalog.load_catalog(root, errors)))
             for e in errors:
                 print(f"error: {e}", file=sys.stderr)
             return EXIT_BAD_INPUT if errors else 0
         if args.all:
-            entries = catalog.load_catalog(args.catalog)
+            entries = catalog.load_catalog(root)
         elif args.ids:
-            entries = catalog.find_entries(args.ids, args.catalog)
+            entries = catalog.find_entries(args.ids, root)
         else:
             raise _BadInput("give entry ids, --all or --list (see phblab reproduce --help)")
         entries = _for_backend(entries, args.backend, every=args.all)
     except catalog.CatalogError as e:
         raise _BadInput(str(e)) from None
     results = args.results or catalog.DEFAULT_RESULTS
+    for entry in entries:  # every output directory is checked before anything runs
+        outdir.claim(catalog.entry_dir(entry, results, args.backend), "reproduction")
     failed: list[str] = []
     unexplained: list[str] = []
     with _DaskClient(args.dask) as client:
@@ -745,8 +782,13 @@ def _report(args: argparse.Namespace) -> int:
         _check_backend(args)
     elif args.backend != "simulate" or args.congestion is not None:
         raise _BadInput("--backend and --congestion apply to --run; the report shows every backend's results it finds")
+    elif args.results is not None and not Path(results).is_dir():
+        raise _BadInput(f"--results {results}: not a directory (run `phblab reproduce` first, or give --run)")
+    root = _catalog_root(args.catalog)
+    if args.format != "markdown":  # the Markdown outcome is one file (markdown.write checks it)
+        out = _out_dir(args.out, lambda: report.DEFAULT_OUT, "report")
     try:
-        entries = catalog.find_entries(args.ids, args.catalog) if args.ids else catalog.load_catalog(args.catalog)
+        entries = catalog.find_entries(args.ids, root) if args.ids else catalog.load_catalog(root)
         if args.run:
             for entry in _for_backend(entries, args.backend, every=not args.ids):
                 outcome = catalog.reproduce(
@@ -767,7 +809,7 @@ def _report(args: argparse.Namespace) -> int:
                 return 0
             page = markdown.write(args.out, text)
         else:
-            page = report.write_report(out=args.out or report.DEFAULT_OUT, results=results, entries=entries)
+            page = report.write_report(out=out, results=results, entries=entries)
     except (ValueError, FileExistsError) as e:  # a CatalogError, a value the sweep refused, a foreign --out
         if isinstance(e, _core.ScenarioError):
             raise
@@ -776,9 +818,18 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_paths(args: argparse.Namespace) -> None:
+    """Refuses an empty directory option (`--out ''` would otherwise mean
+    the default, or the current directory)."""
+    for option in ("out", "results", "catalog"):
+        if getattr(args, option, None) == "" and not (option == "results" and args.command == "plot"):
+            raise _BadInput(f"--{option} '': give a directory (or leave the option out for the default)")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        _check_paths(args)
         return args.func(args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -789,8 +840,31 @@ def main(argv: list[str] | None = None) -> int:
             if os.environ.get("PHBLAB_TRACEBACK"):
                 raise
             status = EXIT_RUN_FAILED
-        print(f"error: {message}", file=sys.stderr)
+        print(f"error: {printable(message)}", file=sys.stderr)
         return status
+
+
+#: the longest message printed whole; a longer one keeps its start and end
+MESSAGE_MAX_CHARS = 600
+
+
+def printable(message: str) -> str:
+    """`message` safe for a terminal, on one line: control and invisible
+    characters escaped (a name holding an escape sequence never reaches the
+    terminal raw), and cut in the middle past `MESSAGE_MAX_CHARS` (a 100 KB
+    value is not echoed whole)."""
+    import unicodedata
+
+    shown = "".join(
+        c
+        if c == " " or unicodedata.category(c) not in ("Cc", "Cf", "Zl", "Zp")
+        else c.encode("unicode_escape").decode()
+        for c in message
+    )
+    if len(shown) > MESSAGE_MAX_CHARS:
+        half = MESSAGE_MAX_CHARS // 2
+        shown = f"{shown[:half]} … {shown[-half:]}"
+    return shown
 
 
 def _failure(e: Exception) -> tuple[int | None, str]:

@@ -23,6 +23,7 @@ is not known and is not drawn.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -37,7 +38,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from phblab import stats  # noqa: E402
+from phblab import outdir, stats  # noqa: E402
 
 END_TO_END = "end-to-end"
 
@@ -123,15 +124,41 @@ def _paths(out: str | os.PathLike) -> list[Path]:
     return [out.with_name(out.name + ".png"), out.with_name(out.name + ".svg")]
 
 
-def save(fig, out: str | os.PathLike) -> list[Path]:
-    """Writes `fig` as PNG and SVG (`out` without suffix); closes it."""
+#: what each format records of its maker, so that phblab knows its own plots again
+MAKER = "phblab plot"
+_METADATA = {"png": {"Software": MAKER}, "svg": {"Creator": MAKER, "Date": None}}
+
+
+def _made_by(existing: Any, makers: Sequence[bytes]) -> bool:
+    """Whether the PNG or SVG file `existing` (open for reading) names one
+    of `makers` as its maker, in the metadata at its start."""
+    head = existing.read(1 << 16)
+    if head.startswith(b"\x89PNG"):
+        head = head[: head.find(b"IDAT")]  # the text chunks come before the image
+        return any(b"tEXtSoftware\x00" + m in head for m in makers)
+    return any(b"<dc:title>" + m in head for m in makers)
+
+
+def _draw(fig, fmt: str, f: Any) -> None:
+    fig.savefig(f, format=fmt, dpi=120, bbox_inches="tight", metadata=_METADATA[fmt])
+
+
+def save(fig, out: str | os.PathLike, *, in_results: bool = False) -> list[Path]:
+    """Writes `fig` as PNG and SVG (`out` without suffix); closes it. An
+    existing file is replaced only if phblab drew it (`outdir.write_file`);
+    `in_results`: `out` is in the `plots` directory phblab keeps in a
+    results directory, which must not be a link, and whose files drawn by
+    earlier versions (by Matplotlib, without phblab's name) are phblab's."""
     paths = _paths(out)
-    paths[0].parent.mkdir(parents=True, exist_ok=True)
-    for p in paths:
-        tmp = p.with_name(f".{p.name}.tmp-{os.getpid()}{p.suffix}")
-        fig.savefig(tmp, dpi=120, bbox_inches="tight", metadata={"Date": None} if p.suffix == ".svg" else None)
-        os.replace(tmp, p)
-    plt.close(fig)
+    if in_results:
+        outdir.subdirectory(paths[0].parent.parent, paths[0].parent.name)
+    makers = [MAKER.encode(), b"Matplotlib"] if in_results else [MAKER.encode()]
+    try:
+        for p in paths:
+            write = functools.partial(_draw, fig, p.suffix[1:])
+            outdir.write_file(p, write, functools.partial(_made_by, makers=makers))
+    finally:
+        plt.close(fig)
     return paths
 
 
@@ -324,7 +351,7 @@ def plot_metric(
         ax.legend(fontsize=8, title=", ".join(k for k in line_keys if k not in ("class", "group", "scope")) or None)
     ax.grid(True, alpha=0.3)
     if out is None:
-        out = sw.dir / "plots" / f"{_safe(y)}-vs-{_safe(x)}"
+        return save(fig, sw.dir / "plots" / f"{_safe(y)}-vs-{_safe(x)}", in_results=True)
     return save(fig, out)
 
 
@@ -390,7 +417,7 @@ def plot_timeseries(
     axes[-1].set_xlabel("time (s)")
     axes[0].set_title(f"{summary.get('scenario')}, seed {summary.get('seed')} (dotted: end of warm-up)", fontsize=9)
     if out is None:
-        out = _default_run_out(results, "timeseries")
+        return save(fig, _default_run_out(results, "timeseries"), in_results=True)
     return save(fig, out)
 
 
@@ -426,7 +453,7 @@ def plot_delay_cdf(
     ax.legend(fontsize=8, title="class")
     ax.grid(True, alpha=0.3)
     if out is None:
-        out = _default_run_out(results, f"delay-cdf-{_safe(scope)}")
+        return save(fig, _default_run_out(results, f"delay-cdf-{_safe(scope)}"), in_results=True)
     return save(fig, out)
 
 

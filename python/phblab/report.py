@@ -311,8 +311,8 @@ def _results_block(
     parts.append(f'<p class="{status}">{status.upper()}: {_e(tally(checks))}</p>')
     for rel in doc.get("plots", []):
         png = d / rel
-        if not png.is_file():
-            continue
+        if not outdir.inside(rel) or not png.is_file():
+            continue  # a plot named outside the entry's directory is not copied
         img = Path("img") / f"{tag}__{Path(rel).name}"
         _copy(png, out / img)
         svg = png.with_suffix(".svg")

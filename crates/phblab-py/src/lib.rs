@@ -33,7 +33,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use phb_sim::output::parquet_file::to_parquet;
-use phb_sim::{Column, Scenario, Table};
+use phb_sim::{Backend, Column, Scenario, Table};
 
 create_exception!(
     phblab._core,
@@ -54,23 +54,28 @@ fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
-fn load(text: &str, source_name: &str, overrides: &[String]) -> PyResult<Scenario> {
-    phb_sim::load(text, source_name, overrides).map_err(|e| ScenarioError::new_err(e.to_string()))
+fn load(text: &str, source_name: &str, overrides: &[String], backend: Backend) -> PyResult<Scenario> {
+    phb_sim::load_for(text, source_name, overrides, backend).map_err(|e| ScenarioError::new_err(e.to_string()))
 }
 
 /// Validates scenario `text` (called `source_name` in messages) with
-/// `overrides` (`"path.to.key=value"`) applied; raises `ScenarioError` or
-/// returns a short description of the scenario, with its link directions
-/// (`"a->b"`, the scopes a time series may name), generated ones included.
+/// `overrides` (`"path.to.key=value"`) applied, for `backend` ("simulate"
+/// or "emulate": what that backend cannot run is refused too); raises
+/// `ScenarioError` or returns a short description of the scenario, with its
+/// link directions (`"a->b"`, the scopes a time series may name),
+/// generated ones included.
 #[pyfunction]
-#[pyo3(signature = (text, source_name = "<string>", overrides = Vec::new()))]
+#[pyo3(signature = (text, source_name = "<string>", overrides = Vec::new(), backend = "simulate"))]
 fn validate<'py>(
     py: Python<'py>,
     text: &str,
     source_name: &str,
     overrides: Vec<String>,
+    backend: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let scenario = load(text, source_name, &overrides)?;
+    let backend = Backend::from_name(backend)
+        .ok_or_else(|| PyValueError::new_err(format!("backend {backend:?}: one of simulate, emulate")))?;
+    let scenario = load(text, source_name, &overrides, backend)?;
     let d = PyDict::new(py);
     d.set_item("name", &scenario.name)?;
     d.set_item("duration_s", scenario.run.duration.as_secs_f64())?;
@@ -110,10 +115,7 @@ fn run<'py>(
     overrides: Vec<String>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let scenario = load(text, source_name, &overrides)?;
-    if let Some(why) = scenario.not_simulable() {
-        return Err(ScenarioError::new_err(format!("{source_name}: {why}")));
-    }
+    let scenario = load(text, source_name, &overrides, Backend::Simulate)?;
     let mut callback_error: Option<PyErr> = None;
     let result = py.detach(|| {
         let mut report = |fraction: f64| {

@@ -22,30 +22,45 @@ in short:
                                interval_ratio or interval_value, a
                                percentile or within, during and when; or
                                fit = "power_law"
-    [[reproduce.expect]]       metric, source, ref, tolerance, points
-    [[reproduce.claims]]       text, ref, over, left, op, right
+    [[reproduce.expect]]       metric, source, kind, ref, tolerance, points
+                               (cause, why)
+    [[reproduce.claims]]       text, ref, kind, over, left, op, right
+                               (op "within" with tolerance; cause, why)
+    [[reproduce.unchecked]]    text, ref, why: statements not checked
     [reproduce.plot]           x, by, metrics, logx, logy
     [reproduce.table]          metrics, where, title: per-point means shown
                                as a table (comparison.json, the report)
 
+A metric may say what the paper means by it (`definition`), where phblab
+measures it (`measured_at`) and which headline it is an alternative
+reading of (`sensitivity_of`: shown, never checked). Every check has a
+kind (printed, stated, derived, model; measured for regression values) and
+a failing one a cause or none (unexplained); docs/workflow.md.
+
 The package follows an entry from its file to what a reader sees:
 
     schema      the parsed entry (dataclasses) and the section's vocabulary
-    tolerance   a check's tolerance
+                (kinds, causes; KIND_REQUIRED)
+    tolerance   a check's tolerance, and the rule for "printed" ones
     parse_metrics, parse
                 the section checked key by key and its cross-references,
                 before any run (`load_entry`, `load_catalog`, `find_entries`)
     evaluate    metrics from the sweep's tables, per run and per grid point
-                (`per_run_values`, `point_stats`, `fitted`, `point_table`)
+                (`per_run_values`, `point_stats`, `fitted`, `point_table`,
+                `sensitivity_rows`)
     verdict     the checks (`Check`, `ClaimCheck`): made by `reproduce`,
                 rebuilt from a saved comparison by `from_row`, counted by
-                `tally`; every renderer reads these objects
+                `tally` and `failures`; every renderer reads these objects
     run         `reproduce`: sweep, evaluate, decide, plot, write the
-                outcome (`Outcome`, `comparison.json`)
-    plots       ours beside the expected values, one figure per metric
-    text, terminal
+                outcome (`Outcome`, `comparison.json`); `read_outcome`
+                reads it back (`Saved`)
+    provenance  the commit and date an outcome records
+    plots       ours beside every value it is compared with
+    text, terminal, markdown
                 numbers as text; the outcome as `phblab reproduce` prints it
-                and the list of entries (`phblab.report` renders the HTML)
+                and the list of entries; the catalog's outcome as Markdown
+                (`phblab report --format markdown`); `phblab.report`
+                renders the HTML
 
     entry = load_entry("scenarios/vukadinovic-2004/appendix-b.toml")
     outcome = reproduce(entry, results="results/reproduce")

@@ -133,12 +133,19 @@ def _point_table(table: Mapping) -> list[str]:
     return [f"{title} (ours, mean [95% CI]):", "", *_table(["at", *head], rows)]
 
 
+def _runs(doc: Mapping) -> str:
+    """ "15", or "15 (3 run now)" when the outcome reused runs of an earlier
+    reproduce (its commit and date are the outcome's, not theirs)."""
+    runs, ran = doc.get("runs", ""), doc.get("ran")
+    return f"{runs}" if ran is None or ran == runs else f"{runs} ({ran} run now)"
+
+
 def _results(entry: Entry, saved: Saved, backend: str) -> list[str]:
     doc = saved.doc
     sweep = doc.get("sweep", {})
     how = f"emulated (real Linux TCP, {doc.get('congestion_control', 'reno')}); " if backend == "emulate" else ""
     lines = [
-        f"{'PASS' if saved.passed else '**FAIL**'}: {tally(saved.checks)}. {how}{doc.get('runs')} runs, "
+        f"{'PASS' if saved.passed else '**FAIL**'}: {tally(saved.checks)}. {how}{_runs(doc)} runs, "
         f"seeds {seeds_text(sweep.get('seeds', 1))}, {fmt(doc.get('wall_time_s'))} s; {stamp(doc)}.",
         "",
     ]
@@ -223,7 +230,7 @@ def _summary(entries: Sequence[Entry], outcomes: Mapping[str, Mapping[str, Saved
                 "PASS" if saved.passed else "**FAIL**",
                 *(f"{n[k][0]}/{n[k][1]}" if k in n else "" for k in kinds),
                 failures(saved.checks).get(UNEXPLAINED, ""),
-                saved.doc.get("runs", ""),
+                _runs(saved.doc),
                 f"{saved.doc.get('wall_time_s', math.nan):.0f} s",
                 stamp(saved.doc),
             )
@@ -241,8 +248,8 @@ def render(entries: Sequence[Entry], results: str | Path, version: str) -> str:
         "# The catalog's outcome",
         "",
         f"Rendered by phblab {version} from the results in `{results}` by `phblab report --format markdown`; "
-        "each entry's figures are stamped with the phblab version, commit and date of the run that measured "
-        "them. Ours is the mean over the seeds with its 95% confidence interval; a value passes when "
+        "each entry's figures are stamped with the phblab version, commit and date of the `phblab reproduce` "
+        "that computed them (an entry whose runs were reused from an earlier one says how many it ran). Ours is the mean over the seeds with its 95% confidence interval; a value passes when "
         "|ours − paper| ≤ tolerance, a claim when its relation holds for the means. A check's kind says "
         "what it compares with: a number *printed* in the paper, a relation it *states*, a target *derived* "
         "from its parameters, phblab's own *model* of its equations, or a *measured* regression value. "

@@ -22,6 +22,7 @@ from phblab.catalog.plots import plot_entry
 from phblab.catalog.provenance import run_date, source_commit
 from phblab.catalog.schema import BACKENDS, DEFAULT_RESULTS, CatalogError, Entry, Metric, Side
 from phblab.catalog.verdict import check_claims, compare, from_row
+from phblab.results import read_json_object
 
 
 @dataclass
@@ -133,8 +134,13 @@ def read_outcome(directory: str | os.PathLike) -> Saved | None:
     path = Path(directory) / "comparison.json"
     if not path.is_file():
         return None
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    return Saved(doc, [from_row(row) for row in doc.get("checks", [])])
+    doc = read_json_object(path)
+    checks, plots = doc.get("checks", []), doc.get("plots", [])
+    if not (isinstance(checks, list) and all(isinstance(c, dict) for c in checks)):
+        raise ValueError(f"{path}: `checks` is not a list of tables; run the entry again")
+    if not (isinstance(plots, list) and all(isinstance(p, str) for p in plots)):
+        raise ValueError(f"{path}: `plots` is not a list of file names; run the entry again")
+    return Saved(doc, [from_row(row) for row in checks])
 
 
 def entry_dir(entry: Entry, results: str | os.PathLike = DEFAULT_RESULTS, backend: str = "simulate") -> Path:
@@ -177,8 +183,8 @@ def reproduce(
     check_backend(entry, backend)
     start = time.perf_counter()
     d = entry_dir(entry, results, backend)
-    outdir.claim(d, "reproduce")
-    with outdir.lock(d):
+    outdir.claim(d, "reproduction")
+    with outdir.lock(d, "reproduction"):
         sw = sweep(
             entry.scenario_path,
             grid=entry.grid,
@@ -203,7 +209,7 @@ def reproduce(
         pstats = point_stats(entry, per_run)
         fits = fitted(entry, pstats)
         checks = compare(entry, pstats, fits) + check_claims(entry, pstats)
-        with outdir.writing(d, "reproduce") as staging:
+        with outdir.writing(d, "reproduction") as staging:
             plots = [d / p.relative_to(staging) for p in plot_entry(entry, pstats, staging)]
             outcome = Outcome(
                 entry,

@@ -39,6 +39,8 @@ CHECK_KINDS = {
     "derived": "a target computed from the paper's parameters, not printed by it",
     "model": "phblab's own model of the paper's equations",
 }
+#: the kinds that are the paper's own values and statements
+PAPER_KINDS = ("printed", "stated")
 #: the kind of a check with `source = "measured"`: a regression value of
 #: phblab itself, no paper's
 MEASURED = "measured"

@@ -1,7 +1,8 @@
 """Verdicts: each expected value and each claim of an entry checked
 against our means (`Check`, `ClaimCheck`), rebuilt the same from a saved
-comparison (`from_row`), and counted (`tally`). `reproduce` makes them, and
-every renderer (the terminal, the HTML report) reads them."""
+comparison (`from_row`), and counted by kind and cause (`tally`,
+`failures`). `reproduce` makes them, and every renderer (the terminal, the
+HTML report, the Markdown outcome) reads them."""
 
 from __future__ import annotations
 
@@ -65,7 +66,7 @@ class _Verdict:
         return f"{'PASS' if self.passed else 'FAIL'} [{self.kind}] {what}{at}"
 
     def _located(self) -> dict:
-        """The columns every row has after its first two: the coordinates,
+        """The columns every row has after its first three: the coordinates,
         their text, and where the checked value comes from."""
         return {
             **{f"at.{k}": v for k, v in self.coords.items()},
