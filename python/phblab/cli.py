@@ -24,7 +24,7 @@ import textwrap
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from phblab import _core
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 EXIT_RUN_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_REPRODUCTION_FAILED = 3
+EXIT_INTERRUPTED = 130
 
 _SET_HELP = (
     "change one value of the scenario before it is validated, e.g. "
@@ -754,7 +755,7 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as e:
         status, message = _failure(e)
         if status is None:
@@ -763,6 +764,20 @@ def main(argv: list[str] | None = None) -> int:
             status = EXIT_RUN_FAILED
         print(f"error: {message}", file=sys.stderr)
         return status
+
+
+def entry() -> NoReturn:
+    """The `phblab` command (and `python -m phblab`): `main`, then exit with
+    its status. After Ctrl-C the process ends at once, its output flushed,
+    without the interpreter's clean-up of loaded modules (pandas' alone
+    takes 0.3 s): everything phblab writes was committed or removed while
+    the interruption unwound, and the lock is released by the system."""
+    status = main()
+    if status == EXIT_INTERRUPTED:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)
 
 
 def _failure(e: Exception) -> tuple[int | None, str]:

@@ -360,6 +360,11 @@ def run_one(text: str, source: str, seed: int, overrides: Sequence[str]) -> Resu
     if _IN_POOL_WORKER:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
+        if _POOL_STOP is not None and _POOL_STOP.is_set():
+            # The pool was told to stop before this run began (the SIGINT
+            # came while this worker ignored it, between two runs): the
+            # event, set before the signal, is read after the handler is in.
+            raise KeyboardInterrupt
         start = time.perf_counter()
         raw = _core.run(text, source, seed, list(overrides), None)
         wall = time.perf_counter() - start
@@ -415,18 +420,24 @@ def _submit(client: Any, spec: RunSpec, plan: Plan):
 
 #: True in the worker processes of a `_LocalPool`
 _IN_POOL_WORKER = False
+#: in those workers: the pool's stop event (`_LocalPool.interrupt`)
+_POOL_STOP: Any = None
+#: how long an interrupted pool waits for its workers to stop before it kills them (seconds)
+STOP_GRACE_S = 0.2
 
 # prctl(2) option: a signal the kernel sends this process when its parent dies.
 _PR_SET_PDEATHSIG = 1
 
 
-def _worker_init(parent_pid: int) -> None:
+def _worker_init(parent_pid: int, stop: Any) -> None:
     """A local pool worker's set-up: it ignores Ctrl-C while idle (the
-    parent decides; `run_one` listens while a run is under way), and it dies
-    with its parent, so that a killed sweep leaves no workers behind: by the
-    kernel's parent-death signal on Linux, by a watchdog thread elsewhere."""
-    global _IN_POOL_WORKER
+    parent decides; `run_one` listens while a run is under way, and starts
+    none once `stop` is set), and it dies with its parent, so that a killed
+    sweep leaves no workers behind: by the kernel's parent-death signal on
+    Linux, by a watchdog thread elsewhere."""
+    global _IN_POOL_WORKER, _POOL_STOP
     _IN_POOL_WORKER = True
+    _POOL_STOP = stop
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         import ctypes
@@ -464,24 +475,62 @@ class _LocalPool:
         methods = multiprocessing.get_all_start_methods()
         ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
         self._others = {p.pid for p in multiprocessing.active_children()}
+        self.stop = ctx.Event()
         self.executor = cf.ProcessPoolExecutor(
-            max_workers=jobs, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(),)
+            max_workers=jobs, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(), self.stop)
         )
 
     def submit(self, fn, *args):
-        return self.executor.submit(fn, *args)
+        """Submits a run. The first submission starts the workers (forks):
+        a Ctrl-C then is held until they are started, then raised here,
+        since one that lands in the fork's own handlers is lost."""
+        with _sigint_held():
+            return self.executor.submit(fn, *args)
 
-    def interrupt(self) -> None:
-        """Sends SIGINT to the workers: each stops the run it is doing."""
+    def _workers(self) -> list:
         import multiprocessing
 
-        for p in multiprocessing.active_children():
-            if p.pid not in self._others:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(p.pid, signal.SIGINT)
+        return [p for p in multiprocessing.active_children() if p.pid not in self._others]
+
+    def interrupt(self) -> None:
+        """Tells the workers to stop: no worker starts another run (the
+        event), and each stops the run it is doing (SIGINT)."""
+        self.stop.set()
+        for p in self._workers():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p.pid, signal.SIGINT)
 
     def shutdown(self) -> None:
+        """Waits for the workers to finish. After `interrupt`, a worker that
+        has not stopped within STOP_GRACE_S is killed (its run's results
+        would be thrown away anyway: only this process writes)."""
+        if self.stop.is_set():
+            self.executor.shutdown(wait=False, cancel_futures=True)
+            deadline = time.monotonic() + STOP_GRACE_S
+            for p in self._workers():
+                p.join(max(0.0, deadline - time.monotonic()))
+                if p.is_alive():
+                    p.kill()
         self.executor.shutdown(wait=True, cancel_futures=True)
+
+
+@contextlib.contextmanager
+def _sigint_held():
+    """Holds a SIGINT that arrives in the block and raises KeyboardInterrupt
+    at its end (in the main thread; elsewhere signals do not arrive)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if held:
+        raise KeyboardInterrupt
 
 
 def _store(runs_dir: Path, spec: RunSpec, results: Results) -> None:
