@@ -532,7 +532,7 @@ def _check_backend(args: argparse.Namespace) -> None:
 
 def _sweep(args: argparse.Namespace) -> int:
     from phblab import stats
-    from phblab.sweep import SweepError, is_path, parse_grid_arg, sweep
+    from phblab.sweep import SweepError, is_path, kept_runs, parse_grid_arg, sweep
 
     try:
         pairs = [parse_grid_arg(g) for g in args.grid]
@@ -572,20 +572,36 @@ def _sweep(args: argparse.Namespace) -> int:
             raise _BadInput(str(e)) from None
     for rerun in sw.reruns:
         print(f"note: {rerun}", file=sys.stderr)
-    if not args.quiet:
-        wall = time.perf_counter() - start
-        rate = f", {sw.ran / wall:.1f} runs/s" if sw.ran and sw.backend == "simulate" else ""
-        how = f" emulated (TCP congestion control {sw.congestion})" if sw.backend == "emulate" else ""
+    others = kept_runs(sw.dir, sw.runs.run)
+    if others:
         print(
-            f"{sw.name}: {len(sw.runs)} runs{how} ({sw.ran} run now in {wall:.1f} s{rate}; "
-            f"{len(sw.runs) - sw.ran} reused)"
+            f"note: {sw.dir}/runs/ also keeps {others} run{'s' if others != 1 else ''} of other grid values or "
+            "seeds, left out of this dataset (a sweep that asks for them again reuses them)",
+            file=sys.stderr,
         )
+    if not args.quiet:
+        print(_sweep_headline(sw, time.perf_counter() - start))
         print()
         print("end-to-end:")
         print(stats.format_summary(sw.summary(scope="end-to-end"), by=[*sw.keys, "class"]))
         print()
     print(f"sweep written to {sw.dir}/")
     return 0
+
+
+def _sweep_headline(sw, wall: float) -> str:
+    """`name: N runs: ...`: how many ran now (and how fast), how many were
+    reused, and the command's time."""
+    how = f" emulated (TCP congestion control {sw.congestion})" if sw.backend == "emulate" else ""
+    total, ran = len(sw.runs), sw.ran
+    rate = f", {ran / wall:.1f} runs/s" if ran and sw.backend == "simulate" else ""
+    if ran == total:
+        done = f"all run now, in {wall:.1f} s{rate}"
+    elif ran == 0:
+        done = f"all reused, summarised in {wall:.1f} s"
+    else:
+        done = f"{ran} run now, {total - ran} reused, in {wall:.1f} s{rate}"
+    return f"{sw.name}: {total} run{'s' if total != 1 else ''}{how}: {done}"
 
 
 _SWEEP_ONLY = ("x", "y", "by", "table", "logx", "logy")

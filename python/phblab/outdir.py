@@ -240,3 +240,68 @@ def verify(directory: str | os.PathLike) -> str | None:
         if not isinstance(recorded, dict) or digest(path) != recorded:
             return f"{name} does not match its manifest"
     return None
+
+
+# ----------------------------------------------------------------- plots
+
+#: where `phblab plot` draws a run's or a sweep's figures, inside its directory
+PLOTS = "plots"
+
+
+def data_identity(directory: str | os.PathLike) -> str | None:
+    """A digest of the tables (Parquet files) `directory`'s manifest records:
+    what a plot of them was drawn from. None without a complete manifest.
+    (Tables alone: rerunning a run gives the same tables and another
+    summary.json, whose wall time differs.)"""
+    doc = _read_manifest(Path(directory))
+    if doc is None or doc.get("state") != "complete":
+        return None
+    tables = {
+        name: recorded.get("sha256")
+        for name, recorded in doc["files"].items()
+        if name.endswith(".parquet") and isinstance(recorded, dict)
+    }
+    return hashlib.sha256(json.dumps(tables, sort_keys=True).encode()).hexdigest()
+
+
+def record_plots(directory: str | os.PathLike, paths: list[Path]) -> None:
+    """Records the files of `paths` that lie in `directory/plots/` (figures
+    `phblab plot` drew from the tables in `directory`) in
+    `plots/manifest.json`, with the tables' identity, so that a later write
+    of other tables removes them (`drop_stale_plots`)."""
+    directory = Path(directory)
+    plots = directory / PLOTS
+    identity = data_identity(directory)
+    if identity is None or plots.is_symlink():
+        return
+    drop_stale_plots(directory)
+    doc = _read_manifest(plots)
+    files = dict(doc["files"]) if doc is not None and doc.get("kind") == "plots" else {}
+    for p in map(Path, paths):
+        if p.parent.resolve() == plots.resolve() and p.is_file() and not p.is_symlink():
+            files[p.name] = digest(p)
+    if files:
+        _write_manifest(plots, {"kind": "plots", "drawn_from": identity, "state": "complete", "files": files})
+
+
+def drop_stale_plots(directory: str | os.PathLike) -> list[Path]:
+    """Removes the figures `phblab plot` drew from tables `directory` no
+    longer holds: each file `plots/manifest.json` records, if it is still
+    as drawn (one replaced or edited since is kept), then that manifest, and
+    `plots/` if nothing else is in it. Returns the removed files."""
+    plots = Path(directory) / PLOTS
+    doc = _read_manifest(plots)
+    if plots.is_symlink() or doc is None or doc.get("kind") != "plots":
+        return []
+    if doc.get("drawn_from") == data_identity(directory):
+        return []
+    removed = []
+    for name, recorded in sorted(doc["files"].items()):
+        path = plots / name
+        if path.parent == plots and path.is_file() and not path.is_symlink() and digest(path) == recorded:
+            path.unlink()
+            removed.append(path)
+    (plots / MANIFEST).unlink()
+    with contextlib.suppress(OSError):
+        plots.rmdir()  # only if empty
+    return removed

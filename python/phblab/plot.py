@@ -37,7 +37,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from phblab import stats  # noqa: E402
+from phblab import outdir, stats  # noqa: E402
 
 END_TO_END = "end-to-end"
 
@@ -132,6 +132,17 @@ def save(fig, out: str | os.PathLike) -> list[Path]:
         fig.savefig(tmp, dpi=120, bbox_inches="tight", metadata={"Date": None} if p.suffix == ".svg" else None)
         os.replace(tmp, p)
     plt.close(fig)
+    return paths
+
+
+def _save_recorded(fig, out: str | os.PathLike, source: Any) -> list[Path]:
+    """`save`, then, if `source` is a directory (a run's or a sweep's) and
+    `out` lies in its plots/, records the files there as drawn from its
+    tables, so that rewriting them with other tables removes the figures
+    (`outdir.record_plots`)."""
+    paths = save(fig, out)
+    if isinstance(source, (str, os.PathLike)):
+        outdir.record_plots(source, paths)
     return paths
 
 
@@ -324,8 +335,8 @@ def plot_metric(
         ax.legend(fontsize=8, title=", ".join(k for k in line_keys if k not in ("class", "group", "scope")) or None)
     ax.grid(True, alpha=0.3)
     if out is None:
-        out = sw.dir / "plots" / f"{_safe(y)}-vs-{_safe(x)}"
-    return save(fig, out)
+        out = sw.dir / outdir.PLOTS / f"{_safe(y)}-vs-{_safe(x)}"
+    return _save_recorded(fig, out, sw.dir)
 
 
 def _x_axis(ax, x: str, unit: str, cats: list, xs_of, logx: bool) -> None:
@@ -391,7 +402,7 @@ def plot_timeseries(
     axes[0].set_title(f"{summary.get('scenario')}, seed {summary.get('seed')} (dotted: end of warm-up)", fontsize=9)
     if out is None:
         out = _default_run_out(results, "timeseries")
-    return save(fig, out)
+    return _save_recorded(fig, out, results)
 
 
 _PERCENTILES = [("delay_p50_s", 0.5), ("delay_p95_s", 0.95), ("delay_p99_s", 0.99), ("delay_max_s", 1.0)]
@@ -427,7 +438,7 @@ def plot_delay_cdf(
     ax.grid(True, alpha=0.3)
     if out is None:
         out = _default_run_out(results, f"delay-cdf-{_safe(scope)}")
-    return save(fig, out)
+    return _save_recorded(fig, out, results)
 
 
 def _default_run_out(results: Any, name: str) -> Path:
@@ -435,4 +446,4 @@ def _default_run_out(results: Any, name: str) -> Path:
 
     if isinstance(results, Results):
         return Path("results") / "plots" / f"{results.summary.get('scenario')}-{name}"
-    return Path(results) / "plots" / name
+    return Path(results) / outdir.PLOTS / name

@@ -176,7 +176,8 @@ class Results:
         into `out_dir` and returns the directory.
 
         The files replace those of a previous run there; files phblab did not
-        write are kept. A directory that holds files phblab did not write,
+        write are kept, and figures `phblab plot` drew there from other
+        tables are removed (`outdir.drop_stale_plots`). A directory that holds files phblab did not write,
         and no record of phblab's (`phblab.outdir`), is refused with
         `outdir.NotOurs` (a FileExistsError); one another process is writing
         into with `outdir.Busy`.
@@ -193,6 +194,7 @@ class Results:
             (staging / "summary.json").write_text(text)
             if self.scenario_text is not None:
                 (staging / "scenario.toml").write_text(self.scenario_text, encoding="utf-8")
+        outdir.drop_stale_plots(out)
         return out
 
 

@@ -549,6 +549,35 @@ class Rerun:
         return f"run {self.spec.key} ({_describe(self.spec)}): {self.reason}; rerun"
 
 
+def progress_bar(name: str, total: int, done: int) -> Any:
+    """The sweep's progress bar: runs done of `total` (`done` of them found
+    complete), and the time left at the average pace since it started
+    (tqdm's `smoothing=0`): runs end in bursts on parallel workers, and a
+    moving average of the gaps between them swings far from the truth."""
+    from tqdm import tqdm
+
+    return tqdm(
+        total=total,
+        initial=done,
+        desc=f"sweep {name}",
+        unit="run",
+        bar_format="{desc}: {n_fmt}/{total_fmt} runs |{bar}| {elapsed}<{remaining}",
+        smoothing=0,
+        leave=False,
+    )
+
+
+def kept_runs(out: Path, plan_runs: Iterable[str]) -> int:
+    """How many run directories `out/runs/` holds that are not runs of this
+    plan (`plan_runs`: their keys): runs of other grids or seeds, kept for a
+    sweep that asks for them again and left out of this dataset."""
+    runs_dir = Path(out) / "runs"
+    if not runs_dir.is_dir():
+        return 0
+    wanted = set(plan_runs)
+    return sum(1 for p in runs_dir.iterdir() if p.is_dir() and not p.is_symlink() and p.name not in wanted)
+
+
 def execute(
     plan: Plan,
     out: Path,
@@ -573,18 +602,7 @@ def execute(
         if problem != "absent":
             reruns.append(Rerun(spec, problem))
     total = len(seen)
-    bar = None
-    if progress and todo:
-        from tqdm import tqdm
-
-        bar = tqdm(
-            total=total,
-            initial=total - len(todo),
-            desc=f"sweep {plan.name}",
-            unit="run",
-            bar_format="{desc}: {n_fmt}/{total_fmt} runs |{bar}| {elapsed}<{remaining}",
-            leave=False,
-        )
+    bar = progress_bar(plan.name, total, total - len(todo)) if progress and todo else None
     if plan.backend == "emulate":
         try:
             _emulate_all(plan, todo, runs_dir, bar)
@@ -804,7 +822,8 @@ class Sweep:
 
 def write_dataset(plan: Plan, out: Path) -> None:
     """Writes the combined tables, their statistics, `sweep.json` and
-    `scenario.toml` into `out` (replacing the previous dataset there)."""
+    `scenario.toml` into `out` (replacing the previous dataset there, and
+    removing the figures `phblab plot` drew from another one)."""
     from phblab import stats
 
     data = build_dataset(plan, out)
@@ -829,6 +848,7 @@ def write_dataset(plan: Plan, out: Path) -> None:
             df.to_parquet(staging / f"{name}.parquet", index=False)
         (staging / "sweep.json").write_text(json.dumps(description, indent=2, default=_json_default) + "\n")
         (staging / "scenario.toml").write_text(plan.text)
+    outdir.drop_stale_plots(out)
 
 
 def default_out(name: str, backend: str = "simulate") -> Path:
