@@ -21,10 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from phblab.results import Results
+from phblab.api import override_list
+from phblab.results import TABLES, Results
 
-#: the tables phb-emu writes
-TABLES = ("classes", "flows", "timeseries", "transfers", "delay_ratios", "counters")
 #: how long the router gets to stop cleanly before it is killed
 STOP_GRACE_S = 5.0
 
@@ -88,7 +87,7 @@ def emulate(
 
     Raises EmulateError; KeyboardInterrupt if the router was stopped by a
     signal."""
-    sets = list(overrides or [])
+    sets = override_list(overrides)
     if duration is not None:
         sets.append(f'run.duration="{duration}"')
     with tempfile.TemporaryDirectory(prefix="phblab-emulate-") as tmp:

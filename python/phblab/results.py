@@ -9,7 +9,7 @@ nor pyarrow. The tables become pandas DataFrames only when asked for
 
 A results directory holds one Parquet file per table (`classes.parquet`,
 `flows.parquet`, `timeseries.parquet`, `transfers.parquet`, `delay_ratios.parquet`,
-`counters.parquet`),
+`counters.parquet`, `delay_histogram.parquet`, `conditioners.parquet`),
 `summary.json`, the scenario text (`scenario.toml`) and the manifest of
 what phblab wrote there (`phblab.outdir`).
 """
@@ -32,7 +32,16 @@ if TYPE_CHECKING:
     import pandas as pd
 
 #: the tables every run has, in the order they are listed
-TABLES = ("classes", "flows", "timeseries", "transfers", "delay_ratios", "counters")
+TABLES = (
+    "classes",
+    "flows",
+    "timeseries",
+    "transfers",
+    "delay_ratios",
+    "counters",
+    "delay_histogram",
+    "conditioners",
+)
 
 
 class _Tables(Mapping):
@@ -64,7 +73,7 @@ class Results:
     Attributes:
         summary: the run's facts: scenario, scenario_sha256, seed,
             duration_s, warmup_s, events, wall_time_s, phblab_version,
-            overrides (`docs/results.md`).
+            overrides, warnings (`docs/results.md`).
         tables: every table by name, as DataFrames (read on first use).
         classes: per (scope, class) counters, drops by reason, delays and
             throughput; scope is "end-to-end" or a link direction "r1->r2".
@@ -78,6 +87,10 @@ class Results:
             `run.delay_ratios`.
         counters: a qdisc's own counts of its decisions, long form (scope,
             queue, counter, value); empty without a JoBS qdisc.
+        delay_histogram: per (scope, class) the delays' distribution, one
+            row per non-empty bucket (lower_s, upper_s, packets).
+        conditioners: per edge conditioner, rule and colour, the packets
+            matched and the colour's action; empty without a conditioner.
         scenario_text: the scenario the run was given, if known.
     """
 
@@ -116,6 +129,7 @@ class Results:
             "wall_time_s": wall_time_s,
             "phblab_version": version,
             "overrides": list(overrides),
+            "warnings": list(out.get("warnings", [])),
         }
         return cls(summary, out["parquet"], out["classes"], scenario_text)
 
@@ -147,6 +161,14 @@ class Results:
     @property
     def counters(self) -> pd.DataFrame:
         return self.tables["counters"]
+
+    @property
+    def delay_histogram(self) -> pd.DataFrame:
+        return self.tables["delay_histogram"]
+
+    @property
+    def conditioners(self) -> pd.DataFrame:
+        return self.tables["conditioners"]
 
     def classes_columns(self) -> dict[str, list]:
         """The `classes` table as {column: list} (no pandas needed when the

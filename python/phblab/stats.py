@@ -116,14 +116,20 @@ def summarize(df: pd.DataFrame, by: Sequence[str], metrics: Sequence[str] | None
 _EXTENSIVE = ("_pkts", "_bytes", "_bps", "retransmissions", "fast_retransmits", "timeouts", "acks_sent", "acks_lost")
 
 
-def flow_groups(flows: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
-    """Per-run totals of each traffic group: counts, bytes and rates are
-    summed over the group's flows, other columns (delay, start) averaged,
+#: what `flow_groups` totals flows by: the traffic group and what describes it
+GROUP_KEYS = ("group", "generator", "class", "transport")
+
+
+def flow_groups(flows: pd.DataFrame, by: Sequence[str], groups: Sequence[str] = GROUP_KEYS) -> pd.DataFrame:
+    """Per-run totals of each traffic group (or of each value of `groups`,
+    e.g. ["transport"] for all TCP and all UDP flows): counts, bytes and
+    rates are summed over the flows, other columns (delay, start) averaged,
     and loss_rate recomputed as lost / sent packets. `by` names the run
-    columns (grid keys, seed, run)."""
+    columns (grid keys, seed, run). A column of `groups` that the flows
+    lack (`generator`, in results of an older phblab) is left out."""
     if flows.empty:
         return flows
-    keys = [*[b for b in by if b in flows.columns], "group", "class", "transport"]
+    keys = [*[b for b in by if b in flows.columns], *[g for g in groups if g in flows.columns]]
     numeric = numeric_metrics(flows, keys)
     agg = {c: ("sum" if c.endswith(_EXTENSIVE) else "mean") for c in numeric}
     out = flows.groupby(keys, sort=False, dropna=False).agg(agg).reset_index()

@@ -61,7 +61,6 @@ import os
 import signal
 import sys
 import time
-import tomllib
 import types
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -79,7 +78,7 @@ if TYPE_CHECKING:
 
 #: columns the sweep adds to every table besides the grid keys
 RUN_COLUMNS = ["seed", "run"]
-DATASET_TABLES = ["classes", "flows", "delay_ratios", "counters"]
+DATASET_TABLES = ["classes", "flows", "delay_ratios", "counters", "conditioners"]
 #: where a sweep's runs execute: phblab's simulator or the emulator
 BACKENDS = ("simulate", "emulate")
 #: the emulated senders' congestion controls (`phblab emulate --congestion`)
@@ -91,15 +90,6 @@ class SweepError(RuntimeError):
 
 
 # ---------------------------------------------------------------- grid values
-
-
-def parse_value(text: str) -> Any:
-    """A value from the command line: a TOML value (`0.1`, `true`, `"x"`,
-    `[1, 2]`), otherwise the string itself (`10ms`), as for `--set`."""
-    try:
-        return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
-        return text
 
 
 def _split_top(text: str, sep: str = ",") -> list[str]:
@@ -132,7 +122,7 @@ def parse_grid_arg(arg: str) -> tuple[str, list[Any]]:
     key = key.strip()
     if not sep or not key or not values.strip():
         raise ValueError(f"--grid {arg!r}: expected KEY=V1,V2,... (e.g. qdiscs.bottleneck.max_p=0.05,0.1)")
-    return key, [parse_value(v) for v in _split_top(values) if v != ""]
+    return key, [api.parse_value(v) for v in _split_top(values) if v != ""]
 
 
 def is_path(key: str) -> bool:
@@ -276,6 +266,8 @@ class Plan:
     overrides: list
     set: dict
     runs: list = field(default_factory=list)
+    #: the scenario's warnings at the first grid point (`phb_sim::advice`)
+    warnings: list = field(default_factory=list)
     #: "simulate" or "emulate" (BACKENDS); an emulated plan's congestion control
     backend: str = "simulate"
     congestion: str | None = None
@@ -344,7 +336,9 @@ def make_plan(
         sets = list(fixed)
         sets += [f"{k}={toml_value(v)}" for k, v in params.items() if is_path(k)]
         sets += [f"{path}={toml_value(render(tpl, params))}" for path, tpl in set.items()]
-        if i > 0 or sets != fixed:
+        if i == 0:
+            plan.warnings = _core.validate(text, source, sets, advise=True)["warnings"]
+        else:
             _core.validate(text, source, sets)  # every point, before anything runs
         for seed in seed_list:
             plan.runs.append(RunSpec(i, params, seed, tuple(sets), run_key(text, sets, seed, backend, congestion)))
@@ -753,15 +747,23 @@ class Sweep:
         grid: {key: values}; seeds: the seeds.
         backend: "simulate" or "emulate"; congestion: an emulated sweep's
             congestion control (None for a simulated one).
-        classes, flows, delay_ratios, counters: the combined tables, one row per run ×
+        classes, flows, delay_ratios, counters, conditioners: the combined tables, one row per run ×
             row, with the grid keys, `seed` and `run` (the run's key) in front.
         runs: one row per run (key, events, wall time, overrides).
         ran: how many runs this call executed (the rest were complete).
         reruns: the runs found in the directory that failed verification
             against their manifest and were run again (`Rerun`: spec, reason).
+        warnings: what the scenario will not measure as it seems to, at
+            the first grid point (as `phblab validate` prints them).
     """
 
-    def __init__(self, directory: str | os.PathLike, ran: int = 0, reruns: Sequence[Rerun] = ()) -> None:
+    def __init__(
+        self,
+        directory: str | os.PathLike,
+        ran: int = 0,
+        reruns: Sequence[Rerun] = (),
+        warnings: Sequence[str] = (),
+    ) -> None:
         self.dir = Path(directory)
         if (self.dir / outdir.MANIFEST).is_file():
             problem = outdir.verify(self.dir)
@@ -776,6 +778,7 @@ class Sweep:
         self.congestion = description.get("congestion_control")
         self.ran = ran
         self.reruns = list(reruns)
+        self.warnings = list(warnings)
         import pandas as pd
 
         self.classes = pd.read_parquet(self.dir / "classes.parquet")
@@ -784,6 +787,8 @@ class Sweep:
         self.delay_ratios = pd.read_parquet(ratios) if ratios.is_file() else pd.DataFrame()
         counters = self.dir / "counters.parquet"
         self.counters = pd.read_parquet(counters) if counters.is_file() else pd.DataFrame()
+        conditioners = self.dir / "conditioners.parquet"
+        self.conditioners = pd.read_parquet(conditioners) if conditioners.is_file() else pd.DataFrame()
         self.runs = pd.read_parquet(self.dir / "runs.parquet")
 
     @property
@@ -941,7 +946,7 @@ def sweep(
         check_same_backend(out, backend)
         ran, reruns = execute(plan, out, jobs=jobs, client=client, progress=progress)
         write_dataset(plan, out)
-    return Sweep(out, ran=ran, reruns=reruns)
+    return Sweep(out, ran=ran, reruns=reruns, warnings=plan.warnings)
 
 
 def open_sweep(directory: str | os.PathLike) -> Sweep:
