@@ -37,13 +37,13 @@ pub fn warnings(scenario: &Scenario, routes: &[GroupRoute]) -> Vec<String> {
 
 fn port_name(scenario: &Scenario, port: usize) -> String {
     let link = &scenario.links[port / 2];
-    let (from, to) = if port % 2 == 0 { (link.a, link.b) } else { (link.b, link.a) };
+    let (from, to) = if port.is_multiple_of(2) { (link.a, link.b) } else { (link.b, link.a) };
     format!("{}->{}", scenario.nodes[from].name, scenario.nodes[to].name)
 }
 
 fn conditioner_of(scenario: &Scenario, port: usize) -> Option<&phb::classify::ConditionerConfig> {
     let link = &scenario.links[port / 2];
-    if port % 2 == 0 {
+    if port.is_multiple_of(2) {
         link.conditioner_ab.as_ref()
     } else {
         link.conditioner_ba.as_ref()
