@@ -61,6 +61,16 @@ def predictions() -> None:
     for n, m in [(80, 60), (80, 120), (160, 120), (160, 60)]:
         op = operating_point("drop_conservative", n, 10e6, m)
         print(f"  {n} TCP + {m} VoIP: p = {100 * op.p:.3f}%, delay {1000 * op.delay:.1f} ms")
+    print(
+        "Fig. 14: TCP (80 flows) under the drop-conservative RED, separated (WFQ: 10 Mb/s less the VoIP offered) and in one queue"
+    )
+    for m in [60, 137]:
+        sep = operating_point("drop_conservative", 80, 10e6 - m * VOIP_BPS)
+        one = operating_point("drop_conservative", 80, 10e6, m)
+        print(
+            f"  {m} VoIP ({m * VOIP_BPS / 1e6:.3f} Mb/s): separated p = {100 * sep.p:.3f}%, delay {1000 * sep.delay:.1f} ms;"
+            f" one queue p = {100 * one.p:.3f}%, delay {1000 * one.delay:.1f} ms"
+        )
     print("E-model (G.107): R at zero delay and loss")
     for codec in models.CODECS:
         print(f"  {codec:12} R = {models.emodel_r(0, 0, codec):.2f}")

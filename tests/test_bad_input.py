@@ -3,8 +3,11 @@ are evaluated safely; sweeps refuse grids that would give wrong answers;
 `phblab plot` refuses options that do not apply."""
 
 import json
+import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -47,8 +50,35 @@ def test_bad_numbers_on_the_command_line(scenario_file, args, needle):
     assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
-def test_a_file_that_never_ends_is_refused():
-    assert_one_line_error(cli("validate", "/dev/zero"), "larger than 16 MiB")
+def test_a_file_that_never_ends_is_refused(tmp_path):
+    assert_one_line_error(cli("validate", "/dev/zero"), "/dev/zero: a character device, not a scenario file")
+    big = tmp_path / "big.toml"
+    big.write_bytes(b"#" * (16 * 2**20 + 1))
+    assert_one_line_error(cli("validate", big), "larger than 16 MiB")
+
+
+@pytest.mark.parametrize("command", [["validate"], ["run"], ["sweep"], ["emulate"]])
+def test_a_named_pipe_is_refused_not_waited_on(tmp_path, command):
+    fifo = tmp_path / "s.toml"
+    os.mkfifo(fifo)
+    r = cli(*command, fifo, cwd=tmp_path, timeout=30)
+    assert_one_line_error(r, f"{fifo}: a named pipe, not a scenario file")
+
+
+def test_validate_refuses_what_the_backend_cannot_run_and_a_sweep_refuses_it_up_front(tmp_path):
+    tcp = Path(__file__).parent / "emulate" / "dumbbell-tcp.toml"
+    cubic = ["--set", 'traffic[0].congestion="cubic"']
+    for backend in ([], ["--backend", "simulate"]):
+        r = cli("validate", tcp, *backend, *cubic)
+        assert_one_line_error(r, "traffic[0].congestion: the simulator's TCP is Reno", "(value set by --set)")
+        assert re.search(rf"{tcp}:\d+:\d+: traffic", r.stderr), r.stderr  # the key's position
+    assert cli("validate", tcp, "--backend", "emulate", *cubic).returncode == 0
+    r = cli("validate", tcp, "--backend", "emulate", "--set", 'traffic[0].profile="ns2"')
+    assert_one_line_error(r, "traffic[0].profile", "`phblab emulate` cannot run it")
+    out = tmp_path / "sw"
+    r = cli("sweep", tcp, "--grid", 'traffic[0].congestion="reno","cubic"', "--out", out, cwd=tmp_path)
+    assert_one_line_error(r, "traffic[0].congestion")
+    assert not out.exists()
 
 
 def test_deeply_nested_toml_is_an_error_not_a_crash(tmp_path):
@@ -194,3 +224,53 @@ def test_plot_refuses_a_run_whose_files_were_changed(run_and_sweep):
     (run / "classes.parquet").write_bytes(b"corrupt")
     assert_one_line_error(cli("plot", run), "classes.parquet does not match its manifest")
     assert json.loads((run / "manifest.json").read_text())["state"] == "complete"
+
+
+def test_runs_that_would_abort_or_take_hours_are_refused_at_validation(tmp_path):
+    """A schedule of 2³² − 1 flows aborted `validate` (an allocation
+    failed); a limit of 2⁶⁴ − 1 bytes let a huge count reach the run; an
+    LSP rtt of 1 ns made a 2 s run take a minute (issue 23, items 7-8)."""
+    bouras = Path(__file__).resolve().parents[1] / "scenarios" / "bouras-2008" / "dumbbell.toml"
+    r = cli("validate", bouras, "--set", 'lsps.tcp.rtt="1ns"')
+    assert_one_line_error(r, "lsps.tcp.rtt", "timers would fire")
+    path = tmp_path / "s.toml"
+    path.write_text(SCENARIO)
+    r = cli(
+        "validate",
+        path,
+        "--set",
+        'traffic[1].schedule=[{ at = "0s", count = 4294967295 }]',
+        "--set",
+        "traffic[1].count=1",
+    )
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "memory allocation" not in r.stderr, r.stderr
+    r = cli("run", path, "--set", 'run.memory_limit="18446744073709551615B"', "--set", "traffic[1].count=4294967295")
+    assert_one_line_error(r, "run.memory_limit", "largest limit")
+
+
+def test_messages_never_carry_control_characters_or_whole_values(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(SCENARIO)
+    r = cli("run", path, "--set", 'traffic[0].from="\u001b[31mred\u0007"')
+    assert_one_line_error(r, "traffic[0].from", "\\u{1b}[31mred\\u{7}")
+    assert "\x1b" not in r.stderr and "\x07" not in r.stderr
+    r = cli("run", path, "--set", f"traffic[0].rate={'9' * 100_000}")
+    assert_one_line_error(r, "traffic[0].rate", "…")
+    assert len(r.stderr) < 1000
+
+
+def test_lists_that_would_go_unused_and_marks_that_mark_nothing_are_refused():
+    scenarios = Path(__file__).resolve().parents[1] / "scenarios"
+    r = cli(
+        "validate",
+        scenarios / "examples" / "parking-lot.toml",
+        "--set",
+        'generators[0].hop_links.rate=["1Mbps","2Mbps","3Mbps","4Mbps"]',
+    )
+    assert_one_line_error(r, "generators[0].hop_links.rate", "4 values for 3 links", "last 1 would never be used")
+    r = cli(
+        "validate", scenarios / "examples" / "parking-lot.toml", "--set", 'generators[0].hop_links.delay=["1ms","2ms"]'
+    )
+    assert r.returncode == 0, r.stderr
+    r = cli("validate", scenarios / "bouras-2008" / "path-ef.toml", "--set", 'lsps.af.in="AF13"')
+    assert_one_line_error(r, "lsps.af.out", "the marker would mark nothing")

@@ -51,6 +51,7 @@ ratio = ["ef_mbps", "be_mbps"]
 [[reproduce.expect]]
 metric = "be_mbps"
 source = "paper"
+kind = "printed"
 ref = "Fig. 0"
 tolerance = "1%"
 points = [{{ max_p = 0.05, value = {be} }}, {{ max_p = 0.2, value = {be} }}]
@@ -110,10 +111,10 @@ def test_reproduce_passes_and_a_wrong_value_fails_with_its_gap(tiny_catalog, tmp
     failing = [c for c in bad.checks if not c.passed]
     assert len(failing) == 2 and all(c.metric == "be_mbps" for c in failing)
     msg = failing[0].message()
-    assert msg.startswith("FAIL be_mbps at max_p=0.05")
+    assert msg.startswith("FAIL [printed] be_mbps at max_p=0.05")
     assert "gap -" in msg and "(-33.3%)" in msg and "tolerance 1%" in msg
     text = catalog.format_outcome(bad)
-    assert "FAIL: 1/3 values within tolerance" in text and "a test entry" in text
+    assert "FAIL: printed 0/2 · measured 1/1" in text and "a test entry" in text
 
 
 def test_an_entry_may_sweep_a_shared_scenario(tiny_catalog, tmp_path):
@@ -174,10 +175,11 @@ def test_reproduce_command_exit_status(tiny_catalog, tmp_path):
     assert r.returncode == 0 and "test-paper/tiny" in r.stdout and "test-paper/wrong" in r.stdout
     r = cli("tiny")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "PASS: 3/3" in r.stdout
+    assert "PASS: printed 2/2 · measured 1/1" in r.stdout
     r = cli("test-paper/tiny", "wrong")
     assert r.returncode == 3
-    assert "FAIL be_mbps at max_p=0.05" in r.stdout and "1/2 entries pass" in r.stdout
+    assert "FAIL [printed] be_mbps at max_p=0.05" in r.stdout and "1/2 entries pass" in r.stdout
+    assert "2 failing checks without a cause (unexplained), in test-paper/wrong" in r.stdout
     r = cli("nothing")
     assert r.returncode == 2 and "no catalog entry 'nothing'" in r.stderr
 
@@ -376,6 +378,7 @@ points = [{ load = 0.9, timescale_ms = 100, value = 1.0 }]
 [[reproduce.claims]]
 text = "the low-priority class waits longer"
 ref = "Fig. 1"
+kind = "stated"
 over = { load = [0.5, 0.9], timescale_ms = [100, 250] }
 left = { metric = "d_ts" }
 op = ">"
@@ -384,6 +387,7 @@ right = { metric = "d_ds", scale = 1.1 }
 [[reproduce.claims]]
 text = "more load, longer waits"
 ref = "Sec. 2"
+kind = "stated"
 over = { timescale_ms = 100 }
 left = { metric = "d_ts", at = { load = 0.9 } }
 op = ">="
@@ -392,6 +396,7 @@ right = { metric = "d_ts", at = { load = 0.5 } }
 [[reproduce.claims]]
 text = "the interval delay ratio stays below 1"
 ref = "Fig. 16"
+kind = "printed"
 over = { load = 0.9 }
 left = { metric = "ratio_p95", at = { timescale_ms = 100 } }
 op = "<"
@@ -415,8 +420,9 @@ def claims_outcome(tmp_path_factory):
 
 def test_claims_expand_over_pass_and_fail_with_their_message(claims_outcome):
     out = claims_outcome
-    claims = [c for c in out.checks if c.kind == "claim"]
-    assert [c.kind for c in out.checks] == ["value"] + ["claim"] * 6
+    claims = [c for c in out.checks if c.check == "claim"]
+    assert [c.check for c in out.checks] == ["value"] + ["claim"] * 6
+    assert [c.kind for c in out.checks] == ["measured"] + ["stated"] * 5 + ["printed"]
     # over: one check per combination, in order; the coordinates apply to both sides
     assert [c.coords for c in claims[:4]] == [
         {"load": 0.5, "timescale_ms": 100},
@@ -433,7 +439,7 @@ def test_claims_expand_over_pass_and_fail_with_their_message(claims_outcome):
         assert c.passed == (c.left.mean > 1.1 * c.right.mean)
     assert all(c.passed for c in claims[:4]), [c.message() for c in claims[:4]]
     assert claims[0].message() == (
-        f"PASS claim (Fig. 1) at load=0.5, timescale_ms=100: the low-priority class waits longer: "
+        f"PASS [stated] claim (Fig. 1) at load=0.5, timescale_ms=100: the low-priority class waits longer: "
         f"ours d_ts {claims[0].left.mean:.4g} > 1.1 × d_ds {claims[0].right.mean:.4g} = {claims[0].right.value:.4g} ms"
     )
     more = claims[4]
@@ -444,24 +450,35 @@ def test_claims_expand_over_pass_and_fail_with_their_message(claims_outcome):
     below = claims[5]
     assert not below.passed and below.left.mean > 1
     assert below.message() == (
-        f"FAIL claim (Fig. 16) at load=0.9: the interval delay ratio stays below 1: "
+        f"FAIL [printed] claim (Fig. 16) at load=0.9: the interval delay ratio stays below 1: "
         f"ours ratio_p95[timescale_ms=100] {below.left.mean:.4g} < 1"
     )
     text = catalog.format_outcome(out)
-    assert below.message() in text and "FAIL: 1/1 values within tolerance, 5/6 claims hold" in text
+    assert below.message() in text and "FAIL: printed 0/1 · stated 5/5 · measured 1/1" in text
     assert not out.passed
     # comparison files: claim rows beside value rows, each with its own columns
     doc = json.loads((out.dir / "comparison.json").read_text())
     rows = doc["checks"]
-    assert [r["kind"] for r in rows] == ["value"] + ["claim"] * 6
+    assert [r["check"] for r in rows] == ["value"] + ["claim"] * 6
+    assert [r["kind"] for r in rows] == ["measured"] + ["stated"] * 5 + ["printed"]
     assert rows[0]["expected"] == 1.0 and "text" not in rows[0]
     assert rows[6]["text"] == "the interval delay ratio stays below 1" and rows[6]["right"] == 1.0
     assert rows[1]["right_scale"] == 1.1 and rows[1]["margin"] == pytest.approx(claims[0].margin)
     assert doc["claims"][0]["over"] == {"load": [0.5, 0.9], "timescale_ms": [100, 250]}
     csv = pd.read_csv(out.dir / "comparison.csv")
-    assert {"kind", "metric", "expected", "tolerance", "text", "op", "left", "right", "left_mean", "passed"} <= set(
-        csv.columns
-    )
+    assert {
+        "check",
+        "kind",
+        "metric",
+        "expected",
+        "tolerance",
+        "text",
+        "op",
+        "left",
+        "right",
+        "left_mean",
+        "passed",
+    } <= set(csv.columns)
     assert list(csv.passed) == [True, True, True, True, True, True, False]
 
 

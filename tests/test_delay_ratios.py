@@ -84,6 +84,7 @@ where = { scope = "r->sink", class = "ts" }
 
 [[reproduce.claims]]
 text = "the low-priority class waits longer"
+kind = "stated"
 over = { load = [0.5, 0.9], timescale_pkts = [10, 100] }
 left = { metric = "interval" }
 op = ">"

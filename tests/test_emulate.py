@@ -1,7 +1,9 @@
 """`phblab emulate`: a short emulation of a small dumbbell, and nothing left
-behind after a normal end, SIGINT, or SIGKILL of the router. The tests
-that create namespaces run only with the privileges (root, /dev/net/tun)
-and skip with the reason otherwise; they take about 15 s together."""
+behind (processes, namespaces, links, temporary directories) after a
+normal end, SIGINT, or SIGKILL of phblab, of the router or of one agent;
+`--cleanup` stops what a run whose owner is gone left. The tests that
+create namespaces run only with the privileges (root, /dev/net/tun) and
+skip with the reason otherwise; they take about 30 s together."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -62,6 +65,33 @@ def _our_processes() -> list[int]:
         if argv and argv[0].endswith(b"phb-emu") and entry.name.isdigit():
             found.append(int(entry.name))
     return found
+
+
+def _roles() -> dict[str, list[int]]:
+    """phb-emu processes by role: "run" (routers) and "agent"."""
+    roles: dict[str, list[int]] = {"run": [], "agent": []}
+    for pid in _our_processes():
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        roles.setdefault(argv[1].decode(), []).append(pid)
+    return roles
+
+
+def _temporary_dirs() -> set[Path]:
+    return set(Path(tempfile.gettempdir()).glob(f"{emulate.TEMP_PREFIX}*"))
+
+
+def _start_cli(tmp_path, duration="30s") -> subprocess.Popen:
+    """`phblab emulate` in a process of its own, once its agents run."""
+    command = [sys.executable, "-m", "phblab", "emulate", str(DUMBBELL), "--out", str(tmp_path / "out")]
+    proc = subprocess.Popen(command + ["--duration", duration, "--quiet"], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 10
+    while len(_roles()["agent"]) < 4 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(_roles()["agent"]) == 4, "the emulation did not start"
+    return proc
 
 
 def _assert_same_state(before, after) -> None:
@@ -210,3 +240,91 @@ def test_sigkill_of_the_router_leaves_nothing(tmp_path):
     _wait_gone()
     _assert_same_state(before, _network_state())
     assert emulate.cleanup() == []
+
+
+def test_sigkill_of_phblab_takes_the_router_and_agents_with_it(tmp_path):
+    """The router dies with the phblab process that started it (its
+    parent-death signal), the agents with the router; the temporary
+    directory the killed process could not remove goes at the next clean-up."""
+    _privileged()
+    before, dirs = _network_state(), _temporary_dirs()
+    proc = _start_cli(tmp_path)
+    ours = _temporary_dirs() - dirs
+    assert len(ours) == 1
+    proc.kill()
+    proc.wait()
+    _wait_gone()
+    _assert_same_state(before, _network_state())
+    assert _temporary_dirs() - dirs == ours  # its owner could not remove it
+    done = emulate.cleanup()
+    assert any(str(next(iter(ours))) in line for line in done), done
+    assert _temporary_dirs() - dirs == set()
+    assert not (tmp_path / "out").exists()
+
+
+def test_sigkill_of_the_router_under_phblab_leaves_nothing(tmp_path):
+    _privileged()
+    before, dirs = _network_state(), _temporary_dirs()
+    proc = _start_cli(tmp_path)
+    (router,) = _roles()["run"]
+    os.kill(router, signal.SIGKILL)
+    _, err = proc.communicate(timeout=15)
+    assert proc.returncode == 1 and err.count("\n") == 1 and "the emulation failed" in err, err
+    _wait_gone()
+    _assert_same_state(before, _network_state())
+    assert _temporary_dirs() - dirs == set()
+
+
+def test_sigkill_of_one_agent_stops_the_run_at_once_and_leaves_nothing(tmp_path):
+    _privileged()
+    before, dirs = _network_state(), _temporary_dirs()
+    proc = _start_cli(tmp_path)
+    start = time.monotonic()
+    os.kill(_roles()["agent"][0], signal.SIGKILL)
+    _, err = proc.communicate(timeout=15)
+    assert time.monotonic() - start < 10  # not the 30 s the run would last
+    assert proc.returncode == 1 and "ended during the run (signal: 9" in err and err.count("\n") == 1, err
+    _wait_gone()
+    _assert_same_state(before, _network_state())
+    assert _temporary_dirs() - dirs == set()
+    assert not (tmp_path / "out").exists()
+
+
+def test_cleanup_stops_an_emulation_whose_owner_is_gone(tmp_path):
+    """A router and agents marked with an owner that no longer runs (the
+    same pid, another start time) are what a killed run of an earlier
+    version leaves: `--cleanup` finds them by their mark and stops them;
+    their namespaces go with them."""
+    _privileged()
+    before = _network_state()
+    out = tmp_path / "out"
+    out.mkdir()
+    gone = f"{os.getpid()}:1"  # this process's pid, started at another time
+    env = {**os.environ, emulate.OWNER_VARIABLE: gone}
+    command = [str(_emulator()), "run", str(DUMBBELL), "--out", str(out), "--set", 'run.duration="30s"']
+    router = subprocess.Popen(command, stderr=subprocess.PIPE, env=env)
+    try:
+        deadline = time.monotonic() + 10
+        while len(_roles()["agent"]) < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(_roles()["agent"]) == 4, "the agents did not start"
+        assert main(["emulate", "--cleanup"]) == 0
+        router.wait(timeout=10)
+    finally:
+        router.kill()
+        router.wait()
+    _wait_gone()
+    _assert_same_state(before, _network_state())
+    assert emulate.cleanup() == []
+
+
+def test_a_router_whose_starter_is_gone_does_not_start(tmp_path):
+    """The router checks its parent right after asking to die with it: one
+    started for an owner that is not its parent stops at once."""
+    exe = _emulator()
+    out = tmp_path / "out"
+    out.mkdir()
+    env = {**os.environ, emulate.OWNER_VARIABLE: "1:1"}
+    proc = subprocess.run([str(exe), "run", str(DUMBBELL), "--out", str(out)], capture_output=True, text=True, env=env)
+    assert proc.returncode == 1 and "the process that started it has ended" in proc.stderr, proc.stderr
+    assert list(out.iterdir()) == []

@@ -174,7 +174,7 @@ def test_reproduce_and_report_with_both_backends(fake_emulate, cat, tmp_path, ca
     assert "[2 measured values; 2 points × 1 seeds; simulate and emulate]" in capsys.readouterr().out
     assert main([*base, "cbr", "--backend", "emulate", "--congestion", "cubic"]) == 0
     out = capsys.readouterr().out
-    assert "2 runs emulated (TCP congestion control cubic)" in out and "PASS: 2/2" in out
+    assert "2 runs emulated (TCP congestion control cubic)" in out and "PASS: measured 2/2" in out
     assert len(fake_emulate) == 2
     emulated = json.loads((res / "backends" / "cbr-emulate" / "comparison.json").read_text())
     assert emulated["backend"] == "emulate" and emulated["congestion_control"] == "cubic" and emulated["passed"]
@@ -251,7 +251,7 @@ def test_an_emulated_reproduction_on_real_linux(cat, tmp_path, capsys):
     out = capsys.readouterr().out
     assert status == 0, out
     assert time.monotonic() - start > 4.0  # two runs of 2 s, in real time
-    assert "2 runs emulated (TCP congestion control reno)" in out and "PASS: 2/2" in out
+    assert "2 runs emulated (TCP congestion control reno)" in out and "PASS: measured 2/2" in out
     d = res / "backends" / "cbr-emulate"
     assert json.loads((d / "comparison.json").read_text())["backend"] == "emulate"
     summaries = [json.loads(p.read_text()) for p in sorted((d / "sweep" / "runs").glob("*/summary.json"))]

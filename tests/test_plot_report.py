@@ -292,9 +292,9 @@ def test_report_shows_claims(tmp_path):
     page = report.write_report(out=tmp_path / "report", results=results, catalog=root)
     text = page.read_text()
     section = text[text.index('<h2 id="test-paper__claims">') :]
-    assert "FAIL: 1/1 values within tolerance, 5/6 claims hold" in section
+    assert "FAIL: printed 0/1 · stated 5/5 · measured 1/1" in section
     assert "<b>Claims</b>" in section and "the interval delay ratio stays below 1" in section
-    failing = next(c for c in outcome.checks if c.kind == "claim" and not c.passed)
+    failing = next(c for c in outcome.checks if c.check == "claim" and not c.passed)
     row = failing.row()
     low, high = row["left_ci_low"], row["left_ci_high"]
     relation = f"ratio_p95[timescale_ms=100] {row['left_mean']:.4g} [{low:.4g}, {high:.4g}] &lt; 1"

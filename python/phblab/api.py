@@ -13,6 +13,7 @@ out as TOML (`phblab.scenario.to_toml`).
 from __future__ import annotations
 
 import os
+import stat
 import time
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
@@ -55,11 +56,26 @@ def check_seed(seed: int) -> int:
     return seed
 
 
+#: what a file that is not a regular file is, for messages
+_FILE_TYPES = {
+    stat.S_IFIFO: "a named pipe",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a directory",
+}
+
+
 def read_scenario_file(path: str | os.PathLike) -> str:
-    """The text of a scenario file, refusing one larger than
-    `MAX_SCENARIO_BYTES` (or endless, such as /dev/zero) before reading it
-    all; OSError or ValueError (not UTF-8, too large) with the path."""
-    with open(path, "rb") as f:
+    """The text of a scenario file, refusing one that is not a regular file
+    (a named pipe would block for ever, a device never end) and one larger
+    than `MAX_SCENARIO_BYTES` before reading it all; OSError or ValueError
+    (not a regular file, not UTF-8, too large) with the path."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        kind = stat.S_IFMT(os.fstat(fd).st_mode)
+        if kind != stat.S_IFREG:
+            raise ValueError(f"{path}: {_FILE_TYPES.get(kind, 'not a regular file')}, not a scenario file")
         data = f.read(MAX_SCENARIO_BYTES + 1)
     if len(data) > MAX_SCENARIO_BYTES:
         raise ValueError(f"{path}: larger than {MAX_SCENARIO_BYTES // 2**20} MiB; not a scenario file")
@@ -190,15 +206,18 @@ def run(
     return results
 
 
-def validate(scenario: Scenario, overrides: Overrides = None) -> dict[str, Any]:
-    """Validates a scenario (path or dict) without running it.
+def validate(scenario: Scenario, overrides: Overrides = None, backend: str = "simulate") -> dict[str, Any]:
+    """Validates a scenario (path or dict) without running it, for
+    `backend` ("simulate", or "emulate" for `phblab emulate`): what that
+    backend cannot run is refused too.
 
     Returns a description: name, duration_s, warmup_s, seed, nodes, links
     (counts), classes (names), flows (count), link_directions (both
     directions of every link, generated ones included, as "a->b") and
     warnings (what the scenario will not measure as it seems to: a
     conditioner rule no traffic reaches, a TCP window too small for its
-    link). Raises ScenarioError.
+    link, flows that start after the run's end, JoBS rate guarantees above
+    the link's rate). Raises ScenarioError.
     """
     text, source = scenario_text(scenario)
-    return _core.validate(text, source, override_list(overrides), advise=True)
+    return _core.validate(text, source, override_list(overrides), backend, advise=True)

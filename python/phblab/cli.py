@@ -22,7 +22,7 @@ import os
 import sys
 import textwrap
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -189,7 +189,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     emu.add_argument("--set", metavar="KEY=VALUE", action="append", default=[], dest="overrides", help=_SET_HELP)
     emu.add_argument(
-        "--cleanup", action="store_true", help="remove what killed runs left behind (orphaned agents), then exit"
+        "--cleanup",
+        action="store_true",
+        help="stop the processes (and so the namespaces) and remove the temporary directories of "
+        "emulations whose phblab process was killed, then exit",
     )
     emu.add_argument("--quiet", "-q", action="store_true", help="print only where the results went")
     emu.set_defaults(func=_emulate)
@@ -207,6 +210,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     validate.add_argument("file", metavar="FILE", help="the scenario file (TOML)")
     validate.add_argument("--set", metavar="KEY=VALUE", action="append", default=[], dest="overrides", help=_SET_HELP)
+    validate.add_argument(
+        "--backend",
+        choices=("simulate", "emulate"),
+        default="simulate",
+        help="check what this backend can run: phblab's simulator (default) or `phblab emulate`",
+    )
     validate.set_defaults(func=_validate)
     _add_workflow(sub)
     return parser
@@ -397,19 +406,33 @@ def _add_workflow(sub) -> None:
 
     rep = sub.add_parser(
         "report",
-        help="write the HTML reproduction report",
+        help="write the reproduction report (HTML, or the catalog's outcome in Markdown)",
         description=_wrap(
             "Write a static HTML page with every catalog entry's plots, our values beside the "
             "expected ones, pass or fail, assumptions and run parameters, from the results "
             "`phblab reproduce` left (or after running them, with --run). The page and every "
-            "file it links are in the output directory; open index.html in a browser."
+            "file it links are in the output directory; open index.html in a browser. "
+            "With --format markdown, write the catalog's outcome as one Markdown document instead "
+            "(each entry's checks with the paper's value, ours, CI, verdict, kind and cause, stamped "
+            "with the phblab version, commit and date of its run), as docs/catalog-outcome.md is."
         ),
         formatter_class=fmt,
     )
     rep.add_argument(
         "ids", nargs="*", metavar="ENTRY", help="entries to include (ids as for reproduce; default: every entry)"
     )
-    rep.add_argument("--out", metavar="DIR", help="output directory (default results/report)")
+    rep.add_argument(
+        "--format",
+        choices=["html", "markdown"],
+        default="html",
+        help="html: a page with plots in --out DIR; markdown: the catalog's outcome as one document "
+        "(to stdout, or to --out FILE), as docs/catalog-outcome.md is",
+    )
+    rep.add_argument(
+        "--out",
+        metavar="PATH",
+        help="html: output directory (default results/report); markdown: a file (default stdout)",
+    )
     rep.add_argument("--results", metavar="DIR", help="reproduce results to read (default results/reproduce)")
     rep.add_argument("--catalog", metavar="DIR", help=_CATALOG_HELP)
     rep.add_argument("--run", action="store_true", help="run `reproduce` on every entry first")
@@ -444,6 +467,7 @@ def _run(args: argparse.Namespace) -> int:
 
     text = _read(args.file)
     sets = api.override_list(args.overrides)
+    out = _out_dir(args.out, lambda: Path("results") / _core.validate(text, args.file, sets)["name"], "run")
     bar = None if args.quiet else api.ProgressBar()
     start = time.perf_counter()
     try:
@@ -454,8 +478,19 @@ def _run(args: argparse.Namespace) -> int:
     wall = time.perf_counter() - start
     results = Results.from_core(raw, wall_time_s=wall, overrides=sets, version=_core.version(), scenario_text=text)
     _print_warnings(results.summary["warnings"])
-    _write_results(results, Path(args.out) if args.out else Path("results") / results.summary["scenario"], args.quiet)
+    _write_results(results, out, args.quiet)
     return 0
+
+
+def _out_dir(given: str | None, default: Callable[[], Path], kind: str) -> Path:
+    """The output directory (`--out`, else `default()`), checked before
+    anything runs: new, empty, or phblab's directory of `kind`
+    (`outdir.claim`; NotOurs otherwise)."""
+    from phblab import outdir
+
+    out = Path(given) if given is not None else default()
+    outdir.claim(out, kind)
+    return out
 
 
 def _write_results(results: Results, out: Path, quiet: bool) -> None:
@@ -483,6 +518,9 @@ def _emulate(args: argparse.Namespace) -> int:
     if args.file is None:
         raise _BadInput("emulate: give a scenario FILE (or --cleanup)")
     text = _read(args.file)
+    sets = emulate.settings(args.overrides, args.duration)
+    name = _core.validate(text, args.file, sets, "emulate")["name"]
+    out = _out_dir(args.out, lambda: Path("results") / f"{name}-emulate", "emulated-run")
     try:
         results = emulate.emulate(
             text,
@@ -497,14 +535,13 @@ def _emulate(args: argparse.Namespace) -> int:
         if e.bad_input:
             raise _BadInput(str(e)) from None
         raise
-    default = Path("results") / f"{results.summary['scenario']}-emulate"
-    _write_results(results, Path(args.out) if args.out else default, args.quiet)
+    _write_results(results, out, args.quiet)
     return 0
 
 
 def _validate(args: argparse.Namespace) -> int:
     text = _read(args.file)
-    d = _core.validate(text, args.file, args.overrides, advise=True)
+    d = _core.validate(text, args.file, args.overrides, args.backend, advise=True)
     classes = d["classes"]
     print(
         f"{args.file}: ok — {d['nodes']} nodes, {d['links']} links, {d['flows']} flows "
@@ -718,29 +755,44 @@ def _for_backend(entries: list, backend: str, every: bool) -> list:
     return allowed
 
 
-def _reproduce(args: argparse.Namespace) -> int:
+def _catalog_root(given: str | None) -> Path:
+    """The catalog's root directory (`--catalog`, else the default);
+    _BadInput if it is not a directory."""
     from phblab import catalog
+
+    root = Path(given) if given is not None else catalog.default_catalog()
+    if not root.is_dir():
+        raise _BadInput(f"--catalog {root}: not a directory (the catalog is a directory of scenario files)")
+    return root
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    from phblab import catalog, outdir
 
     _check_backend(args)
     _catalog_note(args)
+    root = _catalog_root(args.catalog)
     try:
         if args.list:
             errors: list[catalog.CatalogError] = []
-            print(catalog.list_entries(catalog.load_catalog(args.catalog, errors)))
+            print(catalog.list_entries(catalog.load_catalog(root, errors)))
             for e in errors:
                 print(f"error: {e}", file=sys.stderr)
             return EXIT_BAD_INPUT if errors else 0
         if args.all:
-            entries = catalog.load_catalog(args.catalog)
+            entries = catalog.load_catalog(root)
         elif args.ids:
-            entries = catalog.find_entries(args.ids, args.catalog)
+            entries = catalog.find_entries(args.ids, root)
         else:
             raise _BadInput("give entry ids, --all or --list (see phblab reproduce --help)")
         entries = _for_backend(entries, args.backend, every=args.all)
     except catalog.CatalogError as e:
         raise _BadInput(str(e)) from None
     results = args.results or catalog.DEFAULT_RESULTS
-    failed = []
+    for entry in entries:  # every output directory is checked before anything runs
+        outdir.claim(catalog.entry_dir(entry, results, args.backend), "reproduction")
+    failed: list[str] = []
+    unexplained: list[str] = []
     with _DaskClient(args.dask) as client:
         for i, entry in enumerate(entries):
             if i:
@@ -763,12 +815,16 @@ def _reproduce(args: argparse.Namespace) -> int:
             print(catalog.format_outcome(outcome), flush=True)
             if not outcome.passed:
                 failed.append(entry.id)
+            unexplained += [entry.id] * sum(c.failure == catalog.UNEXPLAINED for c in outcome.checks)
     if len(entries) > 1:
         print()
         print(
             f"{len(entries) - len(failed)}/{len(entries)} entries pass"
             + (f"; failing: {', '.join(failed)}" if failed else "")
         )
+        if unexplained:
+            where = ", ".join(dict.fromkeys(unexplained))
+            print(f"{len(unexplained)} failing checks without a cause (unexplained), in {where}")
     return EXIT_REPRODUCTION_FAILED if failed else 0
 
 
@@ -781,8 +837,13 @@ def _report(args: argparse.Namespace) -> int:
         _check_backend(args)
     elif args.backend != "simulate" or args.congestion is not None:
         raise _BadInput("--backend and --congestion apply to --run; the report shows every backend's results it finds")
+    elif args.results is not None and not Path(results).is_dir():
+        raise _BadInput(f"--results {results}: not a directory (run `phblab reproduce` first, or give --run)")
+    root = _catalog_root(args.catalog)
+    if args.format != "markdown":  # the Markdown outcome is one file (markdown.write checks it)
+        out = _out_dir(args.out, lambda: report.DEFAULT_OUT, "report")
     try:
-        entries = catalog.find_entries(args.ids, args.catalog) if args.ids else catalog.load_catalog(args.catalog)
+        entries = catalog.find_entries(args.ids, root) if args.ids else catalog.load_catalog(root)
         if args.run:
             for entry in _for_backend(entries, args.backend, every=not args.ids):
                 outcome = catalog.reproduce(
@@ -794,18 +855,36 @@ def _report(args: argparse.Namespace) -> int:
                     congestion=args.congestion,
                 )
                 print(catalog.format_outcome(outcome).splitlines()[-1].strip() + f"  ({entry.id})")
-        page = report.write_report(out=args.out or report.DEFAULT_OUT, results=results, entries=entries)
+        if args.format == "markdown":
+            from phblab.catalog import markdown
+
+            text = markdown.render(entries, results, _core.version())
+            if args.out is None:
+                sys.stdout.write(text)
+                return 0
+            page = markdown.write(args.out, text)
+        else:
+            page = report.write_report(out=out, results=results, entries=entries)
     except (ValueError, FileExistsError) as e:  # a CatalogError, a value the sweep refused, a foreign --out
         if isinstance(e, _core.ScenarioError):
             raise
         raise _BadInput(str(e)) from None
-    print(f"report written to {page}")
+    print(f"report written to {page}", file=sys.stderr if args.format == "markdown" else sys.stdout)
     return 0
+
+
+def _check_paths(args: argparse.Namespace) -> None:
+    """Refuses an empty directory option (`--out ''` would otherwise mean
+    the default, or the current directory)."""
+    for option in ("out", "results", "catalog"):
+        if getattr(args, option, None) == "" and not (option == "results" and args.command == "plot"):
+            raise _BadInput(f"--{option} '': give a directory (or leave the option out for the default)")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        _check_paths(args)
         return args.func(args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -816,7 +895,7 @@ def main(argv: list[str] | None = None) -> int:
             if os.environ.get("PHBLAB_TRACEBACK"):
                 raise
             status = EXIT_RUN_FAILED
-        print(f"error: {message}", file=sys.stderr)
+        print(f"error: {printable(message)}", file=sys.stderr)
         return status
 
 
@@ -832,6 +911,29 @@ def entry() -> NoReturn:
         sys.stderr.flush()
         os._exit(status)
     sys.exit(status)
+
+
+#: the longest message printed whole; a longer one keeps its start and end
+MESSAGE_MAX_CHARS = 600
+
+
+def printable(message: str) -> str:
+    """`message` safe for a terminal, on one line: control and invisible
+    characters escaped (a name holding an escape sequence never reaches the
+    terminal raw), and cut in the middle past `MESSAGE_MAX_CHARS` (a 100 KB
+    value is not echoed whole)."""
+    import unicodedata
+
+    shown = "".join(
+        c
+        if c == " " or unicodedata.category(c) not in ("Cc", "Cf", "Zl", "Zp")
+        else c.encode("unicode_escape").decode()
+        for c in message
+    )
+    if len(shown) > MESSAGE_MAX_CHARS:
+        half = MESSAGE_MAX_CHARS // 2
+        shown = f"{shown[:half]} … {shown[-half:]}"
+    return shown
 
 
 def _failure(e: Exception) -> tuple[int | None, str]:

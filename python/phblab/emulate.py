@@ -7,15 +7,26 @@ nothing that outlives it; this module runs it, stops it on any exit
 (a `finally` sends SIGTERM, then SIGKILL), and turns what it wrote into
 the same result files as `phblab run` (`Results.write`: manifest, lock,
 never overwriting what phblab did not write).
+
+Nothing outlives this process either. The router dies with it (the
+kernel's parent-death signal, which the router asks for and checks as it
+starts), the agents with the router; every one of them carries this
+process as its owner in `PHBLAB_EMULATION` (pid and start time), and so
+does the temporary directory the router writes into (`OWNER_FILE`). If
+this process is killed, the next emulation removes the directory it
+left, and `cleanup` (`phblab emulate --cleanup`) finds and stops any
+emulation process whose owner is gone and removes such directories.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import time
@@ -26,6 +37,11 @@ from phblab.results import TABLES, Results
 
 #: how long the router gets to stop cleanly before it is killed
 STOP_GRACE_S = 5.0
+#: the environment variable that marks every process of an emulation with its owner, "PID:START"
+OWNER_VARIABLE = "PHBLAB_EMULATION"
+#: the prefix of an emulation's temporary directory, and the file in it naming its owner
+TEMP_PREFIX = "phblab-emulate-"
+OWNER_FILE = "owner"
 
 
 class EmulateError(Exception):
@@ -70,6 +86,15 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
+def settings(overrides: list[str] | None, duration: str | None) -> list[str]:
+    """The overrides an emulation applies: `overrides`, then `duration`
+    (e.g. "5s") as `run.duration`."""
+    sets = override_list(overrides)
+    if duration is not None:
+        sets.append(f"run.duration={json.dumps(duration)}")
+    return sets
+
+
 def emulate(
     text: str,
     source_name: str,
@@ -87,10 +112,9 @@ def emulate(
 
     Raises EmulateError; KeyboardInterrupt if the router was stopped by a
     signal."""
-    sets = override_list(overrides)
-    if duration is not None:
-        sets.append(f'run.duration="{duration}"')
-    with tempfile.TemporaryDirectory(prefix="phblab-emulate-") as tmp:
+    sets = settings(overrides, duration)
+    _remove_stale_directories()
+    with _temporary_directory() as tmp:
         scenario = Path(tmp) / "scenario.toml"
         scenario.write_text(text, encoding="utf-8")
         out = Path(tmp) / "out"
@@ -102,7 +126,8 @@ def emulate(
         for assignment in sets:
             command += ["--set", assignment]
         start = time.perf_counter()
-        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        env = {**os.environ, OWNER_VARIABLE: _owner(os.getpid())}
+        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
         try:
             _, stderr = proc.communicate()
         finally:
@@ -139,25 +164,121 @@ def _version() -> str:
     return _core.version()
 
 
-def cleanup() -> list[str]:
-    """Kills agents of runs whose router is gone (each `phb-emu agent`
-    process adopted by init) and returns what it did. Namespaces and TUN
-    devices need no cleaning: they are anonymous and vanish with the last
-    process in them."""
-    done = []
+def _start_time(pid: int) -> str | None:
+    """Process `pid`'s start time in clock ticks since boot (field 22 of
+    /proc/PID/stat), which tells it from a later process given its pid."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text.rpartition(")")[2].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+def _zombie(pid: int) -> bool:
+    """Whether process `pid` has ended and waits for its parent to reap it."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _owner(pid: int) -> str:
+    """The owner mark ("PID:START") of process `pid`."""
+    return f"{pid}:{_start_time(pid) or 0}"
+
+
+def _owner_alive(mark: str) -> bool:
+    """Whether the process an owner mark names still runs (the same
+    process: its start time matches)."""
+    pid, _, start = mark.partition(":")
+    return pid.isdigit() and _start_time(int(pid)) == start
+
+
+@contextlib.contextmanager
+def _temporary_directory():
+    """A fresh temporary directory (mode 0700) marked with this process as
+    its owner, removed when the body ends."""
+    tmp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))
+    try:
+        (tmp / OWNER_FILE).write_text(_owner(os.getpid()) + "\n")
+        yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _remove_stale_directories() -> list[str]:
+    """Removes the temporary directories of emulations whose owner is gone
+    (it was killed before it could) and returns them. Only directories of
+    this user that carry an owner file are touched; rmtree never follows a
+    link."""
+    removed = []
+    root = Path(tempfile.gettempdir())
+    for d in root.glob(f"{TEMP_PREFIX}*"):
+        try:
+            st = os.lstat(d)
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+                continue
+            owner = d / OWNER_FILE
+            if not stat.S_ISREG(os.lstat(owner).st_mode):
+                continue
+            mark = owner.read_text().strip()
+        except OSError:
+            continue
+        if not _owner_alive(mark):
+            shutil.rmtree(d, ignore_errors=True)
+            removed.append(f"removed {d} (its emulation's process {mark.partition(':')[0]} is gone)")
+    return removed
+
+
+def _left_behind() -> list[tuple[int, str, str]]:
+    """Emulation processes whose owner is gone: (pid, what, namespace),
+    what being "router" or "agent". A process marked with an owner
+    (`OWNER_VARIABLE`) is left behind when that owner no longer runs; an
+    unmarked `phb-emu agent` (of an earlier version) when init adopted it."""
+    found = []
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
+            if not (len(argv) > 1 and argv[0].endswith(b"phb-emu") and argv[1] in (b"run", b"agent")):
+                continue
+            environ = (entry / "environ").read_bytes().split(b"\0")
             status = (entry / "status").read_text()
+            namespace = os.readlink(entry / "ns" / "net")
         except OSError:
             continue
-        orphan = any(line.split() == ["PPid:", "1"] for line in status.splitlines())
-        if orphan and len(argv) > 1 and argv[0].endswith(b"phb-emu") and argv[1] == b"agent":
-            try:
-                os.kill(int(entry.name), signal.SIGKILL)
-            except OSError:
-                continue
-            done.append(f"killed orphaned agent {entry.name}")
-    return done
+        prefix = OWNER_VARIABLE.encode() + b"="
+        marks = [v[len(prefix) :].decode(errors="replace") for v in environ if v.startswith(prefix)]
+        if marks:
+            left = not _owner_alive(marks[0])
+        else:
+            left = argv[1] == b"agent" and any(line.split() == ["PPid:", "1"] for line in status.splitlines())
+        if left:
+            found.append((int(entry.name), "router" if argv[1] == b"run" else "agent", namespace))
+    return found
+
+
+def cleanup() -> list[str]:
+    """Stops every emulation process whose owner is gone (routers and
+    agents of killed runs, `_left_behind`), which takes their network
+    namespaces with them, removes the temporary directories such runs left,
+    and returns what it did. Namespaces and TUN devices need no other
+    cleaning: they are anonymous and vanish with the last process in them.
+    Emulations still running are left alone."""
+    done = []
+    left = _left_behind()
+    for pid, what, _ in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            continue
+        done.append(f"killed {what} {pid}, whose emulation's owner is gone")
+    deadline = time.monotonic() + STOP_GRACE_S
+    while any(_start_time(pid) is not None and not _zombie(pid) for pid, _, _ in left) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    spaces = {ns for _, what, ns in left if what == "agent"}
+    if spaces:
+        done.append(f"{len(spaces)} network namespace{'s' if len(spaces) != 1 else ''} went with them")
+    return done + _remove_stale_directories()

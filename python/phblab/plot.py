@@ -27,6 +27,7 @@ bucket: the whole distribution, to within a bucket's width.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -144,24 +145,50 @@ def _paths(out: str | os.PathLike) -> list[Path]:
     return [out.with_name(out.name + ".png"), out.with_name(out.name + ".svg")]
 
 
-def save(fig, out: str | os.PathLike) -> list[Path]:
-    """Writes `fig` as PNG and SVG (`out` without suffix); closes it."""
+#: what each format records of its maker, so that phblab knows its own plots again
+MAKER = "phblab plot"
+_METADATA = {"png": {"Software": MAKER}, "svg": {"Creator": MAKER, "Date": None}}
+
+
+def _made_by(existing: Any, makers: Sequence[bytes]) -> bool:
+    """Whether the PNG or SVG file `existing` (open for reading) names one
+    of `makers` as its maker, in the metadata at its start."""
+    head = existing.read(1 << 16)
+    if head.startswith(b"\x89PNG"):
+        head = head[: head.find(b"IDAT")]  # the text chunks come before the image
+        return any(b"tEXtSoftware\x00" + m in head for m in makers)
+    return any(b"<dc:title>" + m in head for m in makers)
+
+
+def _draw(fig, fmt: str, f: Any) -> None:
+    fig.savefig(f, format=fmt, dpi=120, bbox_inches="tight", metadata=_METADATA[fmt])
+
+
+def save(fig, out: str | os.PathLike, *, in_results: bool = False) -> list[Path]:
+    """Writes `fig` as PNG and SVG (`out` without suffix); closes it. An
+    existing file is replaced only if phblab drew it (`outdir.write_file`);
+    `in_results`: `out` is in the `plots` directory phblab keeps in a
+    results directory, which must not be a link, and whose files drawn by
+    earlier versions (by Matplotlib, without phblab's name) are phblab's."""
     paths = _paths(out)
-    paths[0].parent.mkdir(parents=True, exist_ok=True)
-    for p in paths:
-        tmp = p.with_name(f".{p.name}.tmp-{os.getpid()}{p.suffix}")
-        fig.savefig(tmp, dpi=120, bbox_inches="tight", metadata={"Date": None} if p.suffix == ".svg" else None)
-        os.replace(tmp, p)
-    plt.close(fig)
+    if in_results:
+        outdir.subdirectory(paths[0].parent.parent, paths[0].parent.name)
+    makers = [MAKER.encode(), b"Matplotlib"] if in_results else [MAKER.encode()]
+    try:
+        for p in paths:
+            write = functools.partial(_draw, fig, p.suffix[1:])
+            outdir.write_file(p, write, functools.partial(_made_by, makers=makers))
+    finally:
+        plt.close(fig)
     return paths
 
 
-def _save_recorded(fig, out: str | os.PathLike, source: Any) -> list[Path]:
-    """`save`, then, if `source` is a directory (a run's or a sweep's) and
+def _save_recorded(fig, out: str | os.PathLike, source: Any, *, in_results: bool = False) -> list[Path]:
+    """`save` (`in_results` as there), then, if `source` is a directory (a run's or a sweep's) and
     `out` lies in its plots/, records the files there as drawn from its
     tables, so that rewriting them with other tables removes the figures
     (`outdir.record_plots`)."""
-    paths = save(fig, out)
+    paths = save(fig, out, in_results=in_results)
     if isinstance(source, (str, os.PathLike)):
         outdir.record_plots(source, paths)
     return paths
@@ -375,7 +402,7 @@ def plot_metric(
         legend(ax, title=", ".join(k for k in line_keys if k not in _BARE_KEYS) or None)
     ax.grid(True, alpha=0.3)
     if out is None:
-        out = sw.dir / outdir.PLOTS / f"{_safe(y)}-vs-{_safe(x)}"
+        return _save_recorded(fig, sw.dir / outdir.PLOTS / f"{_safe(y)}-vs-{_safe(x)}", sw.dir, in_results=True)
     return _save_recorded(fig, out, sw.dir)
 
 
@@ -557,7 +584,8 @@ def plot_timeseries(
         f"{summary.get('scenario')}, seed {summary.get('seed')}{where} (dotted: end of warm-up)", fontsize=9
     )
     if out is None:
-        out = _default_run_out(results, "timeseries" if scope == END_TO_END else f"timeseries-{_safe(scope)}")
+        name = "timeseries" if scope == END_TO_END else f"timeseries-{_safe(scope)}"
+        return _save_recorded(fig, _default_run_out(results, name), results, in_results=True)
     return _save_recorded(fig, out, results)
 
 
@@ -608,7 +636,7 @@ def plot_delay_cdf(
     legend(ax, title="class")
     ax.grid(True, alpha=0.3)
     if out is None:
-        out = _default_run_out(results, f"delay-cdf-{_safe(scope)}")
+        return _save_recorded(fig, _default_run_out(results, f"delay-cdf-{_safe(scope)}"), results, in_results=True)
     return _save_recorded(fig, out, results)
 
 

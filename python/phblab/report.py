@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
-import json
 import math
 import os
 import shutil
@@ -31,7 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from phblab import _core, outdir
-from phblab.catalog import DEFAULT_RESULTS, Entry, claim_relation, claim_source, entry_dir, load_catalog, tally
+from phblab.catalog import DEFAULT_RESULTS, Check, ClaimCheck, Entry, entry_dir, load_catalog, tally
+from phblab.catalog.run import read_outcome
+from phblab.catalog.text import coords_text, seeds_text, stamp
+from phblab.catalog.verdict import failures
 
 DEFAULT_OUT = Path("results") / "report"
 
@@ -69,63 +71,138 @@ def _copy(src: Path, dst: Path) -> None:
     shutil.copyfile(src, dst)
 
 
-def _seeds(seeds: Any) -> str:
-    if isinstance(seeds, list):
-        return (
-            f"{seeds[0]}..{seeds[-1]}"
-            if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2
-            else ", ".join(map(str, seeds))
-        )
-    return f"1..{seeds}"
-
-
-def _values_table(checks: list[dict]) -> str:
+def _values_table(checks: list[Check]) -> str:
     rows = []
     for c in checks:
-        ok = "pass" if c.get("passed") else "fail"
-        rel = c.get("rel_gap")
-        rel_txt = f"{100 * rel:+.1f}%" if isinstance(rel, (int, float)) and math.isfinite(rel) else "–"
-        ci = f"[{_num(c.get('ci_low'))}, {_num(c.get('ci_high'))}]"
+        ok = "pass" if c.passed else "fail"
+        rel_txt = f"{100 * c.rel_gap:+.1f}%" if math.isfinite(c.rel_gap) else "–"
+        ci = f"[{_num(c.ci_low)}, {_num(c.ci_high)}]"
         rows.append(
             "<tr>"
-            f'<td class="l">{_e(c["metric"])}</td><td class="l">{_e(c.get("where", ""))}</td>'
-            f"<td>{_num(c.get('ours'))}</td><td>{ci}</td><td>{_num(c.get('expected'))}</td>"
-            f'<td class="l">{_e(c.get("source", ""))}{(": " + _e(c["ref"])) if c.get("ref") else ""}</td>'
-            f"<td>{_num(c.get('gap'))}</td><td>{rel_txt}</td><td>{_e(c.get('tolerance', ''))}</td>"
-            f"<td>{_e(c.get('unit', ''))}</td>"
-            f'<td class="{ok}">{ok.upper()}</td></tr>'
+            f'<td class="l">{_e(c.metric)}</td><td class="l">{_e(c.kind)}</td><td class="l">{_e(c.where())}</td>'
+            f"<td>{_num(c.ours)}</td><td>{ci}</td><td>{_num(c.expected)}</td>"
+            f'<td class="l">{_e(c.source)}{(": " + _e(c.ref)) if c.ref else ""}</td>'
+            f"<td>{_num(c.gap)}</td><td>{rel_txt}</td><td>{_e(c.tolerance)}</td>"
+            f"<td>{_e(c.unit)}</td>"
+            f'<td class="{ok}">{ok.upper()}</td>{_cause_cell(c)}</tr>'
         )
     return (
         "<table><tr>"
-        '<th class="l">metric</th><th class="l">at</th><th>ours (mean)</th><th>95% CI</th><th>expected</th>'
-        '<th class="l">source</th><th>gap</th><th>gap %</th><th>tolerance</th><th>unit</th><th>result</th></tr>'
-        + "".join(rows)
-        + "</table>"
+        '<th class="l">metric</th><th class="l">kind</th><th class="l">at</th><th>ours (mean)</th><th>95% CI</th><th>expected</th>'
+        '<th class="l">source</th><th>gap</th><th>gap %</th><th>tolerance</th><th>unit</th><th>result</th>'
+        '<th class="l">cause</th></tr>' + "".join(rows) + "</table>"
     )
 
 
-def _claims_table(checks: list[dict]) -> str:
+def _cause_cell(c: Check | ClaimCheck) -> str:
+    """What explains a failing check (its cause and why, or "unexplained"),
+    or the note a passing one keeps."""
+    if not c.cause:
+        return '<td class="l fail">unexplained</td>' if not c.passed else '<td class="l"></td>'
+    what = _e(c.cause) if not c.passed else f"<i>note:</i> {_e(c.cause)}"
+    return f'<td class="l">{what}<br><span class="small">{_e(c.why)}</span></td>'
+
+
+def _unexplained(failing: list) -> str:
+    """The failing checks without a cause, listed before everything else,
+    and how many failures each cause explains."""
+    unexplained = [(e, b, c) for e, b, c in failing if not c.cause]
+    causes = failures([c for _, _, c in failing])
+    summary = ", ".join(f"{n} {cause}" for cause, n in causes.items()) or "none"
+    head = f"<h2>Failing checks</h2><p>{len(failing)} failing checks: {_e(summary)}.</p>"
+    if not unexplained:
+        return head
+    rows = "".join(
+        f'<tr><td class="l"><a href="#{_e(_flat(e.id))}">{_e(e.id)}</a>'
+        f'{" (emulated)" if backend == "emulate" else ""}</td><td class="l">{_e(c.kind)}</td>'
+        f'<td class="l">{_e(c.what())}</td><td class="l">{_e(c.where() or "–")}</td>'
+        f'<td class="l">{_e(c.comparison())}</td></tr>'
+        for e, backend, c in unexplained
+    )
+    return (
+        head + '<p><b>Unexplained</b> <span class="small">— failing checks whose entry gives no cause '
+        "(paper inconsistent, unstated assumption, model difference).</span></p>"
+        '<table><tr><th class="l">entry</th><th class="l">kind</th><th class="l">check</th><th class="l">at</th>'
+        f'<th class="l">ours against the paper</th></tr>{rows}</table>'
+    )
+
+
+def _claims_table(checks: list[ClaimCheck]) -> str:
     """One row per claim check: the statement, where it is checked, and the
     comparison of our means (with their 95% CIs) that decides it."""
     rows = []
     for c in checks:
-        ok = "pass" if c.get("passed") else "fail"
-        source = claim_source(c)
+        ok = "pass" if c.passed else "fail"
         rows.append(
             "<tr>"
-            f'<td class="l">{_e(c.get("text", ""))}</td><td class="l">{_e(source or "–")}</td>'
-            f'<td class="l">{_e(c.get("where") or "–")}</td>'
-            f'<td class="l">{_e(claim_relation(c, ci=True))}</td>'
-            f"<td>{_num(c.get('margin'))}</td>"
-            f'<td class="{ok}">{ok.upper()}</td></tr>'
+            f'<td class="l">{_e(c.text)}</td><td class="l">{_e(c.kind)}</td>'
+            f'<td class="l">{_e(c.source_text() or "–")}</td>'
+            f'<td class="l">{_e(c.where() or "–")}</td>'
+            f'<td class="l">{_e(c.relation(ci=True))}</td>'
+            f"<td>{_num(c.margin)}</td>"
+            f'<td class="{ok}">{ok.upper()}</td>{_cause_cell(c)}</tr>'
         )
     return (
         '<p><b>Claims</b> <span class="small">— relations the source states, each checked on our means over the '
         "seeds. A side reads <code>metric[grid point] mean [95% CI]</code> (the grid point besides the one "
         "the row is checked at; the CI is shown, not used); <code>k × … = v</code> scales the mean by k.</span></p>"
         "<table><tr>"
-        '<th class="l">claim</th><th class="l">source</th><th class="l">checked at</th>'
-        '<th class="l">ours: left op right</th><th>left − right</th><th>result</th></tr>' + "".join(rows) + "</table>"
+        '<th class="l">claim</th><th class="l">kind</th><th class="l">source</th><th class="l">checked at</th>'
+        '<th class="l">ours: left op right</th><th>left − right</th><th>result</th><th class="l">cause</th></tr>'
+        + "".join(rows)
+        + "</table>"
+    )
+
+
+def _metrics_table(metrics: dict) -> str:
+    """The metrics that say what the paper means by them or where phblab
+    measures them ("" if none does)."""
+    rows = [
+        f'<tr><td class="l">{_e(name)}{(" (" + _e(m["unit"]) + ")") if m.get("unit") else ""}</td>'
+        f'<td class="l">{_e(m.get("definition", "–"))}</td><td class="l">{_e(m.get("measured_at", "–"))}</td>'
+        f'<td class="l">{_e(m.get("sensitivity_of", ""))}</td></tr>'
+        for name, m in metrics.items()
+        if m.get("definition") or m.get("measured_at")
+    ]
+    if not rows:
+        return ""
+    return (
+        '<p><b>Metrics</b> <span class="small">— as the paper defines them, and where phblab measures them; '
+        "a sensitivity row is an alternative reading of the metric it names, shown and not checked.</span></p>"
+        '<table><tr><th class="l">metric</th><th class="l">the paper\'s definition</th>'
+        '<th class="l">measured at</th><th class="l">sensitivity row of</th></tr>' + "".join(rows) + "</table>"
+    )
+
+
+def _unchecked_list(unchecked: list) -> str:
+    """What the paper states that the entry does not check, with why."""
+    if not unchecked:
+        return ""
+    items = "".join(
+        f"<li>{_e(u['text'])}{(' (' + _e(u['ref']) + ')') if u.get('ref') else ''}: "
+        f"<i>not checked:</i> {_e(u['why'])}</li>"
+        for u in unchecked
+    )
+    return f"<p><b>Not checked</b></p><ul>{items}</ul>"
+
+
+def _sensitivity_table(s: dict) -> str:
+    """A sensitivity row beside its headline, at the points the headline is
+    checked at."""
+    rows = "".join(
+        f'<tr><td class="l">{_e(coords_text(r["at"]) or "the fit")}</td>'
+        f"<td>{_num(r['headline']['mean'])}<br><span class=small>[{_num(r['headline']['ci_low'])}, "
+        f"{_num(r['headline']['ci_high'])}]</span></td>"
+        f"<td>{_num(r['sensitivity']['mean'])}<br><span class=small>[{_num(r['sensitivity']['ci_low'])}, "
+        f"{_num(r['sensitivity']['ci_high'])}]</span></td></tr>"
+        for r in s["rows"]
+    )
+    unit = f" ({_e(s['unit'])})" if s.get("unit") else ""
+    return (
+        f"<p><b>Sensitivity: <code>{_e(s['metric'])}</code> beside <code>{_e(s['of'])}</code></b>{unit} "
+        f'<span class="small">— an alternative reading, shown and not checked. '
+        f"{_e(s.get('definition', ''))}</span></p>"
+        f'<table><tr><th class="l">at</th><th>{_e(s["of"])}</th><th>{_e(s["metric"])}</th></tr>{rows}</table>'
     )
 
 
@@ -161,10 +238,11 @@ def _point_table(table: dict) -> str:
 BACKEND_TITLES = {"simulate": "Simulated", "emulate": "Emulated"}
 
 
-def _entry_section(entry: Entry, results: Path, out: Path) -> tuple[str, str]:
-    """(status, HTML) of one entry; copies its files into `out`. The status
-    is the simulated results' ("pass", "fail", "not run"), followed by the
-    emulated results' if there are any ("pass; emulated: fail")."""
+def _entry_section(entry: Entry, results: Path, out: Path) -> tuple[str, str, list]:
+    """(status, HTML, checks) of one entry; copies its files into `out`. The
+    status is the simulated results' ("pass", "fail", "not run"), followed
+    by the emulated results' if there are any ("pass; emulated: fail");
+    checks are [(backend, check)] of both."""
     flat = _flat(entry.id)
     parts = [f'<h2 id="{_e(flat)}">{_e(entry.id)}: {_e(entry.title)}</h2>']
     if entry.kind == "sensitivity":
@@ -188,26 +266,30 @@ def _entry_section(entry: Entry, results: Path, out: Path) -> tuple[str, str]:
         parts.append(f"<p><b>Notes:</b> {_e(entry.notes)}</p>")
     emulated = entry_dir(entry, results, "emulate")
     both = (emulated / "comparison.json").is_file()
-    status, body = _results_block(entry, results, "simulate", out, scen, headed=both)
+    status, body, checks = _results_block(entry, results, "simulate", out, scen, headed=both)
     parts.append(body)
+    checked = [("simulate", c) for c in checks]
     if both:
-        emu_status, body = _results_block(entry, results, "emulate", out, scen, headed=True)
+        emu_status, body, checks = _results_block(entry, results, "emulate", out, scen, headed=True)
         parts.append(body)
         status = f"{status}; emulated: {emu_status}"
-    return status, "\n".join(parts)
+        checked += [("emulate", c) for c in checks]
+    return status, "\n".join(parts), checked
 
 
-def _results_block(entry: Entry, results: Path, backend: str, out: Path, scen: Path, headed: bool) -> tuple[str, str]:
-    """(status, HTML) of an entry's results on one backend: verdict, plots,
+def _results_block(
+    entry: Entry, results: Path, backend: str, out: Path, scen: Path, headed: bool
+) -> tuple[str, str, list]:
+    """(status, HTML, checks) of an entry's results on one backend: verdict, plots,
     tables and run parameters, under a heading naming the backend when
     `headed` (an entry with results of both)."""
     flat = _flat(entry.id)
     d = entry_dir(entry, results, backend)
-    comparison = d / "comparison.json"
     # file names in `out`: the simulated ones as before emulation existed
     tag = flat if backend == "simulate" else f"{flat}__{backend}"
     parts = []
-    doc = json.loads(comparison.read_text()) if comparison.is_file() else None
+    saved = read_outcome(d)
+    doc = saved.doc if saved is not None else None
     if headed:
         what = BACKEND_TITLES.get(backend, backend)
         if backend == "emulate":
@@ -223,14 +305,14 @@ def _results_block(entry: Entry, results: Path, backend: str, out: Path, scen: P
             f"<code>phblab reproduce {_e(entry.id)}{_e(option)}</code>. Scenario: "
             f'<a href="{_e(scen.as_posix())}">{_e(entry.path.name)}</a></p>'
         )
-        return "not run", "\n".join(parts)
-    checks = doc.get("checks", [])
+        return "not run", "\n".join(parts), []
+    checks = saved.checks
     status = "pass" if doc.get("passed") else "fail"
     parts.append(f'<p class="{status}">{status.upper()}: {_e(tally(checks))}</p>')
     for rel in doc.get("plots", []):
         png = d / rel
-        if not png.is_file():
-            continue
+        if not outdir.inside(rel) or not png.is_file():
+            continue  # a plot named outside the entry's directory is not copied
         img = Path("img") / f"{tag}__{Path(rel).name}"
         _copy(png, out / img)
         svg = png.with_suffix(".svg")
@@ -240,12 +322,15 @@ def _results_block(entry: Entry, results: Path, backend: str, out: Path, scen: P
             _copy(svg, out / svg_rel)
             link = f' <a href="{_e(svg_rel.as_posix())}">SVG</a>'
         parts.append(f'<p><img src="{_e(img.as_posix())}" alt="{_e(entry.id)} {_e(Path(rel).stem)}">{link}</p>')
-    values = [c for c in checks if c.get("kind", "value") == "value"]
-    claims = [c for c in checks if c.get("kind") == "claim"]
+    values = [c for c in checks if c.check == "value"]
+    claims = [c for c in checks if c.check == "claim"]
+    parts.append(_metrics_table(doc.get("metrics", {})))
     if values:
         parts.append(_values_table(values))
     if claims:
         parts.append(_claims_table(claims))
+    parts.append(_unchecked_list(doc.get("unchecked", [])))
+    parts += [_sensitivity_table(s) for s in doc.get("sensitivity", [])]
     if doc.get("table", {}).get("rows"):
         parts.append(_point_table(doc["table"]))
     csv = Path("data") / f"{tag}.csv"
@@ -265,13 +350,13 @@ def _results_block(entry: Entry, results: Path, backend: str, out: Path, scen: P
     if doc.get("backend", "simulate") == "emulate":
         extra.append(f"emulated (TCP congestion control {doc.get('congestion_control', 'reno')})")
     parts.append(
-        f'<p class="small"><b>Run parameters:</b> grid {_e(grid)}; seeds {_e(_seeds(sweep.get("seeds", 1)))}'
+        f'<p class="small"><b>Run parameters:</b> grid {_e(grid)}; seeds {_e(seeds_text(sweep.get("seeds", 1)))}'
         f"{'; ' + _e('; '.join(extra)) if extra else ''}; {doc.get('runs')} runs; "
-        f'phblab {_e(doc.get("phblab_version"))}. Files: <a href="{_e(scen.as_posix())}">scenario</a>'
+        f'{_e(stamp(doc))}. Files: <a href="{_e(scen.as_posix())}">scenario</a>'
         + (f', <a href="{_e(csv.as_posix())}">comparison (CSV)</a>' if (out / csv).is_file() else "")
         + "</p>"
     )
-    return status, "\n".join(parts)
+    return status, "\n".join(parts), checks
 
 
 def _status_cell(status: str) -> str:
@@ -302,15 +387,17 @@ def write_report(
     results = Path(results)
     entries = list(entries) if entries is not None else load_catalog(catalog)
     with outdir.writing(out, "report") as staging:
-        sections, statuses = [], []
+        sections, statuses, failing = [], [], []
         for entry in entries:
-            status, body = _entry_section(entry, results, staging)
-            statuses.append((entry, status))
+            status, body, checks = _entry_section(entry, results, staging)
+            statuses.append((entry, status, [c for b, c in checks if b == "simulate"]))
             sections.append(body)
+            failing += [(entry, b, c) for b, c in checks if not c.passed]
         overview = "".join(
             f'<tr><td class="l"><a href="#{_e(_flat(e.id))}">{_e(e.id)}</a></td><td class="l">{_e(e.title)}'
-            f"{' <i>(sensitivity)</i>' if e.kind == 'sensitivity' else ''}</td>{_status_cell(s)}</tr>"
-            for e, s in statuses
+            f"{' <i>(sensitivity)</i>' if e.kind == 'sensitivity' else ''}</td>{_status_cell(s)}"
+            f'<td class="l small">{_e(tally(checks)) if checks else ""}</td></tr>'
+            for e, s, checks in statuses
         )
         now = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
         page = f"""<!DOCTYPE html>
@@ -322,9 +409,16 @@ def write_report(
 Each entry is a scenario of the catalog with a <code>[reproduce]</code> section; ours is the mean over the seeds
 with its 95% confidence interval (Student t); a value passes when |ours − expected| ≤ tolerance;
 a claim (a relation the source states, such as “A’s throughput is at least 0.99 × B’s”) holds when
-the relation holds for the means.
+the relation holds for the means. Each check says what it compares with (its kind): a number
+<i>printed</i> in the paper, a relation it <i>states</i>, a target <i>derived</i> from its parameters,
+or phblab's own <i>model</i> of its equations; an entry's summary counts each kind. A failing check
+carries its cause where the entry gives one (the paper is inconsistent, it leaves an assumption unstated,
+or phblab's model differs); the failing checks without one are listed first, as unexplained.
 Values marked <i>measured</i> are regression values of phblab itself, not a paper's.</p>
-<table><tr><th class="l">entry</th><th class="l">title</th><th>result</th></tr>{overview}</table>
+{_unexplained(failing)}
+<h2>Entries</h2>
+<table><tr><th class="l">entry</th><th class="l">title</th><th>result</th><th class="l">checks that pass, by kind</th></tr>
+{overview}</table>
 {"".join(sections) if sections else "<p>The catalog has no entries.</p>"}
 </body>
 </html>

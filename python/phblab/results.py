@@ -22,6 +22,7 @@ import json
 import math
 import os
 import shutil
+import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -201,11 +202,23 @@ class Results:
         write are kept, and figures `phblab plot` drew there from other
         tables are removed (`outdir.drop_stale_plots`). A directory that holds files phblab did not write,
         and no record of phblab's (`phblab.outdir`), is refused with
-        `outdir.NotOurs` (a FileExistsError); one another process is writing
-        into with `outdir.Busy`.
+        `outdir.NotOurs` (a FileExistsError), and so is one that holds another
+        kind of results (a sweep; emulated results for simulated ones, and
+        the other way round); one another process is writing into with
+        `outdir.Busy`.
         """
-        out = Path(out_dir)
-        with outdir.writing(out, "run") as staging:
+        return self._write(Path(out_dir))
+
+    @property
+    def kind(self) -> str:
+        """The kind of directory its results make (`outdir.KINDS`): "run",
+        or "emulated-run" for results of `phblab emulate`."""
+        return "emulated-run" if self.summary.get("backend") == "emulate" else "run"
+
+    def _write(self, out: Path, owned: bool = False) -> Path:
+        """`write`; `owned`: `out` is a run's directory in a sweep, phblab's
+        even if its manifest is missing or unreadable (`outdir.claim`)."""
+        with outdir.writing(out, self.kind, owned=owned) as staging:
             for name, source in self._parquet.items():
                 target = staging / f"{name}.parquet"
                 if isinstance(source, bytes):
@@ -232,7 +245,10 @@ def load(run_dir: str | os.PathLike) -> Results:
         problem = outdir.verify(path)
         if problem is not None:
             raise ValueError(f"{path}: {problem}; run it again")
-    summary = json.loads((path / "summary.json").read_text())
+    summary = read_json_object(path / "summary.json")
+    for key, types, what in _SUMMARY_FIELDS:
+        if key in summary and (not isinstance(summary[key], types) or isinstance(summary[key], bool)):
+            raise ValueError(f"{path / 'summary.json'}: `{key}` is a JSON {type(summary[key]).__name__}, not {what}")
     summary.pop("classes", None)  # the rows of classes.parquet
     parquet = {name: path / f"{name}.parquet" for name in TABLES if (path / f"{name}.parquet").is_file()}
     if "classes" not in parquet:
@@ -240,6 +256,40 @@ def load(run_dir: str | os.PathLike) -> Results:
     scenario = path / "scenario.toml"
     text = scenario.read_text(encoding="utf-8") if scenario.is_file() else None
     return Results(summary, parquet, scenario_text=text)
+
+
+#: summary.json's facts that readers use: key, Python types, what it should be
+_SUMMARY_FIELDS = [
+    ("scenario", str, "a name"),
+    ("seed", int, "an integer"),
+    ("duration_s", (int, float), "a number"),
+    ("warmup_s", (int, float), "a number"),
+    ("events", int, "an integer"),
+    ("wall_time_s", (int, float), "a number"),
+    ("overrides", list, "a list"),
+]
+
+#: the largest JSON file of phblab's that is read (a summary, sweep.json)
+MAX_JSON_BYTES = 256 << 20
+
+
+def read_json_object(path: Path) -> dict:
+    """The JSON object (a dict) in file `path`, which phblab wrote (a
+    run's summary.json, a sweep's sweep.json); ValueError saying what is
+    wrong if it is not one."""
+    with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise ValueError(f"{path} is not a regular file")
+        data = f.read(MAX_JSON_BYTES + 1)
+    if len(data) > MAX_JSON_BYTES:
+        raise ValueError(f"{path} is larger than any phblab writes; not phblab's")
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise ValueError(f"{path} is not valid JSON; run it again") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"{path} holds a JSON {type(doc).__name__}, not the object phblab writes; run it again")
+    return doc
 
 
 def _json_safe(value: Any) -> Any:

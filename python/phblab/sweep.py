@@ -59,6 +59,7 @@ import json
 import math
 import os
 import signal
+import stat
 import sys
 import time
 import types
@@ -70,7 +71,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from phblab import _core, api, outdir
 from phblab.expr import evaluate
-from phblab.results import Results
+from phblab.results import Results, read_json_object
 from phblab.scenario import toml_value
 
 if TYPE_CHECKING:
@@ -309,7 +310,9 @@ def make_plan(
     congestion: str | None = None,
 ) -> Plan:
     """Every run of a sweep, in plan order, with its overrides and key.
-    Every grid point is validated (ScenarioError names the key and value)."""
+    Every grid point is validated for `backend` (ScenarioError names the key,
+    its position and the value), so what the backend cannot run is refused
+    before anything runs."""
     congestion = check_backend(backend, congestion)
     text, source = api.scenario_text(scenario)
     grid = {str(k): list(v) if isinstance(v, (list, tuple)) else [v] for k, v in (grid or {}).items()}
@@ -328,7 +331,7 @@ def make_plan(
     set = dict(set or {})
     fixed = api.override_list(overrides)
     seed_list = _seed_list(seeds)
-    name = _core.validate(text, source, fixed)["name"]
+    name = _core.validate(text, source, fixed, backend)["name"]
     plan = Plan(text, source, name, grid, seed_list, fixed, set, backend=backend, congestion=congestion)
     points = list(itertools.product(*grid.values())) if grid else [()]
     for i, values in enumerate(points):
@@ -337,9 +340,9 @@ def make_plan(
         sets += [f"{k}={toml_value(v)}" for k, v in params.items() if is_path(k)]
         sets += [f"{path}={toml_value(render(tpl, params))}" for path, tpl in set.items()]
         if i == 0:
-            plan.warnings = _core.validate(text, source, sets, advise=True)["warnings"]
+            plan.warnings = _core.validate(text, source, sets, backend, advise=True)["warnings"]
         else:
-            _core.validate(text, source, sets)  # every point, before anything runs
+            _core.validate(text, source, sets, backend)  # every point, for its backend, before anything runs
         for seed in seed_list:
             plan.runs.append(RunSpec(i, params, seed, tuple(sets), run_key(text, sets, seed, backend, congestion)))
     return plan
@@ -529,7 +532,23 @@ def _sigint_held():
 
 def _store(runs_dir: Path, spec: RunSpec, results: Results) -> None:
     results.summary["sweep"] = {"point": spec.params, "seed": spec.seed, "key": spec.key}
-    results.write(runs_dir / spec.key)
+    results._write(runs_dir / spec.key, owned=True)  # the sweep's lock and manifest own its runs
+
+
+def _check_run_dir(path: Path) -> str | None:
+    """What is wrong with a run's directory in the sweep's `runs/` (None:
+    complete and intact; "absent"). The sweep owns `runs/`, so a regular
+    file in a run's place is removed (the run is then redone); a symbolic
+    link is refused (NotOurs), never followed."""
+    st = os.lstat(path) if os.path.lexists(path) else None
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        raise outdir.NotOurs(f"{path} is a symbolic link; phblab writes only into directories of its own")
+    if st is not None and stat.S_ISREG(st.st_mode):
+        path.unlink()
+        return "it was a file, not a run's directory (removed)"
+    if st is not None and not stat.S_ISDIR(st.st_mode):
+        raise outdir.NotOurs(f"{path} is neither a directory nor a file phblab wrote; remove it")
+    return outdir.verify(path)
 
 
 @dataclass(frozen=True)
@@ -582,14 +601,13 @@ def execute(
     """Runs every run of `plan` that `out/runs/` does not hold verified
     into it; returns how many ran, and the runs that were there but failed
     verification (rerun)."""
-    runs_dir = out / "runs"
-    runs_dir.mkdir(parents=True, exist_ok=True)
+    runs_dir = outdir.subdirectory(out, "runs")
     todo, seen, reruns = [], set(), []
     for spec in plan.runs:
         if spec.key in seen:
             continue
         seen.add(spec.key)
-        problem = outdir.verify(runs_dir / spec.key)
+        problem = _check_run_dir(runs_dir / spec.key)
         if problem is None:
             continue
         todo.append(spec)
@@ -713,7 +731,7 @@ def build_dataset(plan: Plan, out: Path) -> dict[str, pd.DataFrame]:
             path = d / f"{t}.parquet"
             if path.is_file():  # results of older cores lack the newer tables
                 tables[t].append(_with_params(plan, spec, pd.read_parquet(path)))
-        s = json.loads((d / "summary.json").read_text())
+        s = read_json_object(d / "summary.json")
         row = {k: v for k, v in spec.params.items()}
         row.update(
             seed=spec.seed,
@@ -769,7 +787,11 @@ class Sweep:
             problem = outdir.verify(self.dir)
             if problem is not None:
                 raise SweepError(f"{self.dir}: {problem}; run the sweep again")
-        description = json.loads((self.dir / "sweep.json").read_text())
+        description = read_json_object(self.dir / "sweep.json")
+        shape = [("grid", dict, "a table"), ("seeds", list, "a list"), ("name", str, "a name")]
+        for key, kind, what in shape:
+            if not isinstance(description.get(key), kind):
+                raise SweepError(f"{self.dir / 'sweep.json'}: `{key}` is missing or not {what}; run the sweep again")
         self.description = description
         self.grid = description["grid"]
         self.seeds = description["seeds"]
@@ -866,11 +888,10 @@ def _backend_of(out: Path) -> tuple[str, str] | None:
     run in `out/runs/`; None if `out` holds neither."""
     for path in [out / "sweep.json", *sorted((out / "runs").glob("*/summary.json"))]:
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
+            doc = read_json_object(path)
         except (OSError, ValueError):
             continue
-        if isinstance(doc, dict):
-            return doc.get("backend", "simulate"), str(path)
+        return doc.get("backend", "simulate"), str(path)
     return None
 
 
@@ -942,7 +963,7 @@ def sweep(
     plan = make_plan(scenario, grid, seeds, overrides, set, backend, congestion)
     out = Path(out) if out is not None else default_out(plan.name, backend)
     outdir.claim(out, "sweep")
-    with outdir.lock(out):
+    with outdir.lock(out, "sweep"):
         check_same_backend(out, backend)
         ran, reruns = execute(plan, out, jobs=jobs, client=client, progress=progress)
         write_dataset(plan, out)

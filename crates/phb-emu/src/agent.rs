@@ -43,7 +43,7 @@ use crate::sys;
 use crate::tcp_info::{self, Report};
 
 /// IPv4 and UDP headers: a UDP packet's size less its payload.
-pub const UDP_HEADERS: u32 = 28;
+pub use phb_sim::scenario::backend::UDP_HEADERS;
 /// Connection attempts 50 ms apart before a TCP flow gives up (its sink
 /// starts at the same time in another namespace).
 const CONNECT_ATTEMPTS: u32 = 20;

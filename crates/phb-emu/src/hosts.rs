@@ -13,10 +13,13 @@
 //! **Nothing outlives the run.** The namespaces are anonymous (never
 //! mounted under `/run/netns`): each lives while the router holds its
 //! handle or an agent runs in it, and the agents die with the router
-//! (`PR_SET_PDEATHSIG`). Normal end, error, SIGINT, SIGTERM, a panic or
-//! SIGKILL of the router all leave nothing behind. The machine's own
-//! namespace is never configured: every address, route and sysctl is set
-//! inside a namespace this module created.
+//! (`PR_SET_PDEATHSIG`), as the router dies with the process that started
+//! it (`main.rs`). Normal end, error, SIGINT, SIGTERM, a panic or SIGKILL
+//! of the router or of its starter all leave nothing behind. Every process
+//! carries its owner in [`sys::OWNER_VARIABLE`], so that `phblab emulate
+//! --cleanup` finds any that a run of an earlier version left. The
+//! machine's own namespace is never configured: every address, route and
+//! sysctl is set inside a namespace this module created.
 
 use std::fs::File;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -62,18 +65,21 @@ fn create_one(node: usize, sack: bool) -> Result<Host, String> {
     Ok(Host { node, netns, tun })
 }
 
-/// Starts `program args` inside `host`'s namespace, killed when this
-/// process dies.
-pub fn spawn_in(host: &Host, program: &std::path::Path, args: &[String]) -> std::io::Result<Child> {
+/// Starts `program args` inside `host`'s namespace, marked with the
+/// emulation's `owner` ([`sys::OWNER_VARIABLE`]) and killed when this
+/// process dies (checked before it runs: a child whose parent is already
+/// gone exits at once).
+pub fn spawn_in(host: &Host, program: &std::path::Path, args: &[String], owner: &str) -> std::io::Result<Child> {
     use std::os::unix::process::CommandExt;
     let ns = host.netns.as_raw_fd();
+    let parent = std::process::id();
     let mut command = Command::new(program);
-    command.args(args).stdin(Stdio::null()).stdout(Stdio::null());
-    // SAFETY: between fork and exec the child only makes two system calls.
+    command.args(args).env(sys::OWNER_VARIABLE, owner).stdin(Stdio::null()).stdout(Stdio::null());
+    // SAFETY: between fork and exec the child only makes system calls.
     unsafe {
         command.pre_exec(move || {
             sys::enter_netns(ns)?;
-            sys::die_with_parent()
+            sys::die_with_parent(libc::SIGKILL, parent)
         });
     }
     command.spawn()

@@ -14,9 +14,15 @@
 //!                                     TCP_INFO samples go into DIR
 //! ```
 //!
-//! Exit status: 0 done, 1 the emulation failed, 2 bad input or missing
-//! privileges (one line on stderr), 130 stopped by SIGINT or SIGTERM (no
-//! results written).
+//! Exit status: 0 done, 1 the emulation failed (an agent ended during the
+//! run, say), 2 bad input or missing privileges (one line on stderr), 130
+//! stopped by SIGINT or SIGTERM (no results written).
+//!
+//! `run` dies with the process that started it (SIGTERM when it ends,
+//! `PR_SET_PDEATHSIG`), its agents with it (SIGKILL); each process carries
+//! its emulation's owner in `PHBLAB_EMULATION` (`sys::OWNER_VARIABLE`).
+//! Results are written as new files (`O_EXCL`, `O_NOFOLLOW`) into DIR,
+//! which `phblab emulate` creates fresh for each run.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -84,7 +90,8 @@ fn load(args: &Args) -> Result<(Scenario, String), Failure> {
     };
     let text = std::fs::read_to_string(path).map_err(|e| Failure::BadInput(format!("{path}: {e}")))?;
     let name = args.source_name.as_deref().unwrap_or(path);
-    let scenario = phb_sim::load(&text, name, &args.sets).map_err(|e| Failure::BadInput(e.to_string()))?;
+    let scenario = phb_sim::load_for(&text, name, &args.sets, phb_sim::Backend::Emulate)
+        .map_err(|e| Failure::BadInput(e.to_string()))?;
     let congestion = args.congestion.clone().unwrap_or_else(|| "reno".into());
     if !CONGESTION_CONTROLS.contains(&congestion.as_str()) {
         return Err(Failure::BadInput(format!(
@@ -102,7 +109,37 @@ fn congestion_available(name: &str) -> bool {
     allowed.split_whitespace().any(|c| c == name)
 }
 
+/// Makes the router die with the process that started it (SIGTERM, so it
+/// stops its agents and ends as on Ctrl-C), checked at once; returns the
+/// emulation's owner for [`sys::OWNER_VARIABLE`]: the variable's value if
+/// `phblab emulate` set it (its pid is then the expected parent), else
+/// this process.
+fn watch_parent() -> Result<String, Failure> {
+    // SAFETY: getppid has no arguments and cannot fail.
+    let parent = unsafe { libc::getppid() } as u32;
+    let given = std::env::var(sys::OWNER_VARIABLE).ok();
+    let owner_pid = given.as_deref().and_then(|v| v.split_once(':')).and_then(|(pid, _)| pid.parse().ok());
+    sys::die_with_parent(libc::SIGTERM, owner_pid.unwrap_or(parent))
+        .map_err(|e| Failure::Failed(format!("watching the process that started phb-emu: {e}")))?;
+    Ok(match (given, owner_pid) {
+        (Some(value), Some(_)) => value,
+        _ => {
+            let pid = std::process::id();
+            format!("{pid}:{}", sys::start_time(pid).unwrap_or(0))
+        }
+    })
+}
+
+/// The first agent that has ended, as a message naming its node and how.
+fn ended_agent(agents: &mut [std::process::Child], nodes: &[String]) -> Option<String> {
+    agents.iter_mut().zip(nodes).find_map(|(child, node)| match child.try_wait() {
+        Ok(Some(status)) => Some(format!("the agent of node {node} ended during the run ({status})")),
+        _ => None,
+    })
+}
+
 fn run(args: &Args) -> Result<(), Failure> {
+    let owner = watch_parent()?;
     let (scenario, congestion) = load(args)?;
     let seed = args.seed.unwrap_or(scenario.run.seed);
     let source = args.source_name.as_deref().unwrap_or(&args.positional[0]);
@@ -127,6 +164,7 @@ fn run(args: &Args) -> Result<(), Failure> {
         }
     }
     sys::catch_stop_signals();
+    sys::catch_child_exits();
     sys::tight_timers();
     let hosts = hosts::create(&plan).map_err(Failure::Failed)?;
     let epoch = sys::monotonic() + START_MARGIN;
@@ -150,7 +188,7 @@ fn run(args: &Args) -> Result<(), Failure> {
         for set in &args.sets {
             agent_args.extend(["--set".to_owned(), set.clone()]);
         }
-        match hosts::spawn_in(host, &program, &agent_args) {
+        match hosts::spawn_in(host, &program, &agent_args, &owner) {
             Ok(child) => agents.push(child),
             Err(e) => {
                 stop_agents(&mut agents);
@@ -158,6 +196,7 @@ fn run(args: &Args) -> Result<(), Failure> {
             }
         }
     }
+    let agent_nodes: Vec<String> = hosts.iter().map(|h| scenario.nodes[h.node].name.clone()).collect();
     let mut tun: Vec<Option<_>> = (0..scenario.nodes.len()).map(|_| None).collect();
     let mut netns = Vec::with_capacity(hosts.len());
     for host in hosts {
@@ -170,6 +209,10 @@ fn run(args: &Args) -> Result<(), Failure> {
     let cpu_at_start = sys::cpu_time();
     let reached = router.run(epoch);
     let cpu = sys::cpu_time() - cpu_at_start;
+    if let Some(ended) = sys::child_ended().then(|| ended_agent(&mut agents, &agent_nodes)).flatten() {
+        stop_agents(&mut agents);
+        return Err(Failure::Failed(ended));
+    }
     if sys::stop_requested() {
         stop_agents(&mut agents);
         return Err(Failure::Interrupted);

@@ -1,6 +1,7 @@
 //! What an emulation runs, decided before anything is created: the
-//! scenario (already validated by `phb_sim::load`) checked for what a real
-//! stack can carry, each flow's ports and routes, and the hosts' addresses.
+//! scenario (already validated for the emulator by `phb_sim::load_for`,
+//! which refuses what a real stack cannot carry), each flow's ports and
+//! routes, and the hosts' addresses.
 //!
 //! **Addresses.** Host node `n` is `10.77.x.y` with `x.y` = `n + 1` (a
 //! /16 on the TUN device of its own namespace, where nothing else lives, so
@@ -15,14 +16,16 @@
 use phb::{Rng, Time};
 use phb_sim::net::routing::{adjacency, pinned_path, shortest_path, Routes};
 use phb_sim::scenario::{Congestion, NodeKind, Scenario, Transport};
-use phb_sim::tcp::{Rules, Variant};
+use phb_sim::tcp::Variant;
 
 /// Flow `f`'s sender binds source port `BASE_PORT + f`.
 pub const BASE_PORT: u16 = 20000;
 /// The port every host's sink listens on (TCP) and receives on (UDP).
 pub const SINK_PORT: u16 = 5001;
-/// The most flows the port numbering leaves room for.
+/// The most flows the port numbering leaves room for (the validator
+/// refuses more: `phb_sim::scenario::backend::EMULATE_MAX_FLOWS`).
 pub const MAX_FLOWS: usize = (u16::MAX - BASE_PORT) as usize;
+const _: () = assert!(MAX_FLOWS == phb_sim::scenario::backend::EMULATE_MAX_FLOWS);
 
 /// The congestion controls a sender may ask the kernel for (`TCP_CONGESTION`).
 pub const CONGESTION_CONTROLS: [&str; 3] = ["reno", "cubic", "bbr"];
@@ -80,80 +83,29 @@ fn refuse(key: String, why: &str) -> String {
     format!("{key}: {why}")
 }
 
-/// Checks that `scenario` can be emulated and plans its flows; the error
-/// names the key that cannot be.
+/// Plans the flows of `scenario`, which was validated for the emulator
+/// (`phb_sim::load_for` with `Backend::Emulate`: what a real stack cannot
+/// carry is refused there, with the key's position); the error names a
+/// flow's key whose destination is unreachable.
 pub fn plan(scenario: &Scenario, seed: u64) -> Result<Plan, String> {
-    if !scenario.lsps.is_empty() {
-        return Err(refuse(
-            "lsps".into(),
-            "TWAM's LSPs are not emulated (their windows come from the simulator's senders)",
-        ));
-    }
-    if let Some(l) = scenario.links.iter().position(|l| l.framing != phb::Framing::None) {
-        return Err(refuse(format!("links[{l}].framing"), "ATM cell framing is not emulated"));
-    }
     let nodes = scenario.nodes.len();
-    if nodes >= 0xffff {
-        return Err(refuse("nodes".into(), "emulate addresses at most 65534 nodes"));
-    }
     let forwards: Vec<bool> = scenario.nodes.iter().map(|n| n.kind == NodeKind::Router).collect();
     let adj = adjacency(nodes, &scenario.links);
     let mut routes = Routes::default();
     let mut flows = Vec::new();
-    let mut sack: Vec<Option<(bool, usize)>> = vec![None; nodes];
+    // Per host: SACK unless a TCP group there asks for NewReno (the
+    // validator refused groups of both kinds at one host).
+    let mut sack = vec![true; nodes];
     for (g, group) in scenario.groups.iter().enumerate() {
         let key = |k: &str| format!("traffic[{g}].{k}");
-        if group.windows.is_some() {
-            return Err(refuse(key("schedule"), "flow-count schedules are not emulated yet"));
-        }
-        let congestion = match &group.transport {
-            Transport::Tcp(t) => t.congestion,
-            Transport::Udp(_) => None,
-        };
-        let tcp = match &group.transport {
-            Transport::Udp(model) => {
-                if model.packet_size() < crate::agent::UDP_HEADERS {
-                    return Err(refuse(key("packet_size"), "a UDP packet is at least 28 B (its IP and UDP headers)"));
-                }
-                false
-            }
+        let (tcp, congestion) = match &group.transport {
+            Transport::Udp(_) => (false, None),
             Transport::Tcp(t) => {
-                if t.config.rules != Rules::Rfc {
-                    return Err(refuse(
-                        key("profile"),
-                        "this TCP profile follows a simulator's rules (ns-2, ns-3), which a real stack cannot; use profile = \"linux\"",
-                    ));
+                if t.config.variant == Variant::NewReno {
+                    sack[group.src] = false;
+                    sack[group.dst] = false;
                 }
-                if matches!(t.app, phb_sim::apps::AppModel::Phases(_)) {
-                    return Err(refuse(
-                        key("app"),
-                        "phases withdraw data not yet sent, which a real socket's buffer cannot; bulk and files are emulated",
-                    ));
-                }
-                let with_sack = match t.config.variant {
-                    Variant::Sack => true,
-                    Variant::NewReno => false,
-                    Variant::Reno => {
-                        return Err(refuse(
-                            key("variant"),
-                            "Linux has no Reno loss recovery; use \"newreno\" (SACK off) or \"sack\"",
-                        ))
-                    }
-                };
-                for host in [group.src, group.dst] {
-                    match sack[host] {
-                        Some((other, h)) if other != with_sack => {
-                            return Err(refuse(
-                                key("variant"),
-                                &format!(
-                                    "SACK is set per host namespace, and traffic[{h}] at the same host uses the other setting"
-                                ),
-                            ))
-                        }
-                        _ => sack[host] = Some((with_sack, g)),
-                    }
-                }
-                true
+                (true, t.congestion)
             }
         };
         let path = |from: usize, to: usize, pinned: Option<Vec<usize>>| match pinned {
@@ -186,12 +138,8 @@ pub fn plan(scenario: &Scenario, seed: u64) -> Result<Plan, String> {
                 route_rev,
             });
         }
-        if flows.len() > MAX_FLOWS {
-            return Err(refuse(key("count"), &format!("emulate runs at most {MAX_FLOWS} flows")));
-        }
     }
     let hosts = (0..nodes).filter(|&n| !forwards[n]).collect();
-    let sack = sack.iter().map(|s| s.is_none_or(|(on, _)| on)).collect();
     Ok(Plan { flows, routes, hosts, sack })
 }
 

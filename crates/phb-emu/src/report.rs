@@ -158,7 +158,7 @@ pub fn write(
     ];
     for table in tables {
         let bytes = to_parquet(&table, &metadata).map_err(std::io::Error::other)?;
-        std::fs::write(dir.join(format!("{}.parquet", table.name)), bytes)?;
+        crate::sys::write_new_file(&dir.join(format!("{}.parquet", table.name)), &bytes)?;
     }
     let emu = &router.emu;
     let quantile = |q: f64| json_number(emu.lateness.quantile(q).map_or(f64::NAN, |ns| ns * 1e-9));
@@ -183,7 +183,7 @@ pub fn write(
         emu.turns,
         json_number(facts.cpu_s),
     );
-    std::fs::write(dir.join("emulation.json"), json)
+    crate::sys::write_new_file(&dir.join("emulation.json"), json.as_bytes())
 }
 
 #[cfg(test)]

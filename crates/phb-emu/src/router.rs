@@ -240,8 +240,8 @@ impl<'s> Router<'s> {
     }
 
     /// Runs from `epoch` (the monotonic time of the run's time 0) until
-    /// the run's duration has passed or SIGINT/SIGTERM arrives; returns the
-    /// time reached.
+    /// the run's duration has passed, SIGINT/SIGTERM arrives or an agent
+    /// ends; returns the time reached.
     pub fn run(&mut self, epoch: Time) -> Time {
         let end = self.scenario.run.duration;
         let warmup = self.scenario.run.warmup;
@@ -256,7 +256,7 @@ impl<'s> Router<'s> {
             .collect();
         loop {
             let now = sys::monotonic().saturating_sub(epoch);
-            if sys::stop_requested() {
+            if sys::stop_requested() || sys::child_ended() {
                 return now.min(end);
             }
             if now >= end {

@@ -215,8 +215,78 @@ pub fn stop_requested() -> bool {
     STOP.load(Ordering::Relaxed)
 }
 
-/// In a child about to exec: be killed when the parent dies.
-pub fn die_with_parent() -> io::Result<()> {
+/// Asks the kernel for `signal` when the parent (the thread that started
+/// this process) dies, then checks that the parent is still `parent`: had
+/// it died before the request, the signal would never come (the process
+/// would have been adopted already), so that is an error.
+pub fn die_with_parent(signal: libc::c_int, parent: u32) -> io::Result<()> {
     // SAFETY: PR_SET_PDEATHSIG takes a signal number.
-    check(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) }).map(drop)
+    check(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong) })?;
+    // SAFETY: getppid has no arguments and cannot fail.
+    if unsafe { libc::getppid() } as u32 != parent {
+        return Err(io::Error::other("the process that started it has ended"));
+    }
+    Ok(())
+}
+
+static CHILD_ENDED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_child(_: libc::c_int) {
+    CHILD_ENDED.store(true, Ordering::Relaxed);
+}
+
+/// Makes SIGCHLD set a flag ([`child_ended`]) and interrupt waits, so the
+/// router learns at once that an agent ended.
+pub fn catch_child_exits() {
+    // SAFETY: the handler only stores to an atomic.
+    unsafe { libc::signal(libc::SIGCHLD, on_child as *const () as libc::sighandler_t) };
+}
+
+/// Whether a child process ended (SIGCHLD arrived).
+pub fn child_ended() -> bool {
+    CHILD_ENDED.load(Ordering::Relaxed)
+}
+
+/// The environment variable that marks every process of an emulation with
+/// its owner (`PID:START`, the process that started the router and its
+/// start time in clock ticks since boot), so that `phblab emulate
+/// --cleanup` can find the processes of a run whose owner is gone.
+pub const OWNER_VARIABLE: &str = "PHBLAB_EMULATION";
+
+/// Process `pid`'s start time in clock ticks since boot (field 22 of
+/// `/proc/PID/stat`), which tells a process from a later one given its pid.
+pub fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// This emulation's owner as [`OWNER_VARIABLE`] says (`PID:START`): the
+/// variable's value if `phblab emulate` set it, else this process.
+pub fn owner() -> (u32, String) {
+    let own = || {
+        let pid = std::process::id();
+        (pid, format!("{pid}:{}", start_time(pid).unwrap_or(0)))
+    };
+    match std::env::var(OWNER_VARIABLE) {
+        Ok(value) => match value.split_once(':').and_then(|(pid, _)| pid.parse().ok()) {
+            Some(pid) => (pid, value),
+            None => own(),
+        },
+        Err(_) => own(),
+    }
+}
+
+/// Creates file `path` and writes `data` into it: a new file (`O_EXCL`),
+/// never through a symbolic link (`O_NOFOLLOW`), so results go only into
+/// the fresh directory `phblab emulate` gives.
+pub fn write_new_file(path: &std::path::Path, data: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)?;
+    file.write_all(data)
 }

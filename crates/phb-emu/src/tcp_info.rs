@@ -170,7 +170,7 @@ pub fn sample_until(
         .chain(transfers.iter().filter(|(_, t)| t.end <= end).map(|(f, t)| transfer_line(*f, t)))
         .collect();
     let partial = file.with_extension("partial");
-    std::fs::write(&partial, text)?;
+    crate::sys::write_new_file(&partial, text.as_bytes())?;
     std::fs::rename(&partial, file)
 }
 

@@ -21,11 +21,22 @@
 //!   about `(mss + header) · 8 / RTT · √(3 / 2p)` (Mathis, Semke, Mahdavi &
 //!   Ott 1997, eq. 3, with the path's loss probability `p`); no warning then
 //!   unless the window is under half that too.
+//! - **Flows that start after the run's end.** A group's `start`, or a step
+//!   of its flow-count `schedule`, at or after `run.duration` makes flows
+//!   that never send.
+//! - **JoBS rate guarantees above the link's rate.** The absolute rate
+//!   guarantees `μ_i` of a JoBS qdisc (Christin, Liebeherr & Abdelzaher
+//!   2001, eq. 8) cannot all hold when they sum to more than the link
+//!   carries; JoBS then relaxes them (Section 3; its precedence order,
+//!   Section 4.3: loss before delay and rate before proportional
+//!   guarantees), but such a sum is more likely a typing mistake than an
+//!   experiment.
 
 use std::collections::BTreeSet;
 
 use phb::classify::{Match, PacketKey, Protocol};
 use phb::mark::Action;
+use phb::queue::SchedulerKind;
 
 use crate::apps::AppModel;
 use crate::net::routing::GroupRoute;
@@ -36,6 +47,8 @@ use crate::scenario::{Scenario, Transport};
 pub fn warnings(scenario: &Scenario, routes: &[GroupRoute]) -> Vec<String> {
     let mut out = unmatched_rules(scenario, routes);
     out.extend(small_windows(scenario, routes));
+    out.extend(late_flows(scenario));
+    out.extend(jobs_rates_above_links(scenario));
     out
 }
 
@@ -176,6 +189,50 @@ fn small_windows(scenario: &Scenario, routes: &[GroupRoute]) -> Vec<String> {
     out
 }
 
+fn late_flows(scenario: &Scenario) -> Vec<String> {
+    let end = scenario.run.duration;
+    let mut out = Vec::new();
+    for group in &scenario.groups {
+        let late = match &group.windows {
+            Some(windows) => windows.iter().filter(|(start, _)| *start >= end).count(),
+            None if group.start >= end => group.count as usize,
+            None => 0,
+        };
+        if late > 0 {
+            let what = if group.windows.is_some() { "steps of its `schedule`" } else { "its `start`" };
+            out.push(format!(
+                "traffic {name:?}: {late} flow{s} start at or after the run's end ({end}s): {what} \
+                 lie beyond `run.duration`, so {they} never send",
+                name = group.name,
+                s = if late == 1 { "" } else { "s" },
+                end = end.as_secs_f64(),
+                they = if late == 1 { "it" } else { "they" },
+            ));
+        }
+    }
+    out
+}
+
+fn jobs_rates_above_links(scenario: &Scenario) -> Vec<String> {
+    let mut out = Vec::new();
+    for port in 0..2 * scenario.links.len() {
+        let link = &scenario.links[port / 2];
+        let qdisc = if port.is_multiple_of(2) { &link.qdisc_ab } else { &link.qdisc_ba };
+        let SchedulerKind::Jobs(params) = &qdisc.scheduler else { continue };
+        let guaranteed: u64 = params.classes.iter().filter_map(|c| c.mu).sum();
+        if guaranteed > link.rate_bps {
+            out.push(format!(
+                "the JoBS qdisc at {port}: its classes' rate guarantees (`mu`) sum to {sum}, above the link's \
+                 {rate}: they cannot all hold, and JoBS will relax them",
+                port = port_name(scenario, port),
+                sum = rate(guaranteed as f64),
+                rate = rate(link.rate_bps as f64),
+            ));
+        }
+    }
+    out
+}
+
 /// The random-loss probability in front of `port`'s qdisc.
 fn loss_of(scenario: &Scenario, port: usize) -> f64 {
     let link = &scenario.links[port / 2];
@@ -268,6 +325,39 @@ rate = "1Mbps"
 "#;
 
     #[test]
+    fn flows_that_start_after_the_run_s_end_are_named() {
+        let late = DUMBBELL.replace("packet_size = \"500B\"", "packet_size = \"500B\"\nstart = \"1s\"\nstop = \"2s\"");
+        let w = warnings_of(&late);
+        assert!(
+            w.iter().any(|w| w.starts_with("traffic \"udp\": 1 flow start at or after the run's end (1s)")),
+            "{w:#?}"
+        );
+        let scheduled = DUMBBELL.replace(
+            "packet_size = \"500B\"",
+            "packet_size = \"500B\"\nschedule = [{ at = \"0s\", count = 2 }, { at = \"2s\", count = 5 }]",
+        );
+        let w = warnings_of(&scheduled);
+        assert!(w.iter().any(|w| w.contains("3 flows start at or after") && w.contains("`schedule`")), "{w:#?}");
+        assert!(warnings_of(DUMBBELL).iter().all(|w| !w.contains("run's end")));
+    }
+
+    #[test]
+    fn jobs_rate_guarantees_above_the_link_s_rate_are_named() {
+        let jobs = |mu: &str| {
+            DUMBBELL.replace("conditioner_forward = \"edge\"", "conditioner_forward = \"edge\"\nqdisc = \"jobs\"")
+                + &format!(
+                    "[qdiscs.jobs]\nkind = \"classful\"\nscheduler = \"jobs\"\n\
+                     buffers = [{{ name = \"shared\", policy = \"droptail\", limit = \"200pkt\" }}]\n\
+                     [[qdiscs.jobs.queues]]\nname = \"gold\"\nclasses = [\"af11\"]\nbuffer = \"shared\"\nmu = \"{mu}\"\n\
+                     [[qdiscs.jobs.queues]]\nname = \"rest\"\nclasses = [\"be\", \"af12\"]\nbuffer = \"shared\"\nmu = \"40Mbps\"\n"
+                )
+        };
+        let w = warnings_of(&jobs("70Mbps"));
+        assert!(w.iter().any(|w| w.starts_with("the JoBS qdisc at r1->r2: its classes' rate guarantees (`mu`) sum to 110 Mb/s, above the link's 100 Mb/s")), "{w:#?}");
+        assert!(warnings_of(&jobs("50Mbps")).iter().all(|w| !w.contains("JoBS")));
+    }
+
+    #[test]
     fn a_rule_no_traffic_reaches_is_named() {
         let w = warnings_of(DUMBBELL);
         assert_eq!(w.len(), 2, "{w:#?}");
@@ -289,7 +379,8 @@ rate = "1Mbps"
     fn random_loss_that_limits_a_flow_more_than_its_window_gives_no_warning() {
         // Mathis at 1% loss and a 24 ms round trip: 1040 B · 8 / 24 ms · √150 = 4.2 Mb/s, under
         // twice the window's 6.93 Mb/s; at 0.01% loss, 42 Mb/s: the window still caps the flow.
-        let lossy = |p: &str| DUMBBELL.replace("delay = \"10ms\"\n", &format!("delay = \"10ms\"\nloss_forward = {p}\n"));
+        let lossy =
+            |p: &str| DUMBBELL.replace("delay = \"10ms\"\n", &format!("delay = \"10ms\"\nloss_forward = {p}\n"));
         assert!(warnings_of(&lossy("0.01")).iter().all(|w| !w.contains("TCP window")));
         assert!(warnings_of(&lossy("0.0001")).iter().any(|w| w.contains("TCP window")));
     }

@@ -36,5 +36,5 @@ pub use report::{
     delay_ratios_table, flows_table, transfers_table, ClassRows, ConditionerRows, CounterRows, FlowFacts, QdiscLabels,
     SenderFigures, TimeSeries, END_TO_END,
 };
-pub use scenario::{load, Scenario, ScenarioError};
+pub use scenario::{load, load_for, Backend, Scenario, ScenarioError};
 pub use sim::{run, run_with, trace_arrivals, Arrival, RunError};

@@ -45,7 +45,7 @@ pub enum RunError {
     #[error("stopped at {0} s of simulated time")]
     Stopped(f64),
     /// The scenario asks for something only a real stack runs
-    /// ([`Scenario::not_simulable`]).
+    /// ([`crate::scenario::backend`]).
     #[error("{0}")]
     NotSimulable(String),
 }
@@ -971,8 +971,8 @@ pub fn run_with(
     seed: Option<u64>,
     progress: &mut dyn FnMut(f64) -> ControlFlow<()>,
 ) -> Result<RunOutput, RunError> {
-    if let Some(why) = scenario.not_simulable() {
-        return Err(RunError::NotSimulable(why));
+    if let Some((key, why)) = crate::scenario::backend::unsupported(scenario, crate::scenario::Backend::Simulate) {
+        return Err(RunError::NotSimulable(format!("{key}: {why}")));
     }
     let seed = seed.unwrap_or(scenario.run.seed);
     let mut sim = Sim::new(scenario, seed);

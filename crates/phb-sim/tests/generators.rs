@@ -315,11 +315,11 @@ fn bad_generator_input_is_reported_at_the_generator_s_keys() {
 
 #[test]
 fn two_generators_need_distinct_names_and_distinct_groups() {
-    let text = dumbbell(2, "") + "\n[[generators]]\nkind = \"star\"\nname = \"db\"\ncount = 1\nleaf_links = { rate = \"1Mbps\", delay = \"1ms\" }\n";
+    let text = dumbbell(3, "") + "\n[[generators]]\nkind = \"star\"\nname = \"db\"\ncount = 1\nleaf_links = { rate = \"1Mbps\", delay = \"1ms\" }\n";
     let (key, line, column, message) = invalid(&text);
     assert_eq!((key.as_str(), (line, column)), ("generators[1].name", at(&text, "name = \"db\"\ncount = 1")));
     assert!(message.contains("already the name of generators[0]"), "{message}");
-    let text = dumbbell(2, "") + "\n[[generators]]\nkind = \"dumbbell\"\nname = \"db2\"\ncount = 1\nbottleneck = { rate = \"1Mbps\", delay = \"1ms\" }\nsender_links = { rate = \"1Mbps\", delay = \"1ms\" }\nreceiver_links = { rate = \"1Mbps\", delay = \"1ms\" }\ntraffic = { name = \"db.{i}\", kind = \"tcp\", class = \"be\" }\n";
+    let text = dumbbell(3, "") + "\n[[generators]]\nkind = \"dumbbell\"\nname = \"db2\"\ncount = 1\nbottleneck = { rate = \"1Mbps\", delay = \"1ms\" }\nsender_links = { rate = \"1Mbps\", delay = \"1ms\" }\nreceiver_links = { rate = \"1Mbps\", delay = \"1ms\" }\ntraffic = { name = \"db.{i}\", kind = \"tcp\", class = \"be\" }\n";
     let (key, _, _, message) = invalid(&text);
     assert_eq!(key, "generators[1].traffic.name");
     assert!(

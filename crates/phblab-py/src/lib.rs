@@ -33,7 +33,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use phb_sim::output::parquet_file::to_parquet;
-use phb_sim::{Column, Scenario, Table};
+use phb_sim::{Backend, Column, Scenario, Table};
 
 create_exception!(
     phblab._core,
@@ -54,26 +54,31 @@ fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
-fn load(text: &str, source_name: &str, overrides: &[String]) -> PyResult<Scenario> {
-    phb_sim::load(text, source_name, overrides).map_err(|e| ScenarioError::new_err(e.to_string()))
+fn load(text: &str, source_name: &str, overrides: &[String], backend: Backend) -> PyResult<Scenario> {
+    phb_sim::load_for(text, source_name, overrides, backend).map_err(|e| ScenarioError::new_err(e.to_string()))
 }
 
 /// Validates scenario `text` (called `source_name` in messages) with
-/// `overrides` (`"path.to.key=value"`) applied; raises `ScenarioError` or
-/// returns a short description of the scenario, with its link directions
-/// (`"a->b"`, the scopes a time series may name), generated ones included.
-/// With `advise`, also its `warnings` (`phb_sim::advice`: what it will not
-/// measure as it seems to), which need every group's route.
+/// `overrides` (`"path.to.key=value"`) applied, for `backend` ("simulate"
+/// or "emulate": what that backend cannot run is refused too); raises
+/// `ScenarioError` or returns a short description of the scenario, with its
+/// link directions (`"a->b"`, the scopes a time series may name),
+/// generated ones included. With `advise`, also its `warnings`
+/// (`phb_sim::advice`: what it will not measure as it seems to), which
+/// need every group's route.
 #[pyfunction]
-#[pyo3(signature = (text, source_name = "<string>", overrides = Vec::new(), advise = false))]
+#[pyo3(signature = (text, source_name = "<string>", overrides = Vec::new(), backend = "simulate", advise = false))]
 fn validate<'py>(
     py: Python<'py>,
     text: &str,
     source_name: &str,
     overrides: Vec<String>,
+    backend: &str,
     advise: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let scenario = load(text, source_name, &overrides)?;
+    let backend = Backend::from_name(backend)
+        .ok_or_else(|| PyValueError::new_err(format!("backend {backend:?}: one of simulate, emulate")))?;
+    let scenario = load(text, source_name, &overrides, backend)?;
     let d = PyDict::new(py);
     if advise {
         let routes = phb_sim::net::routing::group_routes(&scenario);
@@ -117,10 +122,7 @@ fn run<'py>(
     overrides: Vec<String>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let scenario = load(text, source_name, &overrides)?;
-    if let Some(why) = scenario.not_simulable() {
-        return Err(ScenarioError::new_err(format!("{source_name}: {why}")));
-    }
+    let scenario = load(text, source_name, &overrides, Backend::Simulate)?;
     let mut callback_error: Option<PyErr> = None;
     let result = py.detach(|| {
         let mut report = |fraction: f64| {

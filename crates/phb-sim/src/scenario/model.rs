@@ -32,20 +32,6 @@ pub struct Scenario {
     pub lsps: Vec<LspDef>,
 }
 
-impl Scenario {
-    /// What of the scenario the simulator cannot run, as the key and why
-    /// (a real stack can: `phblab emulate`), or `None`.
-    pub fn not_simulable(&self) -> Option<String> {
-        self.groups.iter().enumerate().find_map(|(g, group)| match &group.transport {
-            Transport::Tcp(TcpFlow { congestion: Some(c), .. }) if *c != Congestion::Reno => Some(format!(
-                "traffic[{g}].congestion: the simulator's TCP is Reno/NewReno/SACK; \"{}\" runs only with `phblab emulate`",
-                c.name()
-            )),
-            _ => None,
-        })
-    }
-}
-
 /// An AF LSP (Bouras & Sevasti 2008, Sections 3–5): the TWAM at its
 /// ingress, the window input that feeds it, and the channel on which it
 /// signals `W_LSP^cwnd` to the DWRED queues that name it.
@@ -234,8 +220,8 @@ pub struct TcpFlow {
     pub trace: bool,
     /// The congestion control the group asks for (`congestion`; `None`:
     /// not given). The simulator models reno only and refuses the others
-    /// ([`Scenario::not_simulable`]); `phblab emulate` asks the kernel for
-    /// it (`TCP_CONGESTION`).
+    /// ([`super::backend`]); `phblab emulate` asks the kernel for it
+    /// (`TCP_CONGESTION`).
     pub congestion: Option<Congestion>,
 }
 

@@ -16,7 +16,7 @@ use super::ScenarioError;
 /// Applies one `path=value` assignment to `doc`; returns the path as errors
 /// name it (`links[0].rate`).
 pub(super) fn apply(doc: &mut DocumentMut, assignment: &str) -> Result<String, ScenarioError> {
-    let fail = |message: String| ScenarioError::Override { assignment: assignment.to_owned(), message };
+    let fail = |message: String| ScenarioError::Override { assignment: super::shown(assignment, 80), message };
     let (path, text) =
         assignment.split_once('=').ok_or_else(|| fail("expected path=value, e.g. links[0].rate=10Mbps".into()))?;
     let segments = parse_path(path).map_err(|m| fail(format!("bad path `{}`: {m}", path.trim())))?;

@@ -329,6 +329,53 @@ fn the_name_defaults_to_the_file_stem() {
     assert_eq!(load(&text, "dir/.toml", &[]).unwrap().name, "scenario");
 }
 
+/// `-x.toml` gave `-x`, which an explicit name may not be; names cut at
+/// 100 bytes let two long file names share one results directory.
+#[test]
+fn default_names_are_valid_and_distinct() {
+    let text = FULL.replacen("name = \"full\"", "", 1);
+    assert_eq!(load(&text, "-x.toml", &[]).unwrap().name, "_x");
+    let long = |end: &str| load(&text, &format!("{}{end}.toml", "a".repeat(120)), &[]).unwrap().name;
+    let (one, two) = (long("1"), long("2"));
+    assert_ne!(one, two);
+    assert!(one.len() == 100 && one.starts_with(&"a".repeat(91)), "{one}");
+}
+
+/// Control characters reached the terminal raw; zero-width characters and
+/// NUL were accepted; `é` in NFC and NFD made two classes shown alike.
+#[test]
+fn names_are_printable_and_have_one_spelling() {
+    for (from, to, key, part) in [
+        ("hosts = [\"s1\"", "hosts = [\"s\\u001b[31m1\"", "nodes.hosts[0]", "U+001B"),
+        ("hosts = [\"s1\"", "hosts = [\"s\\u0000\"", "nodes.hosts[0]", "a control character, U+0000"),
+        ("hosts = [\"s1\"", "hosts = [\"s\\u200b1\"", "nodes.hosts[0]", "prints as nothing, U+200B"),
+        ("name = \"voip\"", "name = \"vo\\u0007ip\"", "traffic[0].name", "U+0007"),
+        ("be = 0", "\"e\\u0301\" = 0", "classes.\"e\u{301}\"", "composed form (NFC), \"\u{e9}\""),
+    ] {
+        let ((k, _, _), message) = invalid(error_after(from, to));
+        assert_eq!(k, key, "{message}");
+        assert!(message.contains(part), "{message:?} should contain {part:?}");
+        assert!(!message.contains('\u{1b}') && !message.contains('\0'), "{message:?}");
+    }
+    // a composed é is a name like any other
+    assert!(load(&FULL.replacen("be = 0", "\"\u{e9}\" = 0", 1).replace("\"be\"", "\"\u{e9}\""), "s.toml", &[]).is_ok());
+    // a very long name is refused, and not echoed whole
+    let ((_, _, _), message) =
+        invalid(error_after("hosts = [\"s1\"", &format!("hosts = [\"{}\"", "x".repeat(100_000))));
+    assert!(message.len() < 300 && message.contains("at most 200 bytes"), "{}", message.len());
+}
+
+/// Accepted before, though surely mistakes (issue 23, item 15).
+#[test]
+fn likely_mistakes_are_refused() {
+    let ((key, _, _), message) = invalid(error_after("max_th = 30", "max_th = 300"));
+    assert_eq!(key, "qdiscs.prio.buffers[0].max_th");
+    assert!(message.contains("above the buffer's limit (100 packets)"), "{message}");
+    let ((key, _, _), message) = invalid(error_after("start = \"1s\"", "start = \"1s\"\nstart_jitter = \"95s\""));
+    assert_eq!(key, "traffic[1].start_jitter");
+    assert!(message.contains("longer than the time from start to stop"), "{message}");
+}
+
 #[test]
 fn a_name_is_one_plain_path_component() {
     let with_name = |toml_string: &str| FULL.replacen("name = \"full\"", &format!("name = {toml_string}"), 1);
@@ -1615,4 +1662,26 @@ fn lsp_errors_are_reported_at_their_key() {
         "{key}: {message} ({})",
         t.len()
     );
+}
+
+/// Messages that named neither the key nor what it takes (issue 23,
+/// item 14).
+#[test]
+fn messages_name_the_key_and_what_it_takes() {
+    let run = "[run]\nduration = \"100s\"\nwarmup = \"10s\"\nseed = 7\nsample_interval = \"100ms\"";
+    let ((key, _, _), message) =
+        invalid(load(&FULL.replacen(run, "run = [{ duration = \"1s\" }]", 1), "s.toml", &[]).unwrap_err());
+    assert_eq!(key, "run");
+    assert!(message.contains("[run]"), "{message}");
+    let syntax = |text: &str| match load(text, "s.toml", &[]).unwrap_err() {
+        ScenarioError::Syntax { message, .. } => message,
+        other => panic!("{other:?}"),
+    };
+    assert!(syntax(&FULL.replacen("seed = 7", "seed = 7\nseed = 8", 1)).contains("duplicate key `seed`"));
+    assert!(syntax(&FULL.replacen("[classes]", "[classes]\nbe = 0\n[classes]", 1)).contains("duplicate key `classes`"));
+    assert!(syntax(&format!("{}a = 1\n", "a.".repeat(200))).contains("nest deeper than the parser allows"));
+    let ((key, _, _), message) =
+        invalid(error_after("qdisc_reverse = \"edge\"", "qdisc_reverse = \"edge\"\nframing = true"));
+    assert_eq!(key, "links[3].framing");
+    assert!(message.contains("expected a string, one of `none`, `aal5`"), "{message}");
 }

@@ -24,7 +24,10 @@
 //!   `W_LSP^cwnd`).
 //!
 //! Samples are events as well, which cost time rather than memory: a run
-//! takes at most [`MAX_SAMPLES`]. Packets in queues are bounded by the
+//! takes at most [`MAX_SAMPLES`], and at most [`MAX_TIMER_EVENTS`] events
+//! of all its periodic timers together (samples, delay-ratio boundaries,
+//! LSP updates). A flow-count schedule is budgeted from its steps before
+//! it is expanded, and `run.memory_limit` is at most [`MAX_LIMIT`]. Packets in queues are bounded by the
 //! qdiscs' limits and not counted. The estimate is the simulator's own; the
 //! Python front end's copy of the result tables comes on top.
 
@@ -35,7 +38,8 @@ use phb::queue::{BufferPolicy, QdiscConfig};
 use super::generators::links_made;
 use super::{Context, Links, Nodes, Result};
 use crate::net::routing::{adjacency, pinned_path, shortest_path};
-use crate::scenario::model::{NodeKind, RunConfig, TrafficGroup, Transport};
+use crate::scenario::location::join;
+use crate::scenario::model::{LspDef, NodeKind, RunConfig, TrafficGroup, Transport};
 use crate::scenario::raw;
 
 /// `run.memory_limit` when the file gives none.
@@ -48,6 +52,15 @@ pub(super) const SEGMENT_BYTES: u128 = 32;
 pub(super) const ROW_BYTES: u128 = 160;
 /// Samples a run may take (`run.duration / run.sample_interval`).
 pub(super) const MAX_SAMPLES: u64 = 100_000_000;
+/// Periodic timer events a run may take: samples, delay-ratio interval
+/// boundaries and LSP updates together. At about 30 ns each (measured on
+/// a 1 ns delay-ratio timescale: 1.5·10⁹ events in 41 s) this is a few
+/// seconds of the run's time on timers alone.
+pub(super) const MAX_TIMER_EVENTS: u128 = 100_000_000;
+/// The largest `run.memory_limit` accepted: above it, a limit no longer
+/// protects any machine (the estimate is for a machine that has it).
+pub(super) const MAX_LIMIT: u64 = 1 << 40;
+const MAX_LIMIT_TEXT: &str = "1024GiB";
 
 /// One input's share of the estimate.
 struct Part {
@@ -74,6 +87,10 @@ impl Context<'_> {
         match &raw_run.memory_limit {
             Some(q) => match self.size("run.memory_limit", q)? {
                 0 => Err(self.err("run.memory_limit", "the memory limit must be positive")),
+                bytes if bytes > MAX_LIMIT => Err(self.err(
+                    "run.memory_limit",
+                    format!("{} is more than the largest limit, {MAX_LIMIT_TEXT}", shown(q.0.trim())),
+                )),
                 bytes => Ok((bytes, q.0.trim())),
             },
             None => Ok((DEFAULT_LIMIT, DEFAULT_LIMIT_TEXT)),
@@ -210,6 +227,56 @@ impl Context<'_> {
         Ok(())
     }
 
+    /// Refuses a schedule's `flows` (counted from its steps before any is
+    /// expanded; `key` is the step that makes the most) if they alone would
+    /// exceed `run.memory_limit`.
+    pub(super) fn scheduled_flows(&self, raw_run: &raw::Run, key: &str, flows: u128) -> Result<()> {
+        let (limit, limit_text) = self.memory_limit(raw_run)?;
+        let part = Part {
+            key: key.to_owned(),
+            bytes: flows * UDP_FLOW_BYTES,
+            what: format!("the {} its schedule starts", self::flows(flows)),
+            hint: "run fewer flows",
+        };
+        self.refuse_over(&[part], limit, limit_text)
+    }
+
+    /// Refuses a run whose periodic timers (time-series samples,
+    /// delay-ratio interval boundaries, LSP updates every `α·rtt`) would
+    /// fire more than [`MAX_TIMER_EVENTS`] times, at the key of the timer
+    /// that fires most.
+    pub(super) fn timer_events(&self, run: &RunConfig, lsps: &[LspDef]) -> Result<()> {
+        let measured = u128::from((run.duration - run.warmup).as_nanos());
+        let every = |interval_ns: u128, span: u128| span / interval_ns.max(1);
+        let mut timers: Vec<(String, u128)> = Vec::new();
+        if let Some(interval) = run.sample_interval {
+            timers.push((
+                "run.sample_interval".into(),
+                every(interval.as_nanos().into(), run.duration.as_nanos().into()),
+            ));
+        }
+        for (i, ratio) in run.delay_ratios.iter().enumerate() {
+            for (j, &t) in ratio.timescales.iter().enumerate() {
+                timers.push((format!("run.delay_ratios[{i}].timescales[{j}]"), every(t.as_nanos().into(), measured)));
+            }
+        }
+        for lsp in lsps {
+            let interval = u128::from(lsp.twam.rtt_lsp.as_nanos()) * u128::from(lsp.twam.alpha);
+            timers.push((join(&join("lsps", &lsp.name), "rtt"), every(interval, run.duration.as_nanos().into())));
+        }
+        let total: u128 = timers.iter().map(|(_, n)| n).sum();
+        match timers.iter().max_by_key(|(_, n)| *n) {
+            Some((key, most)) if total > MAX_TIMER_EVENTS => Err(self.err(
+                key,
+                format!(
+                    "the run's timers would fire {total} times, more than the {MAX_TIMER_EVENTS} a run may take, \
+                     {most} of them here; choose a longer interval (or a shorter run)"
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Refuses `parts` if their total exceeds `limit`, at the key of the
     /// largest.
     fn refuse_over(&self, parts: &[Part], limit: u64, limit_text: &str) -> Result<()> {
@@ -309,6 +376,17 @@ fn ports_on_routes(nodes: &Nodes, links: &Links, groups: &[TrafficGroup]) -> Vec
     (0..used.len()).filter(|&p| used[p]).collect()
 }
 
+/// A value from the file for a message: quoted, cut after 40 characters.
+fn shown(value: &str) -> String {
+    let mut chars = value.chars();
+    let head: String = chars.by_ref().take(40).collect();
+    if chars.next().is_some() {
+        format!("{head:?}…")
+    } else {
+        format!("{head:?}")
+    }
+}
+
 /// `1 flow`, `10 flows`.
 fn flows(count: u128) -> String {
     if count == 1 {
@@ -337,6 +415,43 @@ fn bytes(n: u128) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn with_run(run: &str, extra: &str) -> std::result::Result<crate::scenario::Scenario, String> {
+        let text = format!(
+            "[run]\n{run}\n[classes]\nbe = 0\nef = 46\n[nodes]\nhosts = [\"a\", \"b\"]\n\
+             [[links]]\nbetween = [\"a\", \"b\"]\nrate = \"10Mbps\"\ndelay = \"1ms\"\n\
+             [[traffic]]\nname = \"u\"\nkind = \"cbr\"\nfrom = \"a\"\nto = \"b\"\nclass = \"be\"\n\
+             packet_size = \"100B\"\nrate = \"1Mbps\"\n{extra}\n"
+        );
+        crate::scenario::load(&text, "s.toml", &[]).map_err(|e| e.to_string())
+    }
+
+    /// A limit that protects no machine is refused; with it, a huge count
+    /// reached the simulator's set-up and aborted the run.
+    #[test]
+    fn the_memory_limit_has_a_ceiling() {
+        let err =
+            with_run("duration = \"2s\"\nmemory_limit = \"18446744073709551615B\"", "count = 4294967295").unwrap_err();
+        assert!(err.contains("run.memory_limit") && err.contains("more than the largest limit, 1024GiB"), "{err}");
+        assert!(with_run("duration = \"2s\"\nmemory_limit = \"1024GiB\"", "").is_ok());
+    }
+
+    /// A 1 ns delay-ratio timescale made a 2 s run take 41 s (1.5·10⁹
+    /// timer events); timers are budgeted like memory, naming the key.
+    #[test]
+    fn timer_events_are_budgeted() {
+        let ratio = |t: &str| {
+            format!(
+                "duration = \"2s\"\ndelay_ratios = [{{ scope = \"a->b\", numerator = \"ef\", denominator = \"be\", \
+                 timescales = [\"1s\", \"{t}\"] }}]"
+            )
+        };
+        let err = with_run(&ratio("1ns"), "").unwrap_err();
+        assert!(err.contains("run.delay_ratios[0].timescales[1]") && err.contains("timers would fire"), "{err}");
+        assert!(with_run(&ratio("1us"), "").is_ok()); // 2·10⁶ boundaries
+        let err = with_run("duration = \"200s\"\nsample_interval = \"1us\"", "").unwrap_err();
+        assert!(err.contains("run.sample_interval"), "{err}");
+    }
 
     #[test]
     fn byte_counts_read_as_binary_units() {

@@ -51,6 +51,16 @@ impl LinkPart {
         }
     }
 
+    /// How many links of this template generator `g` makes.
+    fn items(self, g: &raw::Generator) -> u64 {
+        let n = u64::from(g.count);
+        match (self, g.kind) {
+            (LinkPart::Bottleneck, _) => 1,
+            (LinkPart::SenderLinks | LinkPart::ReceiverLinks, GeneratorKind::ParkingLot) => n + 1,
+            _ => n,
+        }
+    }
+
     fn template(self, g: &raw::Generator) -> Option<&LinkTemplate> {
         match self {
             LinkPart::Bottleneck => g.bottleneck.as_ref(),
@@ -426,6 +436,18 @@ impl<'c> Builder<'c, '_> {
             PerItem::One(q) => Values::One(q),
             PerItem::List(list) if list.is_empty() => {
                 return Err(self.cx.err(&at, "a list of values needs at least one; the items take them in turn"))
+            }
+            PerItem::List(list) if list.len() as u64 > part.items(self.gen) => {
+                let items = part.items(self.gen);
+                return Err(self.cx.err(
+                    &at,
+                    format!(
+                        "{} values for {items} link{}: the items take them in turn, so the last {} would never be used",
+                        list.len(),
+                        if items == 1 { "" } else { "s" },
+                        list.len() as u64 - items
+                    ),
+                ));
             }
             PerItem::List(list) => Values::List(list),
             PerItem::Drawn(draw) => {

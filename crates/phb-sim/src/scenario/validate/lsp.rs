@@ -32,6 +32,7 @@ impl Context<'_> {
         let mut out = Vec::with_capacity(raw.len());
         for (name, l) in raw {
             let path = join("lsps", name);
+            self.label(&path, name)?;
             out.push(self.lsp(&path, name, l, classes, nodes, links, groups, &group_index, &mut member_of)?);
         }
         Ok(out)
@@ -118,7 +119,14 @@ impl Context<'_> {
             Ok(cp)
         };
         let marks = if marking {
-            (codepoint("in", &l.in_mark, "AF11")?, codepoint("out", &l.out_mark, "AF13")?)
+            let marks = (codepoint("in", &l.in_mark, "AF11")?, codepoint("out", &l.out_mark, "AF13")?);
+            if marks.0 == marks.1 {
+                return Err(self.err(
+                    &key("out"),
+                    format!("the out mark is the in mark (codepoint {}): the marker would mark nothing", marks.1),
+                ));
+            }
+            marks
         } else {
             for (k, set) in [("in", l.in_mark.is_some()), ("out", l.out_mark.is_some())] {
                 if set {

@@ -44,8 +44,13 @@ const DEFAULT_QDISC_LIMIT: Limit = Limit::Packets(50);
 
 type Result<T> = std::result::Result<T, ScenarioError>;
 
-/// Validates `file`, which was deserialised from `doc`'s text.
-pub(super) fn validate(mut file: raw::File, doc: &Document<&str>, source_name: &str) -> Result<Scenario> {
+/// Validates `file`, which was deserialised from `doc`'s text, for `backend`.
+pub(super) fn validate(
+    mut file: raw::File,
+    doc: &Document<&str>,
+    source_name: &str,
+    backend: super::Backend,
+) -> Result<Scenario> {
     let generators = std::mem::take(&mut file.generators);
     let no_origins = Origins::default();
     let lsp_keys: Vec<String> = file.lsps.keys().cloned().collect();
@@ -66,17 +71,25 @@ pub(super) fn validate(mut file: raw::File, doc: &Document<&str>, source_name: &
     let qdiscs = file
         .qdiscs
         .iter()
-        .map(|(name, q)| Ok((name.as_str(), cx.qdisc(&join("qdiscs", name), q, &classes)?)))
+        .map(|(name, q)| {
+            cx.label(&join("qdiscs", name), name)?;
+            Ok((name.as_str(), cx.qdisc(&join("qdiscs", name), q, &classes)?))
+        })
         .collect::<Result<BTreeMap<_, _>>>()?;
     let group_names: Vec<&str> = file.traffic.iter().filter_map(|t| t.name.as_deref()).collect();
     let conditioners = cx.conditioners(&file.conditioners, &classes, &nodes, &group_names)?;
     let links = cx.links(&file.links, &nodes, &qdiscs, &conditioners)?;
-    let groups = cx.traffic(&file.traffic, &run, &classes, &nodes, &links)?;
+    let groups = cx.traffic(&file.traffic, &file.run, &run, &classes, &nodes, &links)?;
     let lsps = cx.lsps(&file.lsps, &classes, &nodes, &links, &groups)?;
     cx.sample_scopes(&run, &nodes, &links)?;
     run.delay_ratios = cx.delay_ratios(&file.run, &run, &classes, &nodes, &links)?;
     cx.budget(&file.run, &run, classes.len(), &nodes, &links, &groups, lsps.len())?;
-    Ok(Scenario { name, run, classes, nodes: nodes.defs, links: links.defs, groups, lsps })
+    cx.timer_events(&run, &lsps)?;
+    let scenario = Scenario { name, run, classes, nodes: nodes.defs, links: links.defs, groups, lsps };
+    match super::backend::unsupported(&scenario, backend) {
+        Some((key, why)) => Err(cx.err(&key, why)),
+        None => Ok(scenario),
+    }
 }
 
 /// The longest scenario name, in bytes.
@@ -101,21 +114,68 @@ fn name_problem(name: &str) -> Option<String> {
 
 /// The file stem of `source_name` made a valid name: `dir/dumbbell.toml`
 /// gives `dumbbell`, `my run.toml` gives `my_run`; characters a name may not
-/// hold become `_`, leading dots are dropped, and an empty stem gives
-/// `scenario`.
+/// hold become `_`, leading dots are dropped, a leading `-` becomes `_`
+/// (`-x.toml` gives `_x`), and an empty stem gives `scenario`. A stem
+/// longer than [`NAME_MAX_LEN`] is cut and ends in `-` and 8 hex digits of
+/// its digest, so two long file names never share a results directory.
 fn default_name(source_name: &str) -> String {
     let file = source_name.rsplit(['/', '\\']).next().unwrap_or(source_name);
     let stem = file.strip_suffix(".toml").unwrap_or(file).trim_start_matches('.');
-    let name: String = stem
-        .chars()
-        .take(NAME_MAX_LEN)
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') { c } else { '_' })
-        .collect();
+    let mut name: String =
+        stem.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') { c } else { '_' }).collect();
+    if name.starts_with('-') {
+        name.replace_range(..1, "_");
+    }
+    if name.len() > NAME_MAX_LEN {
+        let digest =
+            stem.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+        name.truncate(NAME_MAX_LEN - 9);
+        name.push_str(&format!("-{:08x}", digest as u32));
+    }
     if name.is_empty() {
         "scenario".to_owned()
     } else {
         name
     }
+}
+
+/// The longest name of a node, class, group, qdisc or LSP, in bytes.
+const LABEL_MAX_LEN: usize = 200;
+
+/// Characters that print as nothing (zero-width spaces and joiners, word
+/// joiners, bidirectional controls, the byte-order mark, the soft hyphen):
+/// two names differing only by them would look the same.
+fn invisible(c: char) -> bool {
+    matches!(c, '\u{ad}' | '\u{61c}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
+        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206f}' | '\u{feff}')
+}
+
+/// Why `name` cannot name a node, class, traffic group, qdisc or LSP, if
+/// it cannot: names are printed in terminals, tables and file names, so
+/// they hold printable characters only (no control characters such as NUL,
+/// BEL or an escape, none that print as nothing), in Unicode's composed
+/// form (NFC: `é` as one character, so that two spellings of one name are
+/// never two names shown alike), at most [`LABEL_MAX_LEN`] bytes.
+fn label_problem(name: &str) -> Option<String> {
+    use unicode_normalization::UnicodeNormalization;
+    if name.trim().is_empty() {
+        return Some("a name must not be empty".into());
+    }
+    if name.len() > LABEL_MAX_LEN {
+        return Some(format!("a name is at most {LABEL_MAX_LEN} bytes"));
+    }
+    if let Some(c) = name.chars().find(|&c| c.is_control() || invisible(c)) {
+        let what = if c.is_control() { "a control character" } else { "a character that prints as nothing" };
+        return Some(format!(
+            "{what}, U+{:04X}, is not allowed in a name: names are printable characters only",
+            c as u32
+        ));
+    }
+    if !unicode_normalization::is_nfc(name) {
+        let composed: String = name.nfc().collect();
+        return Some(format!("write the name in composed form (NFC), {composed:?}, so that it has one spelling"));
+    }
+    None
 }
 
 /// A number as TOML writes it (`nan`, `inf`, `-inf`, `0.5`), for messages.
@@ -154,7 +214,11 @@ impl Nodes {
     /// The index of node `name`, or a message listing the nodes.
     fn index(&self, name: &str) -> std::result::Result<usize, String> {
         self.by_name.get(name).copied().ok_or_else(|| {
-            format!("{name} is not a node; nodes are {}", list(self.defs.iter().map(|n| n.name.as_str())))
+            format!(
+                "{} is not a node; nodes are {}",
+                super::shown(name, 40),
+                list(self.defs.iter().map(|n| n.name.as_str()))
+            )
         })
     }
 }
@@ -189,6 +253,15 @@ struct Context<'a> {
 }
 
 impl Context<'_> {
+    /// Refuses `name` at `key` unless it may name a node, class, group,
+    /// qdisc or LSP ([`label_problem`]).
+    fn label(&self, key: &str, name: &str) -> Result<()> {
+        match label_problem(name) {
+            Some(problem) => Err(self.err(key, format!("{:?}: {problem}", super::shown(name, 40)))),
+            None => Ok(()),
+        }
+    }
+
     /// The error at `key`; a key of a generated entry becomes the key of
     /// the generator that made it.
     fn err(&self, key: &str, message: impl Into<String>) -> ScenarioError {
@@ -291,6 +364,7 @@ impl Context<'_> {
         let mut out: Vec<ClassDef> = Vec::with_capacity(order.len());
         for name in order {
             let key = join("classes", name);
+            self.label(&key, name)?;
             let codepoint = classes[name];
             let codepoint = u8::try_from(codepoint).ok().filter(|&c| c <= 63).ok_or_else(|| {
                 self.err(&key, format!("codepoint {codepoint} is out of range; codepoints are 0..=63"))
@@ -312,9 +386,7 @@ impl Context<'_> {
         for (list_name, names, kind) in lists {
             for (i, name) in names.iter().enumerate() {
                 let key = format!("nodes.{list_name}[{i}]");
-                if name.trim().is_empty() {
-                    return Err(self.err(&key, "a node name must not be empty"));
-                }
+                self.label(&key, name)?;
                 if name.contains("->") {
                     return Err(self.err(
                         &key,
@@ -726,6 +798,7 @@ impl Context<'_> {
     fn traffic(
         &self,
         traffic: &[raw::Traffic],
+        raw_run: &raw::Run,
         run: &RunConfig,
         classes: &[ClassDef],
         nodes: &Nodes,
@@ -740,9 +813,7 @@ impl Context<'_> {
             let what = "a traffic group";
             let name = self.required(&path, "name", &t.name, what)?;
             let (from, to) = (self.required(&path, "from", &t.from, what)?, self.required(&path, "to", &t.to, what)?);
-            if name.trim().is_empty() {
-                return Err(self.err(&key("name"), "a traffic group needs a non-empty name"));
-            }
+            self.label(&key("name"), name)?;
             if let Some(j) = group_index.insert(name, i) {
                 return Err(self.err(
                     &key("name"),
@@ -817,8 +888,18 @@ impl Context<'_> {
                 let at = if t.stop.is_some() { "stop" } else { "start" };
                 return Err(self.err(&key(at), format!("start ({start}) must be before stop ({stop})")));
             }
+            if t.schedule.is_none() && start_jitter > stop - start {
+                return Err(self.err(
+                    &key("start_jitter"),
+                    format!(
+                        "the jitter ({start_jitter}) is longer than the time from start to stop ({}): \
+                         some flows would start after they stop",
+                        stop - start
+                    ),
+                ));
+            }
             let windows = match &t.schedule {
-                Some(steps) => Some(self.schedule(&key("schedule"), steps, run.duration)?),
+                Some(steps) => Some(self.schedule(&key("schedule"), steps, run.duration, raw_run)?),
                 None => None,
             };
             let count = windows.as_ref().map_or(count, |w| w.len() as u32);

@@ -188,6 +188,18 @@ impl Context<'_> {
             ns1_compat: keys.ns1_compat.unwrap_or(defaults.ns1_compat),
         };
         self.checked(path, params.validate(), RED_KEYS)?;
+        if let Limit::Packets(limit) = params.limit {
+            if !params.byte_mode && params.max_th > limit as f64 {
+                return Err(self.err(
+                    &join(path, "max_th"),
+                    format!(
+                        "max_th ({}) is above the buffer's limit ({limit} packets): the queue can never reach it; \
+                         lower max_th or raise limit",
+                        params.max_th
+                    ),
+                ));
+            }
+        }
         Ok(params)
     }
 

@@ -18,30 +18,49 @@ use crate::scenario::raw;
 
 impl Context<'_> {
     /// Each flow's `(start, stop)` from the schedule at `path` (a group's
-    /// `schedule` key); `end` is the run's duration.
-    pub(super) fn schedule(&self, path: &str, steps: &[raw::ScheduleStep], end: Time) -> Result<Vec<(Time, Time)>> {
+    /// `schedule` key); `end` is the run's duration. The steps are checked
+    /// and their flows counted against `run.memory_limit` (in `raw_run`)
+    /// before any flow is made.
+    pub(super) fn schedule(
+        &self,
+        path: &str,
+        steps: &[raw::ScheduleStep],
+        end: Time,
+        raw_run: &raw::Run,
+    ) -> Result<Vec<(Time, Time)>> {
         if steps.is_empty() {
             return Err(self.err(path, "a schedule needs at least one step, e.g. [{ at = \"0s\", count = 10 }]"));
         }
-        let mut windows: Vec<(Time, Time)> = Vec::new();
-        // Indices of the active flows, in the order they started.
-        let mut active: Vec<usize> = Vec::new();
-        let mut previous: Option<Time> = None;
+        let mut counted: Vec<(Time, usize)> = Vec::with_capacity(steps.len());
+        // Flows the schedule makes (each increase starts new ones), and the step that starts most.
+        let (mut flows, mut largest) = (0u128, (0usize, 0usize));
         for (i, step) in steps.iter().enumerate() {
             let at_key = format!("{path}[{i}].at");
             let at = self.time(&at_key, &step.at)?;
-            if let Some(before) = previous.filter(|&before| at <= before) {
+            if let Some(&(before, _)) = counted.last().filter(|&&(before, _)| at <= before) {
                 return Err(self.err(&at_key, format!("steps must be in increasing time: {at} is not after {before}")));
             }
-            previous = Some(at);
             let count_key = join(&format!("{path}[{i}]"), "count");
             let count = usize::try_from(step.count).ok().filter(|&c| c <= u32::MAX as usize).ok_or_else(|| {
                 self.err(&count_key, format!("a count is a number of flows >= 0, got {}", step.count))
             })?;
+            let started = count.saturating_sub(counted.last().map_or(0, |&(_, c)| c));
+            flows += started as u128;
+            if started > largest.1 {
+                largest = (i, started);
+            }
+            counted.push((at, count));
+        }
+        let count_key = join(&format!("{path}[{}]", largest.0), "count");
+        if flows > u128::from(u32::MAX) {
+            return Err(self.err(&count_key, "a group holds at most 4294967295 flows"));
+        }
+        self.scheduled_flows(raw_run, &count_key, flows)?;
+        let mut windows: Vec<(Time, Time)> = Vec::with_capacity(flows as usize);
+        // Indices of the active flows, in the order they started.
+        let mut active: Vec<usize> = Vec::new();
+        for (at, count) in counted {
             while active.len() < count {
-                if windows.len() == u32::MAX as usize {
-                    return Err(self.err(&count_key, "a group holds at most 4294967295 flows"));
-                }
                 active.push(windows.len());
                 windows.push((at, end));
             }
@@ -119,6 +138,20 @@ schedule = {schedule}
             s.groups[0].windows.as_deref().unwrap(),
             [(t(10), end), (t(10), t(30)), (t(20), t(30)), (t(40), end)]
         );
+    }
+
+    /// A count of 2³² − 1 was expanded into a flow list before the memory
+    /// estimate and aborted validation (an allocation of 2 GiB failed); it
+    /// is counted from the steps and refused first.
+    #[test]
+    fn a_huge_schedule_is_refused_before_it_is_expanded() {
+        let err = scenario(r#"[{ at = "0s", count = 4294967295 }]"#).unwrap_err();
+        assert!(err.contains("traffic[0].schedule[0].count") && err.contains("run.memory_limit"), "{err}");
+        let err = scenario(
+            r#"[{ at = "0s", count = 4294967295 }, { at = "1s", count = 0 }, { at = "2s", count = 4294967295 }]"#,
+        )
+        .unwrap_err();
+        assert!(err.contains("schedule[0].count") && err.contains("at most 4294967295 flows"), "{err}");
     }
 
     #[test]

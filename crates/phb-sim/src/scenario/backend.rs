@@ -1,0 +1,209 @@
+//! What each backend can run. A scenario is validated for the backend that
+//! will run it ([`super::load_for`]), so `phblab validate --backend B`, a
+//! sweep and a reproduction refuse up front, naming the key and its
+//! position, what `phblab run` (the simulator) or `phblab emulate` (real
+//! Linux TCP through `phb-emu`) would refuse.
+//!
+//! - The simulator models Reno-style congestion control only: a group's
+//!   `congestion` other than `"reno"` runs only emulated.
+//! - The emulator runs real sockets and the user-space router: no LSPs
+//!   (their windows come from the simulator's senders), no ATM framing, no
+//!   flow-count schedules, no TCP profile that follows a simulator's rules,
+//!   no phased applications (a socket's buffer cannot withdraw data), no
+//!   Reno loss recovery (Linux has NewReno and SACK), one SACK setting per
+//!   host namespace, UDP packets of at least their headers, and at most
+//!   [`EMULATE_MAX_FLOWS`] flows and 65 534 nodes (its port and address
+//!   numbering, `phb-emu`'s `plan.rs`).
+
+use std::fmt;
+
+use super::model::{Congestion, Scenario, Transport};
+use crate::apps::AppModel;
+use crate::tcp::{Rules, Variant};
+
+/// Where a scenario runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Backend {
+    /// phblab's discrete-event simulator (`phblab run`).
+    #[default]
+    Simulate,
+    /// The emulator: the kernel's TCP and UDP through `phb-emu` (`phblab emulate`).
+    Emulate,
+}
+
+impl Backend {
+    /// The backend named `name` ("simulate" or "emulate").
+    pub fn from_name(name: &str) -> Option<Backend> {
+        match name {
+            "simulate" => Some(Backend::Simulate),
+            "emulate" => Some(Backend::Emulate),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Backend::Simulate => "simulate",
+            Backend::Emulate => "emulate",
+        })
+    }
+}
+
+/// The most flows an emulation runs: its senders bind source ports from
+/// 20000 up (`phb-emu`'s `BASE_PORT`).
+pub const EMULATE_MAX_FLOWS: usize = (u16::MAX - 20000) as usize;
+/// The most nodes an emulation addresses (10.77.0.0/16, `phb-emu`'s `host_addr`).
+pub const EMULATE_MAX_NODES: usize = 0xfffe;
+/// IPv4 and UDP headers: the smallest UDP packet a socket sends.
+pub const UDP_HEADERS: u32 = 28;
+
+/// The first key of `scenario` that `backend` cannot run, and why.
+pub fn unsupported(scenario: &Scenario, backend: Backend) -> Option<(String, String)> {
+    match backend {
+        Backend::Simulate => not_simulable(scenario),
+        Backend::Emulate => not_emulable(scenario),
+    }
+}
+
+fn not_simulable(scenario: &Scenario) -> Option<(String, String)> {
+    scenario.groups.iter().enumerate().find_map(|(g, group)| match &group.transport {
+        Transport::Tcp(tcp) => match tcp.congestion {
+            Some(c) if c != Congestion::Reno => Some((
+                format!("traffic[{g}].congestion"),
+                format!("the simulator's TCP is Reno/NewReno/SACK; \"{}\" runs only with `phblab emulate`", c.name()),
+            )),
+            _ => None,
+        },
+        Transport::Udp(_) => None,
+    })
+}
+
+fn not_emulable(scenario: &Scenario) -> Option<(String, String)> {
+    let refuse = |key: String, why: &str| Some((key, format!("{why} (`phblab emulate` cannot run it)")));
+    if !scenario.lsps.is_empty() {
+        return refuse("lsps".into(), "TWAM's LSPs are not emulated (their windows come from the simulator's senders)");
+    }
+    if let Some(l) = scenario.links.iter().position(|l| l.framing != phb::Framing::None) {
+        return refuse(format!("links[{l}].framing"), "ATM cell framing is not emulated");
+    }
+    if scenario.nodes.len() > EMULATE_MAX_NODES {
+        return refuse("nodes".into(), &format!("emulation addresses at most {EMULATE_MAX_NODES} nodes"));
+    }
+    // Per host: whether its TCP negotiates SACK, and the group that set it.
+    let mut sack: Vec<Option<(bool, usize)>> = vec![None; scenario.nodes.len()];
+    let mut flows = 0usize;
+    for (g, group) in scenario.groups.iter().enumerate() {
+        let key = |k: &str| format!("traffic[{g}].{k}");
+        if group.windows.is_some() {
+            return refuse(key("schedule"), "flow-count schedules are not emulated yet");
+        }
+        match &group.transport {
+            Transport::Udp(model) => {
+                if model.packet_size() < UDP_HEADERS {
+                    return refuse(key("packet_size"), "a UDP packet is at least 28 B (its IP and UDP headers)");
+                }
+            }
+            Transport::Tcp(t) => {
+                if t.config.rules != Rules::Rfc {
+                    return refuse(
+                        key("profile"),
+                        "this TCP profile follows a simulator's rules (ns-2, ns-3), which a real stack cannot; use profile = \"linux\"",
+                    );
+                }
+                if matches!(t.app, AppModel::Phases(_)) {
+                    return refuse(
+                        key("app"),
+                        "phases withdraw data not yet sent, which a real socket's buffer cannot; bulk and files are emulated",
+                    );
+                }
+                let with_sack = match t.config.variant {
+                    Variant::Sack => true,
+                    Variant::NewReno => false,
+                    Variant::Reno => {
+                        return refuse(
+                            key("variant"),
+                            "Linux has no Reno loss recovery; use \"newreno\" (SACK off) or \"sack\"",
+                        )
+                    }
+                };
+                for host in [group.src, group.dst] {
+                    match sack[host] {
+                        Some((other, h)) if other != with_sack => {
+                            return refuse(
+                                key("variant"),
+                                &format!("SACK is set per host namespace, and traffic[{h}] at the same host uses the other setting"),
+                            )
+                        }
+                        _ => sack[host] = Some((with_sack, g)),
+                    }
+                }
+            }
+        }
+        flows += group.count as usize;
+        if flows > EMULATE_MAX_FLOWS {
+            return refuse(key("count"), &format!("emulation runs at most {EMULATE_MAX_FLOWS} flows"));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{load_for, ScenarioError};
+
+    const TCP: &str = r#"
+[run]
+duration = "2s"
+[classes]
+be = 0
+[nodes]
+hosts = ["a", "b"]
+[[links]]
+between = ["a", "b"]
+rate = "10Mbps"
+delay = "1ms"
+[[traffic]]
+name = "bulk"
+kind = "tcp"
+from = "a"
+to = "b"
+class = "be"
+profile = "linux"
+"#;
+
+    fn refused(text: &str, backend: Backend) -> (String, usize, usize, String) {
+        match load_for(text, "s.toml", &[], backend) {
+            Err(ScenarioError::Invalid { key, line, column, message, .. }) => (key, line, column, message),
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    /// `phblab validate` says what `phblab run` would refuse (it said
+    /// nothing, and run refused without a position), and the other way
+    /// round for emulation.
+    #[test]
+    fn each_backend_refuses_what_it_cannot_run_naming_the_key_and_its_position() {
+        let cubic = format!("{TCP}congestion = \"cubic\"\n");
+        let (key, line, column, message) = refused(&cubic, Backend::Simulate);
+        assert_eq!((key.as_str(), line, column), ("traffic[0].congestion", 19, 1));
+        assert!(message.contains("runs only with `phblab emulate`"), "{message}");
+        assert!(load_for(&cubic, "s.toml", &[], Backend::Emulate).is_ok());
+
+        let ns2 = TCP.replace("\"linux\"", "\"ns2\"");
+        let (key, line, column, message) = refused(&ns2, Backend::Emulate);
+        assert_eq!((key.as_str(), line, column), ("traffic[0].profile", 18, 1));
+        assert!(message.contains("`phblab emulate` cannot run it"), "{message}");
+        assert!(load_for(&ns2, "s.toml", &[], Backend::Simulate).is_ok());
+    }
+
+    #[test]
+    fn backends_are_named() {
+        for backend in [Backend::Simulate, Backend::Emulate] {
+            assert_eq!(Backend::from_name(&backend.to_string()), Some(backend));
+        }
+        assert_eq!(Backend::from_name("ns3"), None);
+    }
+}
