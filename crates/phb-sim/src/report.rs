@@ -31,13 +31,24 @@
 //!   (timer events), never per packet.
 //! - `counters`: long form `(scope, queue, counter, value)`: what a qdisc
 //!   counts of its own decisions (JoBS), after the warm-up.
+//! - `delay_histogram`: per (scope, class) of `classes`, the delays'
+//!   distribution: the non-empty buckets of its histogram, 16 per power of
+//!   two (`measure::histogram`), with their packets.
+//! - `conditioners`: per edge conditioner, rule and colour, the packets the
+//!   rule matched and metered so after the warm-up, and the colour's action
+//!   ([`conditioners`]).
+
+mod conditioners;
+
+pub use conditioners::ConditionerRows;
 
 use phb::queue::Counter;
-use phb::{DropReason, Framing, Qdisc, Time};
+use phb::{DropReason, Framing, Qdisc, QdiscConfig, Time};
 
 use crate::apps::Transfer;
 use crate::flow::{FlowCounts, FlowTransport, Tcp};
 use crate::measure::delay_ratio::RatioSummary;
+use crate::measure::histogram::DelayHistogram;
 use crate::measure::ClassStats;
 use crate::net::Port;
 use crate::output::{Column, RunOutput, Table};
@@ -50,6 +61,34 @@ fn port_scope(scenario: &Scenario, port: &Port) -> String {
 }
 
 pub const END_TO_END: &str = "end-to-end";
+
+/// What a qdisc's queues and buffers are called, for the rows that name
+/// them: its counters (queues) and its AQM averages (buffers).
+#[derive(Clone, Debug, Default)]
+pub struct QdiscLabels {
+    pub queues: Vec<String>,
+    pub buffers: Vec<String>,
+}
+
+impl QdiscLabels {
+    pub fn of(qdisc: &QdiscConfig) -> QdiscLabels {
+        QdiscLabels {
+            queues: qdisc.queues.iter().map(|q| q.name.clone()).collect(),
+            buffers: qdisc.buffers.iter().map(|b| b.name.clone()).collect(),
+        }
+    }
+
+    /// The `class` label of buffer `b`'s time series: `""` when the qdisc
+    /// has one buffer (its series are the link's), else the buffer's name
+    /// (`bufferN` for an unnamed one).
+    fn buffer(&self, b: usize, buffers: usize) -> String {
+        match self.buffers.get(b) {
+            _ if buffers == 1 => String::new(),
+            Some(name) if !name.is_empty() => name.clone(),
+            _ => format!("buffer{b}"),
+        }
+    }
+}
 
 /// Time-series rows, in long form.
 #[derive(Default)]
@@ -107,13 +146,14 @@ impl TimeSeries {
     pub fn record_port(&mut self, scenario: &Scenario, now: Time, interval: Time, port: &mut Port) {
         let scope = port_scope(scenario, port);
         let cells = port.framing.has_cells();
-        self.record_link(scenario, now, interval, &scope, &port.qdisc, cells, &mut port.stats);
+        self.record_link(scenario, now, interval, &scope, &port.qdisc, &port.labels, cells, &mut port.stats);
     }
 
-    /// Queue length, AQM averages and per-class figures (`stats`) of the
-    /// link direction `scope`, served by `qdisc`, if it has carried traffic;
-    /// `cells` adds the counts in ATM cells of an AAL5 link. (The emulator,
-    /// `phb-emu`, records its links with this too.)
+    /// Queue length, AQM averages (labelled by `labels`' buffer names) and
+    /// per-class figures (`stats`) of the link direction `scope`, served by
+    /// `qdisc`, if it has carried traffic; `cells` adds the counts in ATM
+    /// cells of an AAL5 link. (The emulator, `phb-emu`, records its links
+    /// with this too.)
     #[allow(clippy::too_many_arguments)]
     pub fn record_link<M>(
         &mut self,
@@ -122,6 +162,7 @@ impl TimeSeries {
         interval: Time,
         scope: &str,
         qdisc: &Qdisc<M>,
+        labels: &QdiscLabels,
         cells: bool,
         stats: &mut [ClassStats],
     ) {
@@ -135,18 +176,16 @@ impl TimeSeries {
         }
         let mut averages = Vec::new();
         qdisc.averages(&mut averages);
-        let several = averages.len() > 1;
+        let buffers = averages.len();
         for (buffer, avg) in averages.iter().enumerate() {
             if let Some(avg) = avg {
-                let label = if several { format!("buffer{buffer}") } else { String::new() };
-                self.push(now, scope, &label, "red_avg", *avg);
+                self.push(now, scope, &labels.buffer(buffer, buffers), "red_avg", *avg);
             }
         }
         qdisc.dwred_max_th(&mut averages);
         for (buffer, max_th) in averages.iter().enumerate() {
             if let Some(max_th) = max_th {
-                let label = if several { format!("buffer{buffer}") } else { String::new() };
-                self.push(now, scope, &label, "dwred_max_th", *max_th);
+                self.push(now, scope, &labels.buffer(buffer, buffers), "dwred_max_th", *max_th);
             }
         }
         self.record_classes(scenario, now, interval, scope, stats, true);
@@ -205,10 +244,12 @@ impl TimeSeries {
     }
 }
 
-/// Columns of the `classes` table, filled row by row (also by the
-/// emulator, `phb-emu`, so both write the same table).
+/// Columns of the `classes` table, filled row by row, and the rows of the
+/// `delay_histogram` table of the same scopes and classes (also by the
+/// emulator, `phb-emu`, so both write the same tables).
 #[derive(Default)]
 pub struct ClassRows {
+    histogram: HistogramRows,
     scope: Vec<String>,
     class: Vec<String>,
     arrivals: Vec<u64>,
@@ -274,6 +315,7 @@ impl ClassRows {
         for (column, v) in self.delay.iter_mut().zip(values) {
             column.push(v);
         }
+        self.histogram.push(scope, class, h);
         self.throughput_bps.push(counts.departed_bytes as f64 * 8.0 / measured_s);
         self.queued_end.push(queued_end);
         let measured_ns = measured_s * 1e9;
@@ -296,8 +338,9 @@ impl ClassRows {
         }
     }
 
-    /// The `classes` table.
-    pub fn into_table(self) -> Table {
+    /// The `classes` and `delay_histogram` tables.
+    pub fn into_tables(self) -> [Table; 2] {
+        let histogram = self.histogram.into_table();
         let mut t = Table::new("classes");
         t.push("scope", Column::Str(self.scope));
         t.push("class", Column::Str(self.class));
@@ -326,6 +369,39 @@ impl ClassRows {
         t.push("dropped_cells", Column::U64(dropped));
         t.push("queued_end_cells", Column::U64(queued_end));
         t.push("backlog_mean_cells", Column::F64(self.backlog_mean_cells));
+        [t, histogram]
+    }
+}
+
+/// Rows of the `delay_histogram` table: per scope and class, the non-empty
+/// buckets of its delay histogram (`DelayHistogram::coarse_buckets`).
+#[derive(Default)]
+struct HistogramRows {
+    scope: Vec<String>,
+    class: Vec<String>,
+    lower_s: Vec<f64>,
+    upper_s: Vec<f64>,
+    packets: Vec<u64>,
+}
+
+impl HistogramRows {
+    fn push(&mut self, scope: &str, class: &str, histogram: &DelayHistogram) {
+        for (lower, upper, count) in histogram.coarse_buckets() {
+            self.scope.push(scope.to_owned());
+            self.class.push(class.to_owned());
+            self.lower_s.push(lower as f64 * 1e-9);
+            self.upper_s.push(upper as f64 * 1e-9);
+            self.packets.push(count);
+        }
+    }
+
+    fn into_table(self) -> Table {
+        let mut t = Table::new("delay_histogram");
+        t.push("scope", Column::Str(self.scope));
+        t.push("class", Column::Str(self.class));
+        t.push("lower_s", Column::F64(self.lower_s));
+        t.push("upper_s", Column::F64(self.upper_s));
+        t.push("packets", Column::U64(self.packets));
         t
     }
 }
@@ -396,6 +472,7 @@ pub fn flows_table(
     let sender = |get: &dyn Fn(&SenderFigures) -> u64| Column::U64(senders.iter().map(get).collect());
     t.push("flow", strings(&|f| f.name.to_owned()));
     t.push("group", strings(&|f| scenario.groups[f.group].name.clone()));
+    t.push("generator", strings(&|f| scenario.groups[f.group].generator.clone()));
     t.push("transport", strings(&|f| if f.tcp { "tcp" } else { "udp" }.to_owned()));
     t.push("class", strings(&|f| scenario.classes[f.class].name.clone()));
     t.push("src", strings(&|f| scenario.nodes[scenario.groups[f.group].src].name.clone()));
@@ -498,7 +575,18 @@ fn counters_table(sim: &Sim) -> Table {
     let mut now = Vec::new();
     for port in &sim.ports {
         port.qdisc.counters(&mut now);
-        rows.push_link(&port_scope(sim.scenario, port), &port.queue_names, &now, &port.counters_at_warmup);
+        rows.push_link(&port_scope(sim.scenario, port), &port.labels.queues, &now, &port.counters_at_warmup);
+    }
+    rows.into_table()
+}
+
+fn conditioners_table(sim: &Sim) -> Table {
+    let mut rows = ConditionerRows::default();
+    for port in &sim.ports {
+        if let Some(conditioner) = &port.conditioner {
+            let scope = port_scope(sim.scenario, port);
+            rows.push_port(sim.scenario, &scope, conditioner, port.conditioner_at_warmup.as_ref());
+        }
     }
     rows.into_table()
 }
@@ -601,14 +689,17 @@ pub(crate) fn collect(sim: &mut Sim, seed: u64) -> RunOutput {
             .flat_map(|(f, t)| t.app.transfers.iter().map(|tr| (f.name.as_str(), tr))),
     );
     let counters = counters_table(sim);
+    let conditioners = conditioners_table(sim);
     let series = std::mem::take(&mut sim.series).into_table();
     let ratios = delay_ratios_table(scenario, sim.finish_ratios());
+    let [classes, delay_histogram] = rows.into_tables();
     RunOutput {
         scenario: scenario.name.clone(),
         seed,
         duration_s: scenario.run.duration.as_secs_f64(),
         warmup_s: scenario.run.warmup.as_secs_f64(),
         events: sim.events_processed,
-        tables: vec![rows.into_table(), flows, transfers, series, ratios, counters],
+        tables: vec![classes, flows, transfers, series, ratios, counters, delay_histogram, conditioners],
+        warnings: std::mem::take(&mut sim.warnings),
     }
 }

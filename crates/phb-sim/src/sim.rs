@@ -22,15 +22,16 @@ use phb::classify::{PacketKey, Protocol};
 use phb::mark::{Meter, PassiveWindow, Tsw2cm, Tsw2cmParams, Twam};
 use phb::{Colour, DropReason, Qdisc, Rng, Time};
 
+use crate::advice;
 use crate::apps::Action;
 use crate::engine::{EventList, HeapEventList};
 use crate::flow::{Flow, FlowTransport};
 use crate::measure::{ClassStats, DelayRatioMeter, RatioSummary, Totals};
-use crate::net::routing::{adjacency, pinned_path, shortest_path};
+use crate::net::routing::group_routes;
 use crate::net::{Kind, Meta, Port, Routes, SimPacket};
 use crate::output::RunOutput;
-use crate::report;
-use crate::scenario::{LspMarker, NodeKind, Scenario, Transport, WindowInput};
+use crate::report::{self, QdiscLabels};
+use crate::scenario::{LspMarker, Scenario, WindowInput};
 use crate::tcp::Ack;
 
 /// A run that started but did not finish. Always fatal to the run.
@@ -96,6 +97,8 @@ enum Event {
 /// The state of a running simulation.
 pub(crate) struct Sim<'s> {
     pub scenario: &'s Scenario,
+    /// The scenario's warnings (`crate::advice`), found from its routes.
+    pub warnings: Vec<String>,
     pub now: Time,
     pub end: Time,
     events: HeapEventList<Event>,
@@ -183,7 +186,7 @@ impl<'s> Sim<'s> {
                 let q = Qdisc::with_framing(qdisc, link.rate_bps, link.framing, rng);
                 let loss_rng = Rng::derive(seed, &format!("loss/{name}"));
                 let mut port = Port::new(from, to, link.rate_bps, link.delay, q, loss, loss_rng, classes);
-                port.queue_names = qdisc.queues.iter().map(|q| q.name.clone()).collect();
+                port.labels = QdiscLabels::of(qdisc);
                 port.framing = link.framing;
                 port.conditioner = conditioner
                     .as_ref()
@@ -191,32 +194,19 @@ impl<'s> Sim<'s> {
                 ports.push(port);
             }
         }
-        let adjacency = adjacency(scenario.nodes.len(), &scenario.links);
+        let group_routes = group_routes(scenario);
         let mut class_of_codepoint = [0u8; 64];
         for (index, class) in scenario.classes.iter().enumerate() {
             class_of_codepoint[class.codepoint as usize] = index as u8;
         }
-        let forwards: Vec<bool> = scenario.nodes.iter().map(|n| n.kind == NodeKind::Router).collect();
         let mut routes = Routes::default();
         let mut flows = Vec::new();
-        for (g, group) in scenario.groups.iter().enumerate() {
-            let path = match &group.path {
-                Some(nodes) => pinned_path(&adjacency, nodes),
-                None => shortest_path(&adjacency, &forwards, group.src, group.dst),
-            }
-            .expect("validation guarantees a path between a flow's hosts");
-            let line_rate_bps = path.first().map_or(0, |&port| ports[port].rate_bps);
-            let route = routes.add(&path);
-            let ack_route = match &group.transport {
-                Transport::Udp(_) => route,
-                Transport::Tcp(_) => {
-                    let back = match &group.path {
-                        Some(nodes) => pinned_path(&adjacency, &nodes.iter().rev().copied().collect::<Vec<_>>()),
-                        None => shortest_path(&adjacency, &forwards, group.dst, group.src),
-                    }
-                    .expect("links are full duplex");
-                    routes.add(&back)
-                }
+        for (g, (group, path)) in scenario.groups.iter().zip(&group_routes).enumerate() {
+            let line_rate_bps = path.data.first().map_or(0, |&port| ports[port].rate_bps);
+            let route = routes.add(&path.data);
+            let ack_route = match &path.acks {
+                None => route,
+                Some(back) => routes.add(back),
             };
             let codepoint = scenario.classes[group.class].codepoint;
             for i in 0..group.count {
@@ -306,6 +296,7 @@ impl<'s> Sim<'s> {
             .collect();
         Sim {
             scenario,
+            warnings: advice::warnings(scenario, &group_routes),
             now: Time::ZERO,
             end: scenario.run.duration,
             events: HeapEventList::default(),
@@ -856,6 +847,7 @@ impl<'s> Sim<'s> {
         }
         for port in &mut self.ports {
             port.qdisc.counters(&mut port.counters_at_warmup);
+            port.conditioner_at_warmup = port.conditioner.as_ref().map(|c| c.counts());
         }
         self.begin_ratios();
         let now = self.now;

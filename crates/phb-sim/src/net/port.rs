@@ -8,12 +8,13 @@
 
 use std::collections::VecDeque;
 
-use phb::classify::Conditioner;
+use phb::classify::{Conditioner, ConditionerCounts};
 use phb::queue::Counter;
 use phb::{Framing, Qdisc, Rng, Time};
 
 use super::{Meta, SimPacket};
 use crate::measure::ClassStats;
+use crate::report::QdiscLabels;
 
 pub struct Port {
     /// Node this port sends from, and node at the far end.
@@ -40,8 +41,10 @@ pub struct Port {
     pub wire: VecDeque<SimPacket>,
     /// Per class (index into the scenario's classes): queueing statistics.
     pub stats: Vec<ClassStats>,
-    /// The qdisc's queue names, for its own counters.
-    pub queue_names: Vec<String>,
+    /// The qdisc's queue and buffer names, for its counters and averages.
+    pub labels: QdiscLabels,
+    /// The conditioner's counts when the warm-up ended (`None` before).
+    pub conditioner_at_warmup: Option<ConditionerCounts>,
     /// The qdisc's own counters when the warm-up ended (empty before).
     pub counters_at_warmup: Vec<Counter>,
 }
@@ -73,7 +76,8 @@ impl Port {
             wake_pending: false,
             wire: VecDeque::new(),
             stats: vec![ClassStats::default(); classes],
-            queue_names: Vec::new(),
+            labels: QdiscLabels::default(),
+            conditioner_at_warmup: None,
             counters_at_warmup: Vec::new(),
         }
     }

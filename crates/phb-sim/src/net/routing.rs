@@ -11,7 +11,7 @@ use std::collections::BinaryHeap;
 
 use phb::Time;
 
-use crate::scenario::LinkDef;
+use crate::scenario::{LinkDef, NodeKind, Scenario, Transport};
 
 /// Adjacency: for each node, `(neighbour, port index, delay)`.
 pub type Adjacency = Vec<Vec<(usize, usize, Time)>>;
@@ -104,6 +104,37 @@ pub fn shortest_path(adjacency: &Adjacency, forwards: &[bool], src: usize, dst: 
     }
     ports.reverse();
     Some(ports)
+}
+
+/// The ports a traffic group's packets cross: its data (its pinned path,
+/// or the shortest), and a TCP group's ACKs back (`None` for UDP).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupRoute {
+    pub data: Vec<usize>,
+    pub acks: Option<Vec<usize>>,
+}
+
+/// Every traffic group's route, in group order, over the ports of
+/// [`adjacency`]'s numbering (validation guarantees that they exist).
+pub fn group_routes(scenario: &Scenario) -> Vec<GroupRoute> {
+    let adjacency = adjacency(scenario.nodes.len(), &scenario.links);
+    let forwards: Vec<bool> = scenario.nodes.iter().map(|n| n.kind == NodeKind::Router).collect();
+    let route = |nodes: Option<Vec<usize>>, src: usize, dst: usize| match nodes {
+        Some(nodes) => pinned_path(&adjacency, &nodes),
+        None => shortest_path(&adjacency, &forwards, src, dst),
+    };
+    scenario
+        .groups
+        .iter()
+        .map(|group| GroupRoute {
+            data: route(group.path.clone(), group.src, group.dst)
+                .expect("validation guarantees a path between a flow's hosts"),
+            acks: matches!(group.transport, Transport::Tcp(_)).then(|| {
+                route(group.path.as_ref().map(|nodes| nodes.iter().rev().copied().collect()), group.dst, group.src)
+                    .expect("links are full duplex")
+            }),
+        })
+        .collect()
 }
 
 /// The ports along a pinned path of nodes; `None` if two consecutive nodes

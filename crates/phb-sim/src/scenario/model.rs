@@ -177,6 +177,11 @@ pub struct LinkDef {
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrafficGroup {
     pub name: String,
+    /// The generator and template that made the group (`"<generator
+    /// name>.<template key>"`, e.g. `"wide.traffic"`); empty for a group
+    /// the file wrote. Results carry it, so that a generated family of
+    /// groups can be summed as one.
+    pub generator: String,
     pub count: u32,
     /// Source and destination hosts (indices into [`Scenario::nodes`]).
     pub src: usize,

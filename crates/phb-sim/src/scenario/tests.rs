@@ -261,6 +261,7 @@ fn a_full_scenario_parses_into_the_exact_model() {
         groups: vec![
             TrafficGroup {
                 name: "voip".into(),
+                generator: String::new(),
                 count: 10,
                 src: 0,
                 dst: 2,
@@ -280,6 +281,7 @@ fn a_full_scenario_parses_into_the_exact_model() {
             },
             TrafficGroup {
                 name: "bulk".into(),
+                generator: String::new(),
                 count: 1,
                 src: 1,
                 dst: 2,
@@ -299,6 +301,7 @@ fn a_full_scenario_parses_into_the_exact_model() {
             },
             TrafficGroup {
                 name: "stream".into(),
+                generator: String::new(),
                 count: 1,
                 src: 1,
                 dst: 2,

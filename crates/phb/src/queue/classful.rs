@@ -182,17 +182,21 @@ pub enum Victim {
     Plc { x: f64 },
 }
 
-/// A buffer: the policy that admits packets, and who pays when it drops.
+/// A buffer: a name for results, the policy that admits packets, and who
+/// pays when it drops.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BufferConfig {
+    /// The scenario's name of the buffer (labels its AQM average in time
+    /// series); empty for a buffer built from a policy alone.
+    pub name: String,
     pub policy: BufferPolicy,
     pub victim: Victim,
 }
 
 impl From<BufferPolicy> for BufferConfig {
-    /// A buffer that drops the arrival, as its policy says.
+    /// An unnamed buffer that drops the arrival, as its policy says.
     fn from(policy: BufferPolicy) -> BufferConfig {
-        BufferConfig { policy, victim: Victim::Arrival }
+        BufferConfig { name: String::new(), policy, victim: Victim::Arrival }
     }
 }
 

@@ -626,7 +626,7 @@ impl Context<'_> {
             .map(|(b, policy)| {
                 let bpath = format!("{}[{b}]", join(path, "buffers"));
                 let victim = self.victim(path, &bpath, b, &buffers_raw[b], q.scheduler, queues_raw, &queue_buffer)?;
-                Ok(BufferConfig { policy, victim })
+                Ok(BufferConfig { name: buffers_raw[b].name.clone(), policy, victim })
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(QdiscConfig { queues, buffers, classify, default_queue, scheduler })
@@ -907,8 +907,13 @@ impl Context<'_> {
                 Some(names) => Some(self.pinned_path(&key("path"), names, nodes, links, src, dst)?),
                 None => None,
             };
+            let generator = self
+                .origins
+                .group_source(i)
+                .map_or(String::new(), |(g, template)| format!("{}.{template}", self.generators[g].name));
             out.push(TrafficGroup {
                 name: name.clone(),
+                generator,
                 count,
                 src,
                 dst,
