@@ -4,7 +4,7 @@
 
 use phb::aqm::red::RedParams;
 use phb::aqm::Limit;
-use phb::queue::{BufferPolicy, QdiscConfig, QueueConfig, SchedulerKind};
+use phb::queue::{BufferConfig, BufferPolicy, QdiscConfig, QueueConfig, SchedulerKind};
 use phb::Time;
 use proptest::prelude::*;
 
@@ -175,16 +175,19 @@ fn a_full_scenario_parses_into_the_exact_model() {
     let prio = QdiscConfig {
         queues: vec![QueueConfig { name: "voice".into(), buffer: 1 }, QueueConfig { name: "data".into(), buffer: 0 }],
         buffers: vec![
-            BufferPolicy::Red(RedParams {
-                min_th: 10.0,
-                max_th: 30.0,
-                w_q: 0.01,
-                limit: Limit::Packets(100),
-                gentle: false,
-                ..RedParams::default()
-            })
-            .into(),
-            BufferPolicy::DropTail { limit: Limit::Packets(10) }.into(),
+            BufferConfig {
+                name: "shared".into(),
+                ..BufferPolicy::Red(RedParams {
+                    min_th: 10.0,
+                    max_th: 30.0,
+                    w_q: 0.01,
+                    limit: Limit::Packets(100),
+                    gentle: false,
+                    ..RedParams::default()
+                })
+                .into()
+            },
+            BufferConfig { name: "small".into(), ..BufferPolicy::DropTail { limit: Limit::Packets(10) }.into() },
         ],
         classify: vec![(46, 0), (0, 1)],
         default_queue: 1,
