@@ -451,3 +451,109 @@ fn slow_start_restart_cuts_the_window_after_an_idle_rto() {
         assert_eq!(out.len(), burst, "restart {restart}, pause {pause}");
     }
 }
+
+/// A sender of profile `base` (MSS 1000) with `cwnd` segments out at time 0
+/// in congestion avoidance (`ssthresh = cwnd`) and a receiver's window of
+/// `rwnd` segments.
+fn limited_sender(base: TcpConfig, cwnd: u32, rwnd: u32) -> Sender {
+    let cfg = TcpConfig {
+        mss: MSS as u32,
+        initial_window: cwnd,
+        initial_ssthresh: Some(cwnd),
+        window: rwnd,
+        granularity: Time::from_millis(1),
+        min_rto: Time::from_millis(200),
+        initial_rto: Time::from_secs(1),
+        ..base
+    };
+    let mut sender = Sender::new(cfg);
+    let mut out = Vec::new();
+    sender.push(u64::MAX, Time::ZERO, &mut out);
+    assert_eq!(out.len(), cwnd.min(rwnd) as usize);
+    sender
+}
+
+fn new_segment(index: u64) -> Vec<Segment> {
+    vec![Segment { seq: index * MSS, len: MSS as u32, retransmission: false }]
+}
+
+/// RFC 3042 §2, as ns-2 does it (`singledup_ 1`; `TcpAgent::send_one`): on
+/// each of the first two duplicate ACKs one segment of new data goes, if
+/// the receiver's window allows it and at most `cwnd + 2` segments are then
+/// outstanding; `cwnd` is not changed; the third duplicate ACK is a fast
+/// retransmit whose `ssthresh` counts none of those segments (RFC 5681 §3.2
+/// step 2; ns-2 halves `min(cwnd_, wnd_)`).
+#[test]
+fn limited_transmit_sends_one_new_segment_on_each_of_the_first_two_duplicate_acks() {
+    for profile in [TcpConfig::ns2(), TcpConfig::ns2_2004()] {
+        assert!(profile.limited_transmit);
+        let mut s = limited_sender(profile, 10, 20);
+        let t = Time::from_millis(100);
+        assert_eq!(dupacks(&mut s, 0, 1, t), new_segment(10));
+        assert_eq!(s.cwnd_uninflated_bytes(), 10_000.0, "cwnd unchanged");
+        assert_eq!(dupacks(&mut s, 0, 1, t), new_segment(11));
+        assert_eq!(s.snd_max() - s.snd_una(), 12 * MSS, "cwnd + 2 segments outstanding");
+        assert_eq!(dupacks(&mut s, 0, 1, t), vec![Segment { seq: 0, len: 1000, retransmission: true }]);
+        assert_eq!(s.ssthresh_bytes(), 5_000.0, "half of cwnd, not of the 12 segments outstanding");
+        assert!(dupacks(&mut s, 0, 1, t).is_empty(), "window 5 + 4 < 12 outstanding");
+    }
+    // Without it the first two duplicate ACKs send nothing.
+    let mut s = limited_sender(TcpConfig { limited_transmit: false, ..TcpConfig::ns2() }, 10, 20);
+    assert!(dupacks(&mut s, 0, 2, Time::from_millis(100)).is_empty());
+}
+
+#[test]
+fn limited_transmit_stays_within_the_receivers_window() {
+    // RFC 3042 §2 condition (1): with cwnd = rwnd nothing more may go.
+    let mut s = limited_sender(TcpConfig::ns2(), 10, 10);
+    assert!(dupacks(&mut s, 0, 2, Time::from_millis(100)).is_empty());
+    let mut s = limited_sender(TcpConfig::ns2(), 10, 11);
+    assert_eq!(dupacks(&mut s, 0, 2, Time::from_millis(100)), new_segment(10));
+}
+
+/// A fractional `cwnd` (5.2 segments after one ACK in congestion avoidance)
+/// sends whole segments: 5 outstanding, then one more per duplicate ACK up
+/// to 7 ≤ 5.2 + 2 (ns-2: `t_seqno_ <= highest_ack_ + cwnd_ + dupacks_`).
+/// Fast retransmit halves `min(cwnd_, wnd_)`: to 2.6 segments in ns-2.35
+/// (`precisionReduce_ true`), to `(int)(5 / 2)` = 2 in ns-2 of 2004
+/// (`precisionReduce_ false`); `ssthresh` is 2 either way.
+#[test]
+fn ns2_of_2004_halves_the_window_to_whole_segments() {
+    for (profile, cwnd) in [(TcpConfig::ns2(), 2_600.0), (TcpConfig::ns2_2004(), 2_000.0)] {
+        let halving = profile.whole_segment_halving;
+        let mut s = limited_sender(profile, 5, 20);
+        assert_eq!(ack(&mut s, MSS, Time::from_millis(100)), new_segment(5));
+        assert_eq!(s.cwnd_uninflated_bytes(), 5_200.0);
+        let t = Time::from_millis(101);
+        assert_eq!(dupacks(&mut s, MSS, 1, t), new_segment(6));
+        assert_eq!(dupacks(&mut s, MSS, 1, t), new_segment(7));
+        assert_eq!(dupacks(&mut s, MSS, 1, t), vec![Segment { seq: MSS, len: 1000, retransmission: true }]);
+        assert_eq!(s.ssthresh_bytes(), 2_000.0, "whole segments {halving}");
+        assert_eq!(s.cwnd_uninflated_bytes(), cwnd, "whole segments {halving}");
+    }
+}
+
+/// After a timeout ns-2's `send_one` still answers the first two duplicate
+/// ACKs, with the next segment of the go-back-N resend (`t_seqno_`); ns-3
+/// counts no duplicate ACK in `CA_LOSS`, and the RFCs' rules send only new
+/// data by it.
+#[test]
+fn after_a_timeout_ns2_s_limited_transmit_resends_the_next_segment() {
+    let resend = |index: u64| vec![Segment { seq: index * MSS, len: MSS as u32, retransmission: true }];
+    for rules in [Rules::Ns2, Rules::Rfc, Rules::Ns3] {
+        let mut s = limited_sender(TcpConfig { rules, limited_transmit: true, ..TcpConfig::ns2() }, 10, 20);
+        let mut out = Vec::new();
+        let t = s.rto_deadline().unwrap();
+        s.on_timeout(t, &mut out);
+        assert_eq!(out, resend(0), "{rules:?}");
+        let first = dupacks(&mut s, 0, 1, t);
+        let second = dupacks(&mut s, 0, 1, t);
+        if rules == Rules::Ns2 {
+            assert_eq!((first, second), (resend(1), resend(2)));
+        } else {
+            assert!(first.is_empty() && second.is_empty(), "{rules:?}");
+        }
+        assert!(dupacks(&mut s, 0, 1, t).is_empty(), "{rules:?}: no fast retransmit below recover");
+        assert_eq!(s.stats.fast_retransmits, 0);
+    }
+}

@@ -219,7 +219,7 @@ fn a_burst_of_losses_in_a_large_window_keeps_the_windows_in_bounds() {
                 variant,
                 rules,
                 partial_ack_timer: PartialAckTimer::Impatient,
-                limited_transmit: rules == Rules::Ns3,
+                limited_transmit: rules != Rules::Rfc,
                 timestamps: rules == Rules::Ns3,
                 byte_counting: false,
                 window: 10_000,

@@ -531,6 +531,8 @@ pub struct Traffic {
     pub delack_timeout: Option<Quantity>,
     pub slow_start_restart: Option<bool>,
     pub byte_counting: Option<bool>,
+    pub limited_transmit: Option<bool>,
+    pub whole_segment_halving: Option<bool>,
     pub congestion: Option<Congestion>,
     pub trace: Option<bool>,
     pub app: Option<AppKind>,

@@ -813,9 +813,10 @@ fn a_tcp_group_takes_its_profile_and_overrides() {
     );
 }
 
-/// `ns2_2004` is ns-2's TCP with the timer defaults of 2001–2004: the
-/// packet and window defaults of `ns2`, RTO bounds 1 s and 100000 s,
-/// initial RTO 6 s; keys still override it.
+/// `ns2_2004` is ns-2's TCP with the defaults of 2001–2004: the packet,
+/// window and Limited Transmit defaults of `ns2`, RTO bounds 1 s and
+/// 100000 s, initial RTO 6 s, the window halved to whole segments; keys
+/// still override it.
 #[test]
 fn the_ns2_2004_profile_has_that_era_s_timers() {
     let scenario = load(&with_traffic("kind = \"tcp\"\nprofile = \"ns2_2004\"\nmss = \"460B\""), "f", &[]).unwrap();
@@ -825,6 +826,7 @@ fn the_ns2_2004_profile_has_that_era_s_timers() {
         min_rto: Time::from_secs(1),
         initial_rto: Time::from_secs(6),
         max_rto: Time::from_secs(100_000),
+        whole_segment_halving: true,
         ..crate::tcp::TcpConfig::ns2()
     };
     assert_eq!(tcp.config, expected);
@@ -856,6 +858,7 @@ fn the_ns3_profile_is_ns3_s_defaults_with_a_window_of_128_kib() {
         rules: Rules::Ns3,
         partial_ack_timer: PartialAckTimer::Impatient,
         limited_transmit: true,
+        whole_segment_halving: false,
         timestamps: true,
         slow_start_restart: false,
         byte_counting: false,
@@ -871,6 +874,44 @@ fn the_ns3_profile_is_ns3_s_defaults_with_a_window_of_128_kib() {
     assert_eq!(config(""), expected);
     assert_eq!(config("mss = \"1448B\"").window, 131_072 / 1448);
     assert_eq!(config("mss = \"1448B\"\nwindow = 500").window, 500);
+}
+
+/// `limited_transmit` (RFC 3042) is on in `ns2`, `ns2_2004` and `ns3`, off
+/// in `linux` and `stcp`; `whole_segment_halving` (ns-2's `precisionReduce_
+/// false`) on in `ns2_2004` only. A group may set either; the second only
+/// under ns-2's rules, where a sender reads it.
+#[test]
+fn limited_transmit_and_whole_segment_halving_are_tcp_keys() {
+    use crate::tcp::TcpConfig;
+    for (name, limited, halving) in [
+        ("ns2", true, false),
+        ("ns2_2004", true, true),
+        ("linux", false, false),
+        ("ns3", true, false),
+        ("stcp", false, false),
+    ] {
+        let profile = TcpConfig::profile(name).unwrap();
+        assert_eq!((profile.limited_transmit, profile.whole_segment_halving), (limited, halving), "{name}");
+    }
+    let config = |extra: &str| {
+        let scenario = load(&with_traffic(&format!("kind = \"tcp\"\n{extra}")), "f", &[]).unwrap();
+        let Transport::Tcp(tcp) = &scenario.groups.last().unwrap().transport else { panic!("not TCP") };
+        tcp.config.clone()
+    };
+    let set = config("profile = \"ns2_2004\"\nlimited_transmit = false\nwhole_segment_halving = false");
+    assert_eq!(set, TcpConfig { limited_transmit: false, whole_segment_halving: false, ..TcpConfig::ns2_2004() });
+    assert!(config("profile = \"linux\"\nlimited_transmit = true").limited_transmit);
+    assert!(config("whole_segment_halving = true").whole_segment_halving);
+    let err =
+        load(&with_traffic("kind = \"tcp\"\nprofile = \"ns3\"\nwhole_segment_halving = true"), "f", &[]).unwrap_err();
+    assert!(err.to_string().contains("whole_segment_halving") && err.to_string().contains("ns-2's rules"), "{err}");
+    let err = load(
+        &with_traffic("kind = \"cbr\"\npacket_size = \"100B\"\nrate = \"1Mbps\"\nlimited_transmit = true"),
+        "f",
+        &[],
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("only to kind = \"tcp\""), "{err}");
 }
 
 /// `slow_start_restart` (RFC 5681 §4.1, ns-2's `slow_start_restart_`) is off

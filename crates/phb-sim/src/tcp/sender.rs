@@ -32,7 +32,14 @@
 //!   §3.2 step 4) so that duplicate ACKs of data sent before the timeout
 //!   start no fast retransmit.
 //! - Limited Transmit (RFC 3042) when configured: each of the first
-//!   `dupthresh − 1` duplicate ACKs lets one new segment go.
+//!   `dupthresh − 1` duplicate ACKs lets one segment go beyond `cwnd`, so
+//!   that at most `cwnd + (dupthresh − 1)·SMSS` is outstanding, within the
+//!   receiver's window, `cwnd` unchanged. Under ns-2's rules (`send_one` in
+//!   `tcp.cc`, called by `TcpAgent::recv`, `RenoTcpAgent::recv` and
+//!   `NewRenoTcpAgent::recv` for `dupacks_ < numdupacks_` with `singledup_`)
+//!   one segment per duplicate ACK, after a timeout too, where the next
+//!   segment is the go-back-N resend of old data; under the others new
+//!   data only outside recovery from a timeout.
 //! - RTT: one segment timed at a time, never a retransmitted one (Karn), or
 //!   with timestamps (RFC 7323) a sample from every ACK of new data.
 
@@ -421,6 +428,12 @@ impl Sender {
         } else {
             usize::MAX
         };
+        self.transmit_window(burst, now, out);
+    }
+
+    /// Sends at most `burst` whole segments up to `snd_una + window`:
+    /// first what a timeout left to resend (below `snd_max`), then new data.
+    fn transmit_window(&mut self, burst: usize, now: Time, out: &mut Vec<Segment>) {
         let edge = self.snd_una + self.window();
         let mut sent = 0;
         while sent < burst {
@@ -546,6 +559,10 @@ impl Sender {
                 // cwnd_ itself (`CLOSE_CWND_HALF`) and sets dupwnd_ = 3.
                 self.cwnd = match self.cfg.rules {
                     Rules::Rfc | Rules::Ns3 => self.ssthresh,
+                    // `precisionReduce_ false`: `(int)(window() / 2)`.
+                    Rules::Ns2 if self.cfg.whole_segment_halving => {
+                        ((window / mss).floor() / 2.0).floor().max(1.0) * mss
+                    }
                     Rules::Ns2 => (window / 2.0).max(mss),
                 };
                 // ns-3: the segments the duplicate ACKs reported, out of the
@@ -712,12 +729,18 @@ impl Sender {
         let sack_loss = self.cfg.variant == Variant::Sack && self.is_lost(0);
         if (self.dupacks >= self.cfg.dupthresh || sack_loss) && self.may_fast_retransmit() {
             self.enter_recovery(now, out);
-        } else if self.cfg.limited_transmit && self.dupacks < self.cfg.dupthresh && !self.in_loss {
-            // RFC 3042: one new segment per duplicate ACK, cwnd unchanged
-            // (ns-3: `AddRenoSack` in `CA_DISORDER`); no duplicate ACK
-            // counts during recovery from a timeout (`CA_LOSS`).
+        } else if self.cfg.limited_transmit
+            && self.dupacks < self.cfg.dupthresh
+            && (self.cfg.rules == Rules::Ns2 || !self.in_loss)
+        {
+            // RFC 3042: one segment beyond cwnd per duplicate ACK, cwnd
+            // unchanged. ns-2's `send_one`: the one segment at `t_seqno_`
+            // if `t_seqno_ <= highest_ack_ + cwnd_ + dupacks_` (and within
+            // `wnd_`), after a timeout too. ns-3 (`AddRenoSack` in
+            // `CA_DISORDER`) counts no duplicate ACK in `CA_LOSS`.
             self.inflation = (self.dupacks as u64 * self.mss) as f64;
-            self.transmit(now, out);
+            let burst = if self.cfg.rules == Rules::Ns2 { 1 } else { usize::MAX };
+            self.transmit_window(burst, now, out);
         }
     }
 
