@@ -222,6 +222,7 @@ fn a_burst_of_losses_in_a_large_window_keeps_the_windows_in_bounds() {
                 limited_transmit: rules == Rules::Ns3,
                 timestamps: rules == Rules::Ns3,
                 byte_counting: false,
+                ecn: false,
                 window: 10_000,
                 initial_window: 1,
                 initial_ssthresh: None,

@@ -34,6 +34,9 @@ pub struct Meta {
     pub kind: Kind,
     /// SACK blocks in use.
     pub sack_len: u8,
+    /// TCP ACK: ECN-Echo; TCP data: Congestion Window Reduced (RFC 3168 §6.1).
+    pub ece: bool,
+    pub cwr: bool,
     /// Payload bytes (TCP data).
     pub len: u32,
     /// UDP: per-flow packet number; TCP data: first byte; TCP ACK: the

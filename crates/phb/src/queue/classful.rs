@@ -34,6 +34,29 @@
 //!
 //! Time stamps: a packet's `enqueued` is set when it is admitted.
 //!
+//! **ECN marking** (RFC 3168 §5, §7). A buffer with `ecn` on marks where it
+//! would drop early: when its policy decides an early drop
+//! ([`DropReason::EarlyDrop`]) of an ECN-capable packet (ECT(0) or ECT(1)),
+//! the packet's ECN field becomes CE and it joins the queue instead,
+//! provided the buffer's hard limit admits it (else it is an overflow
+//! drop, as ns-2's RED drops a marked packet the full queue cannot take).
+//! The policy's own state moves as for the drop (RED's count restarts,
+//! PIE's `accu_prob` too), as in ns-2's `REDQueue::drop_early` and Linux's
+//! red, pie and codel. What stays a drop: a not-ECT packet; an overflow;
+//! a forced drop ([`DropReason::ForcedDrop`], RED's average above `max_th`,
+//! or `2·max_th` when gentle) — RFC 3168 §7 lets a router drop rather than
+//! mark under high congestion, and ns-2's RED (`setbit_` only in
+//! `drop_early`) does; Linux's red marks there too unless `harddrop` is
+//! set, which this does not follow. PIE marks only while its drop
+//! probability is at most [`Pie::MARK_ECNTH`] (RFC 8033 §5.1, Linux's
+//! pie: 10%); above it, it drops. CoDel marks at dequeue the packet it
+//! would drop (RFC 8289 §5, Linux's codel `ecn`): the packet leaves marked
+//! and CoDel schedules its next drop as after a drop
+//! ([`CoDel::on_marked`]). Policies that mark: RED, WRED, DWRED, RIO,
+//! Adaptive RED, CoDel and PIE; a buffer whose victim is chosen by PLR or
+//! PLC does not mark (they decide which packet leaves, not whether one is
+//! signalled).
+//!
 //! **Framing.** The qdisc knows its link's [`Framing`]. On an ATM link
 //! (AAL5) every buffer also counts the cells of what it holds
 //! ([`Backlog::cells`]), which is what F-RED, DI-RO and a limit in cells
@@ -58,9 +81,9 @@ use crate::aqm::rio::{Rio, RioParams};
 use crate::aqm::wred::{Wred, WredParams};
 use crate::aqm::{Amount, Backlog, Limit, LimitRule};
 use crate::framing::Framing;
-use crate::packet::{DropReason, Packet};
+use crate::packet::{DropReason, Ecn, Packet};
 use crate::queue::jobs::JobsParams;
-use crate::queue::Dropped;
+use crate::queue::{Departure, Dropped};
 use crate::rng::Rng;
 use crate::sched::{
     AnySched, BacklogUnit, Beds, Bpr, BprPlus, CappedPriority, Drr, Dwfq, ExVc, Head, Mdp, Pad, Priority, Scfq,
@@ -141,6 +164,21 @@ impl BufferPolicy {
         }
     }
 
+    /// Whether the policy can mark ECN-capable packets instead of dropping
+    /// them early (see the module docs).
+    pub fn marks_ecn(&self) -> bool {
+        matches!(
+            self,
+            BufferPolicy::Red(_)
+                | BufferPolicy::Wred(_)
+                | BufferPolicy::Dwred(_)
+                | BufferPolicy::Rio(_)
+                | BufferPolicy::AdaptiveRed(_)
+                | BufferPolicy::CoDel(_)
+                | BufferPolicy::Pie(_)
+        )
+    }
+
     fn validate(&self) -> Result<(), String> {
         match self {
             BufferPolicy::DropTail { limit } => limit.validate(),
@@ -182,17 +220,20 @@ pub enum Victim {
     Plc { x: f64 },
 }
 
-/// A buffer: the policy that admits packets, and who pays when it drops.
+/// A buffer: the policy that admits packets, who pays when it drops, and
+/// whether it marks ECN-capable packets instead of dropping them early.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BufferConfig {
     pub policy: BufferPolicy,
     pub victim: Victim,
+    /// ECN marking (module docs); off by default, as Linux's `ecn` flag.
+    pub ecn: bool,
 }
 
 impl From<BufferPolicy> for BufferConfig {
-    /// A buffer that drops the arrival, as its policy says.
+    /// A buffer that drops the arrival, as its policy says, and never marks.
     fn from(policy: BufferPolicy) -> BufferConfig {
-        BufferConfig { policy, victim: Victim::Arrival }
+        BufferConfig { policy, victim: Victim::Arrival, ecn: false }
     }
 }
 
@@ -372,6 +413,18 @@ impl QdiscConfig {
         }
         for (b, buffer) in self.buffers.iter().enumerate() {
             buffer.policy.validate()?;
+            if buffer.ecn && !buffer.policy.marks_ecn() {
+                return Err(format!(
+                    "ecn: buffer {b}'s policy does not mark; ECN marking is for red, wred, dwred, rio_c, rio_d, \
+                     adaptive_red, codel and pie"
+                ));
+            }
+            if buffer.ecn && buffer.victim != Victim::Arrival {
+                return Err(format!(
+                    "ecn: buffer {b} chooses its victims with PLR or PLC, which decide which packet is dropped; \
+                     marking needs the arrival to be the victim"
+                ));
+            }
             if let BufferPolicy::LossRatio(p) = &buffer.policy {
                 let reference = self.buffers.get(p.reads).map(|r| &r.policy);
                 if p.reads == b {
@@ -552,9 +605,21 @@ struct Buffer {
     /// The policy's rule for `limit`.
     rule: LimitRule,
     victim: VictimState,
+    /// Marks ECN-capable packets instead of dropping them early.
+    ecn: bool,
 }
 
 impl Buffer {
+    /// Whether the policy marks (rather than drops) now, an early drop
+    /// being decided: PIE only at low drop probability (RFC 8033 §5.1).
+    #[inline]
+    fn marks_now(&self) -> bool {
+        match &self.admission {
+            Admission::Pie(pie) => pie.drop_prob() <= Pie::MARK_ECNTH,
+            _ => true,
+        }
+    }
+
     #[inline]
     fn add(&mut self, size: u32, cells: u32, colour: usize) {
         let b = &mut self.backlog;
@@ -617,7 +682,7 @@ impl<M> Classful<M> {
             .buffers
             .iter()
             .enumerate()
-            .map(|(b, BufferConfig { policy, .. })| {
+            .map(|(b, BufferConfig { policy, ecn, .. })| {
                 let mut stream = || Rng::derive(seeds.next_u64(), "buffer");
                 let admission = match policy {
                     BufferPolicy::DropTail { limit } => Admission::DropTail(*limit),
@@ -647,6 +712,7 @@ impl<M> Classful<M> {
                     limit: policy.limit(),
                     rule: policy.limit_rule(),
                     victim,
+                    ecn: *ecn,
                 }
             })
             .collect();
@@ -672,7 +738,11 @@ impl<M> Classful<M> {
         self.queue_of_codepoint[(codepoint & 63) as usize] as usize
     }
 
-    pub fn enqueue(&mut self, mut pkt: Packet<M>, now: Time, dropped: &mut Dropped<M>) {
+    /// Offers an arriving packet at `now`: it joins its queue, or it (or
+    /// packets a victim rule pushes out) goes onto `dropped` with the
+    /// reason. `true` when the buffer admitted it with a CE mark it set
+    /// instead of an early drop (see the module docs).
+    pub fn enqueue(&mut self, mut pkt: Packet<M>, now: Time, dropped: &mut Dropped<M>) -> bool {
         let q = self.classify(pkt.class);
         let b = self.queues[q].buffer;
         // A coupled buffer reads the probability of the one it follows first.
@@ -700,14 +770,23 @@ impl<M> Classful<M> {
             Admission::FRed(fred) => fred.on_arrival(backlog.held(), Amount::packet(size, cells), now),
             Admission::DiRo(diro) => diro.on_arrival(backlog.held(), Amount::packet(size, cells), colour, now),
         };
-        let verdict = match buffer.victim {
+        let mut verdict = match buffer.victim {
             VictimState::Arrival => verdict,
             VictimState::Plr { .. } => self.plr_victim(q, size, verdict, now, dropped),
             VictimState::Plc { .. } => self.plc_victim(q, size, verdict, now, dropped),
         };
+        let buffer = &self.buffers[b];
+        let marked = verdict == Some(DropReason::EarlyDrop) && buffer.ecn && pkt.ecn.is_ect() && buffer.marks_now();
+        if marked {
+            verdict = (!buffer.limit.admits_in(buffer.rule, buffer.backlog.held(), Amount::packet(size, cells)))
+                .then_some(DropReason::Overflow);
+        }
         if let Some(reason) = verdict {
             dropped.push((pkt, reason));
-            return;
+            return false;
+        }
+        if marked {
+            pkt.ecn = Ecn::Ce;
         }
         self.buffers[b].add(size, cells, colour as usize);
         self.pkts += 1;
@@ -718,6 +797,7 @@ impl<M> Classful<M> {
         queue.bytes += size as u64;
         queue.packets.push_back(pkt);
         self.scheduler.on_enqueue(q, self.framing.wire_bytes(size), now);
+        marked
     }
 
     /// Pushes out the head of queue `q` at `now` (it was not sent); its size.
@@ -861,8 +941,8 @@ impl<M> Classful<M> {
 
     /// The link is free at `now`: the next packet to send, if the scheduler
     /// allows one. Packets a dequeue-time policy (CoDel) drops on the way
-    /// are pushed onto `dropped`.
-    pub fn dequeue(&mut self, now: Time, dropped: &mut Dropped<M>) -> Option<Packet<M>> {
+    /// are pushed onto `dropped`; one it marks instead leaves CE-marked.
+    pub fn dequeue(&mut self, now: Time, dropped: &mut Dropped<M>) -> Option<Departure<M>> {
         self.mark_idle_buffers(now);
         loop {
             let framing = self.framing;
@@ -894,7 +974,15 @@ impl<M> Classful<M> {
                 _ => false,
             };
             if !drop {
-                return Some(pkt);
+                return Some(Departure { pkt, marked: false });
+            }
+            if buffer.ecn && pkt.ecn.is_ect() {
+                if let Admission::CoDel(codel) = &mut buffer.admission {
+                    codel.on_marked(now);
+                }
+                let mut pkt = pkt;
+                pkt.ecn = Ecn::Ce;
+                return Some(Departure { pkt, marked: true });
             }
             dropped.push((pkt, DropReason::EarlyDrop));
             if self.buffers[b].backlog.pkts == 0 {
@@ -982,10 +1070,10 @@ impl<M> Classful<M> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::Colour;
+    use crate::packet::{Colour, Ecn};
 
     fn pkt(class: u8, size: u32, flow: u32) -> Packet<()> {
-        Packet { flow, class, colour: Colour::Green, size, created: Time::ZERO, enqueued: Time::ZERO, meta: () }
+        Packet { flow, class, colour: Colour::Green, ecn: Ecn::NotEct, size, created: Time::ZERO, enqueued: Time::ZERO, meta: () }
     }
 
     #[test]
@@ -999,7 +1087,7 @@ mod tests {
             dropped.iter().map(|(p, r)| (p.flow, *r)).collect::<Vec<_>>(),
             vec![(3, DropReason::Overflow), (4, DropReason::Overflow)]
         );
-        let order: Vec<u32> = std::iter::from_fn(|| q.dequeue(Time::ZERO, &mut Vec::new())).map(|p| p.flow).collect();
+        let order: Vec<u32> = std::iter::from_fn(|| q.dequeue(Time::ZERO, &mut Vec::new())).map(|d| d.pkt.flow).collect();
         assert_eq!(order, vec![0, 1, 2]);
         assert_eq!((q.len_packets(), q.len_bytes()), (0, 0));
     }
@@ -1019,7 +1107,7 @@ mod tests {
     fn enqueue_stamps_the_time() {
         let mut q: Classful<()> = Classful::new(&QdiscConfig::fifo(Limit::Packets(3)), 1_000_000, Rng::derive(0, "q"));
         q.enqueue(pkt(0, 100, 0), Time::from_millis(7), &mut Vec::new());
-        assert_eq!(q.dequeue(Time::from_millis(9), &mut Vec::new()).unwrap().enqueued, Time::from_millis(7));
+        assert_eq!(q.dequeue(Time::from_millis(9), &mut Vec::new()).unwrap().pkt.enqueued, Time::from_millis(7));
     }
 
     fn two_class_shared(policy: BufferPolicy) -> QdiscConfig {
@@ -1040,7 +1128,7 @@ mod tests {
         q.enqueue(pkt(0, 100, 1), Time::ZERO, &mut dropped);
         q.enqueue(pkt(46, 100, 2), Time::ZERO, &mut dropped);
         q.enqueue(pkt(12, 100, 3), Time::ZERO, &mut dropped); // unlisted: default (tcp)
-        let order: Vec<u32> = std::iter::from_fn(|| q.dequeue(Time::ZERO, &mut Vec::new())).map(|p| p.flow).collect();
+        let order: Vec<u32> = std::iter::from_fn(|| q.dequeue(Time::ZERO, &mut Vec::new())).map(|d| d.pkt.flow).collect();
         assert_eq!(order, vec![2, 1, 3]);
     }
 
@@ -1193,7 +1281,7 @@ mod tests {
         for (flow, class) in [(1, tcp), (2, tcp), (11, udp), (12, udp)] {
             q.enqueue(pkt(class, 500, flow), Time::ZERO, &mut dropped);
         }
-        assert_eq!(q.dequeue(Time::ZERO, &mut dropped).map(|p| p.flow), Some(11));
+        assert_eq!(q.dequeue(Time::ZERO, &mut dropped).map(|d| d.pkt.flow), Some(11));
         for (flow, class) in [(13, udp), (3, tcp), (4, tcp)] {
             q.enqueue(pkt(class, 500, flow), Time::ZERO, &mut dropped);
         }
@@ -1312,10 +1400,10 @@ mod tests {
 #[cfg(test)]
 mod framed {
     use super::*;
-    use crate::packet::Colour;
+    use crate::packet::{Colour, Ecn};
 
     fn pkt(class: u8, size: u32, flow: u32, colour: Colour) -> Packet<()> {
-        Packet { flow, class, colour, size, created: Time::ZERO, enqueued: Time::ZERO, meta: () }
+        Packet { flow, class, colour, ecn: Ecn::NotEct, size, created: Time::ZERO, enqueued: Time::ZERO, meta: () }
     }
 
     fn framed(cfg: &QdiscConfig) -> Classful<()> {
@@ -1354,7 +1442,7 @@ mod framed {
             let mut q: Classful<()> = Classful::with_framing(&cfg, 50_000_000, framing, Rng::derive(0, "q"));
             q.enqueue(pkt(0, 40, 1, Colour::Green), Time::ZERO, &mut Vec::new());
             q.enqueue(pkt(8, 30, 2, Colour::Green), Time::ZERO, &mut Vec::new());
-            assert_eq!(q.dequeue(Time::ZERO, &mut Vec::new()).unwrap().flow, first, "{framing:?}");
+            assert_eq!(q.dequeue(Time::ZERO, &mut Vec::new()).unwrap().pkt.flow, first, "{framing:?}");
         }
     }
 
@@ -1404,7 +1492,7 @@ mod framed {
 #[cfg(test)]
 mod properties {
     use super::*;
-    use crate::packet::Colour;
+    use crate::packet::{Colour, Ecn};
     use proptest::prelude::{any, prop_assert, prop_assert_eq, prop_oneof, proptest, Just, Strategy};
 
     /// An operation on a two-queue qdisc: offer a packet of a class and
@@ -1515,10 +1603,10 @@ mod properties {
                         seq += 1;
                         let colour = [Colour::Green, Colour::Yellow, Colour::Red][colour as usize];
                         let class = if udp { 46 } else { 0 };
-                        q.enqueue(Packet { flow: 0, class, colour, size, created: now, enqueued: now, meta: seq }, now, &mut dropped);
+                        q.enqueue(Packet { flow: 0, class, colour, ecn: Ecn::NotEct, size, created: now, enqueued: now, meta: seq }, now, &mut dropped);
                     }
                     Op::Take => {
-                        if let Some(p) = q.dequeue(now, &mut dropped) {
+                        if let Some(Departure { pkt: p, .. }) = q.dequeue(now, &mut dropped) {
                             taken += 1;
                             let queue = usize::from(p.class != 46);
                             prop_assert!(last_seen[queue].is_none_or(|s| s < p.meta), "out of order");
@@ -1567,7 +1655,7 @@ mod properties {
                             (p, lr.params().limit.admits(LossRatio::LIMIT_RULE, b.pkts, b.bytes, size))
                         });
                         let before = dropped.len();
-                        q.enqueue(Packet { flow: 0, class, colour: Colour::Green, size, created: now, enqueued: now, meta: seq }, now, &mut dropped);
+                        q.enqueue(Packet { flow: 0, class, colour: Colour::Green, ecn: Ecn::NotEct, size, created: now, enqueued: now, meta: seq }, now, &mut dropped);
                         if let Some((p, fits)) = coupled {
                             let verdict = dropped.get(before).map(|(_, r)| *r);
                             let expected = match (fits, p) {
@@ -1584,7 +1672,7 @@ mod properties {
                     }
                     Op::Take => {
                         let udp_waiting = !q.queues[udp_queue].packets.is_empty();
-                        if let Some(p) = q.dequeue(now, &mut dropped) {
+                        if let Some(Departure { pkt: p, .. }) = q.dequeue(now, &mut dropped) {
                             taken += 1;
                             let queue = usize::from(p.class != 46);
                             if victim == 0 {

@@ -11,7 +11,7 @@ use crate::scenario::raw::{self, AppKind, PhaseKind, SizeDistKind, TcpProfile, T
 use crate::tcp::{TcpConfig, Variant};
 
 /// The keys only TCP groups take, and whether each is set.
-fn tcp_keys(t: &raw::Traffic) -> [(&'static str, bool); 23] {
+fn tcp_keys(t: &raw::Traffic) -> [(&'static str, bool); 24] {
     [
         ("profile", t.profile.is_some()),
         ("variant", t.variant.is_some()),
@@ -29,6 +29,7 @@ fn tcp_keys(t: &raw::Traffic) -> [(&'static str, bool); 23] {
         ("delack_timeout", t.delack_timeout.is_some()),
         ("slow_start_restart", t.slow_start_restart.is_some()),
         ("byte_counting", t.byte_counting.is_some()),
+        ("ecn", t.ecn.is_some()),
         ("congestion", t.congestion.is_some()),
         ("trace", t.trace.is_some()),
         ("app", t.app.is_some()),
@@ -121,6 +122,7 @@ impl Context<'_> {
             delack_timeout: self.time_or(&key("delack_timeout"), &t.delack_timeout, base.delack_timeout)?,
             slow_start_restart: t.slow_start_restart.unwrap_or(base.slow_start_restart),
             byte_counting: t.byte_counting.unwrap_or(base.byte_counting),
+            ecn: t.ecn.unwrap_or(base.ecn),
             ..base
         };
         if config.initial_rto == Time::ZERO {
