@@ -209,6 +209,31 @@ mod tests {
         Receiver::new(1000, sack, delayed, Time::from_millis(100))
     }
 
+    /// RFC 3168 §6.1.3: after a CE-marked segment every ACK carries ECE
+    /// until a segment with CWR arrives; a CWR segment that is itself
+    /// CE-marked keeps the echo on; delayed ACKs carry it too.
+    #[test]
+    fn ece_is_echoed_from_a_ce_mark_until_cwr() {
+        let mut r = receiver(false, false);
+        let segment = |r: &mut Receiver, i: u64, ce: bool, cwr: bool| {
+            r.on_ecn(ce, cwr);
+            r.on_segment(i * 1000, 1000, Time::ZERO, Time::ZERO).expect("ACK every segment").ece
+        };
+        assert!(!segment(&mut r, 0, false, false));
+        assert!(segment(&mut r, 1, true, false), "the CE-marked segment's ACK");
+        assert!(segment(&mut r, 2, false, false), "and the ones after it");
+        assert!(segment(&mut r, 3, false, false));
+        assert!(!segment(&mut r, 4, false, true), "CWR ends the echo");
+        assert!(!segment(&mut r, 5, false, false));
+        assert!(segment(&mut r, 6, true, true), "a CE-marked CWR segment keeps it");
+        assert!(segment(&mut r, 7, false, false));
+
+        let mut delayed = receiver(false, true);
+        delayed.on_ecn(true, false);
+        assert_eq!(delayed.on_segment(0, 1000, Time::ZERO, Time::ZERO), None, "a CE mark does not hasten the ACK");
+        assert!(delayed.on_delack_timeout().unwrap().ece);
+    }
+
     #[test]
     fn in_order_data_is_acknowledged_cumulatively() {
         let mut r = receiver(false, false);

@@ -1709,3 +1709,235 @@ mod properties {
         }
     }
 }
+
+/// ECN marking (RFC 3168 §5 and §7, RFC 8289's and RFC 8033's ECN rules).
+#[cfg(test)]
+mod ecn {
+    use super::*;
+    use crate::aqm::Thresholds;
+    use crate::packet::{Colour, Ecn};
+
+    fn pkt(ecn: Ecn, flow: u32) -> Packet<()> {
+        Packet { flow, class: 0, colour: Colour::Green, ecn, size: 1000, created: Time::ZERO, enqueued: Time::ZERO, meta: () }
+    }
+
+    fn with_ecn(policy: BufferPolicy, ecn: bool) -> Classful<()> {
+        let mut config = QdiscConfig::single(policy);
+        config.buffers[0].ecn = ecn;
+        Classful::new(&config, 10_000_000, Rng::derive(7, "ecn"))
+    }
+
+    fn red(min_th: f64, max_th: f64, max_p: f64, limit: u64) -> BufferPolicy {
+        let limit = Limit::Packets(limit);
+        BufferPolicy::Red(RedParams { min_th, max_th, max_p, w_q: 1.0, limit, gentle: false, ..RedParams::default() })
+    }
+
+    /// Offers not-ECT packets until `n` are queued (both twins alike: ECN
+    /// changes nothing for them).
+    fn fill(q: &mut Classful<()>, n: u64) {
+        let mut dropped = Vec::new();
+        for flow in 0..100_000 {
+            if q.len_packets() == n {
+                return;
+            }
+            assert!(!q.enqueue(pkt(Ecn::NotEct, flow), Time::ZERO, &mut dropped), "a not-ECT packet is never marked");
+            assert!(dropped.iter().all(|(p, _)| p.ecn == Ecn::NotEct));
+            dropped.clear();
+        }
+        panic!("could not fill the queue to {n}");
+    }
+
+    /// RED with `ecn` marks an ECT arrival exactly where the same RED
+    /// without it drops one early: the backlog held at 5 packets (between
+    /// `min_th` and `max_th`, the average equal to it with `w_q = 1`), the
+    /// two twins see the same averages and draw the same numbers, so the
+    /// marked arrivals are the dropped ones, and the marked ones join the
+    /// queue carrying CE.
+    #[test]
+    fn red_marks_where_it_would_drop_early() {
+        let mut marking = with_ecn(red(3.0, 8.0, 0.1, 100), true);
+        let mut dropping = with_ecn(red(3.0, 8.0, 0.1, 100), false);
+        fill(&mut marking, 5);
+        fill(&mut dropping, 5);
+        let (mut marks, mut drops) = (Vec::new(), Vec::new());
+        let mut dropped = Vec::new();
+        for flow in 1_000_000..1_002_000 {
+            let now = Time::from_micros(flow as u64);
+            if marking.enqueue(pkt(Ecn::Ect0, flow), now, &mut dropped) {
+                marks.push(flow);
+            }
+            assert!(dropped.is_empty(), "an ECT packet marked early is not dropped");
+            if marking.len_packets() > 5 {
+                let d = marking.dequeue(now, &mut dropped).expect("backlogged");
+                assert!(!d.marked, "RED marks on arrival");
+                assert_eq!(d.pkt.ecn == Ecn::Ce, marks.contains(&d.pkt.flow));
+            }
+            dropping.enqueue(pkt(Ecn::Ect0, flow), now, &mut dropped);
+            for (p, reason) in dropped.drain(..) {
+                assert_eq!(reason, DropReason::EarlyDrop);
+                drops.push(p.flow);
+            }
+            if dropping.len_packets() > 5 {
+                dropping.dequeue(now, &mut dropped);
+            }
+        }
+        assert!(marks.len() > 50, "{} marks", marks.len());
+        assert_eq!(marks, drops);
+    }
+
+    /// RFC 3168 §7 and ns-2's RED: above `max_th` (not gentle) an ECT
+    /// arrival is still a forced drop, and one the full buffer cannot hold
+    /// is an overflow even when RED decided an early drop; a not-ECT arrival
+    /// is dropped early as without ECN.
+    #[test]
+    fn forced_drops_overflows_and_not_ect_packets_are_still_dropped() {
+        let mut q = with_ecn(red(3.0, 8.0, 0.1, 100), true);
+        fill(&mut q, 8);
+        let mut dropped = Vec::new();
+        for flow in 0..50 {
+            assert!(!q.enqueue(pkt(Ecn::Ect0, flow), Time::ZERO, &mut dropped));
+        }
+        assert!(dropped.iter().all(|(_, r)| *r == DropReason::ForcedDrop) && dropped.len() == 50);
+
+        let mut full = with_ecn(red(2.0, 50.0, 1.0, 5), true);
+        fill(&mut full, 5);
+        dropped.clear();
+        for flow in 0..200 {
+            assert!(!full.enqueue(pkt(Ecn::Ect1, flow), Time::ZERO, &mut dropped));
+        }
+        assert!(dropped.iter().all(|(_, r)| *r == DropReason::Overflow) && dropped.len() == 200);
+
+        let mut q = with_ecn(red(3.0, 8.0, 0.1, 100), true);
+        fill(&mut q, 5);
+        dropped.clear();
+        for flow in 0..500 {
+            assert!(!q.enqueue(pkt(Ecn::NotEct, flow), Time::ZERO, &mut dropped));
+            q.dequeue(Time::ZERO, &mut Vec::new());
+        }
+        assert!(dropped.iter().any(|(_, r)| *r == DropReason::EarlyDrop));
+    }
+
+    /// The DiffServ droppers mark the same way (WRED, RIO: one curve per
+    /// colour; here the red colour's).
+    #[test]
+    fn wred_and_rio_mark_too() {
+        let curves = [Thresholds::new(30.0, 60.0, 0.02), Thresholds::new(20.0, 40.0, 0.05), Thresholds::new(2.0, 8.0, 0.2)];
+        let policies = [
+            BufferPolicy::Wred(WredParams { thresholds: curves, w_q: 1.0, limit: Limit::Packets(100), ..WredParams::default() }),
+            BufferPolicy::Rio(RioParams { thresholds: curves, w_q: [1.0; 3], limit: Limit::Packets(100), ..RioParams::default() }),
+        ];
+        for policy in policies {
+            let mut q = with_ecn(policy.clone(), true);
+            let (mut marks, mut dropped) = (0, Vec::new());
+            for flow in 0..2000 {
+                let mut p = pkt(Ecn::Ect0, flow);
+                p.colour = Colour::Red;
+                marks += u32::from(q.enqueue(p, Time::ZERO, &mut dropped));
+                if q.len_packets() > 5 {
+                    q.dequeue(Time::ZERO, &mut dropped);
+                }
+            }
+            assert!(marks > 50 && dropped.is_empty(), "{policy:?}: {marks} marks, {} drops", dropped.len());
+        }
+    }
+
+    /// CoDel with `ecn` (RFC 8289 §5, Linux's codel): a standing queue of
+    /// ECT packets is signalled with marks at dequeue — the packet CoDel
+    /// would drop leaves CE-marked and nothing is dropped — at the pace of
+    /// the control law: the first mark where the twin without ECN drops
+    /// first, the later ones INTERVAL/√count apart.
+    #[test]
+    fn codel_marks_at_dequeue_on_the_control_law() {
+        let run = |ecn: bool, mark: Ecn| {
+            let mut q = with_ecn(BufferPolicy::CoDel(CoDelParams::default()), ecn);
+            let (mut signals, mut dropped) = (Vec::new(), Vec::new());
+            // 1000-byte packets every 1 ms, served every 1.1 ms: the queue grows.
+            let mut flow = 0;
+            for tick in 0..6000u64 {
+                let now = Time::from_micros(tick * 100);
+                if tick % 10 == 0 {
+                    q.enqueue(pkt(mark, flow), now, &mut dropped);
+                    flow += 1;
+                }
+                if tick % 11 == 0 {
+                    if let Some(d) = q.dequeue(now, &mut dropped) {
+                        if d.marked {
+                            assert_eq!(d.pkt.ecn, Ecn::Ce);
+                            signals.push(now);
+                        }
+                    }
+                }
+                signals.extend(dropped.drain(..).map(|(_, r)| {
+                    assert_eq!(r, DropReason::EarlyDrop);
+                    now
+                }));
+            }
+            signals
+        };
+        let marks = run(true, Ecn::Ect0);
+        let drops = run(false, Ecn::Ect0);
+        assert!(marks.len() >= 3, "{marks:?}");
+        assert_eq!(marks[0], drops[0]);
+        // Entering the state, count = 1: the next signal INTERVAL later;
+        // then count = 2: INTERVAL/√2 after that (each at the next dequeue
+        // on the 1.1 ms grid).
+        let within = |gap: Time, law_us: u64| gap >= Time::from_micros(law_us) && gap < Time::from_micros(law_us + 1100);
+        assert!(within(marks[1] - marks[0], 100_000), "{marks:?}");
+        assert!(within(marks[2] - marks[1], 70_711), "{marks:?}");
+        assert_eq!(run(true, Ecn::NotEct), drops, "a not-ECT packet is dropped as without ECN");
+    }
+
+    /// PIE with `ecn` (RFC 8033 §5.1, Linux's pie): an ECT arrival PIE would
+    /// drop is marked while `drop_prob ≤ mark_ecnth` (10%) and dropped
+    /// above it.
+    #[test]
+    fn pie_marks_only_at_low_drop_probability() {
+        let mut q = with_ecn(BufferPolicy::Pie(PieParams { max_burst: Time::ZERO, ..PieParams::default() }), true);
+        let prob = |q: &Classful<()>| match &q.buffers[0].admission {
+            Admission::Pie(pie) => pie.drop_prob(),
+            _ => unreachable!(),
+        };
+        let (mut marked_at, mut dropped_at, mut dropped) = (Vec::new(), Vec::new(), Vec::new());
+        // Arrivals every 0.5 ms, departures every 1 ms: the delay, and PIE's
+        // probability, keep growing.
+        for tick in 0..8000u64 {
+            let now = Time::from_micros(tick * 500);
+            if q.enqueue(pkt(Ecn::Ect0, tick as u32), now, &mut dropped) {
+                marked_at.push(prob(&q));
+            }
+            for (_, reason) in dropped.drain(..) {
+                if reason == DropReason::EarlyDrop {
+                    dropped_at.push(prob(&q));
+                }
+            }
+            if tick % 2 == 0 {
+                q.dequeue(now, &mut dropped);
+            }
+        }
+        assert!(marked_at.len() > 10 && dropped_at.len() > 10, "{} marks, {} drops", marked_at.len(), dropped_at.len());
+        assert!(marked_at.iter().all(|&p| p <= Pie::MARK_ECNTH));
+        assert!(dropped_at.iter().all(|&p| p > Pie::MARK_ECNTH));
+    }
+
+    /// `ecn` is for the policies that drop early, with the arrival as victim.
+    #[test]
+    fn only_early_droppers_whose_arrival_pays_mark() {
+        let mut config = QdiscConfig::fifo(Limit::Packets(10));
+        config.buffers[0].ecn = true;
+        assert!(config.validate().unwrap_err().contains("does not mark"));
+        let mut plr = QdiscConfig {
+            queues: vec![QueueConfig { name: "a".into(), buffer: 0 }, QueueConfig { name: "b".into(), buffer: 0 }],
+            buffers: vec![BufferConfig {
+                policy: red(3.0, 8.0, 0.1, 100),
+                victim: Victim::Plr { sigma: vec![1.0, 2.0], memory: PlrMemory::Infinite },
+                ecn: false,
+            }],
+            classify: vec![(0, 0), (1, 1)],
+            default_queue: 1,
+            scheduler: SchedulerKind::StrictPriority,
+        };
+        assert!(plr.validate().is_ok());
+        plr.buffers[0].ecn = true;
+        assert!(plr.validate().unwrap_err().contains("PLR or PLC"));
+    }
+}
