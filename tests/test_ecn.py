@@ -30,8 +30,10 @@ def test_marks_replace_early_drops(runs):
     on, off = bottleneck(runs[True]), bottleneck(runs[False])
     assert off.marked == 0 and off.drop_early > 50
     assert on.marked > off.drop_early / 2
-    assert on.drop_early == 0, "every early drop of an ECT packet became a mark"
-    assert on.dropped < off.dropped / 2
+    # Early drops left are of not-ECT packets: retransmissions (RFC 3168
+    # §6.1.5) of the losses of the first slow start.
+    assert on.drop_early < off.drop_early / 20
+    assert on.dropped < off.dropped / 20
     for rate in (on.throughput_bps, off.throughput_bps):
         assert rate > 9.5e6, "the bottleneck stays busy"
 
