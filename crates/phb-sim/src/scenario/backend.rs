@@ -90,9 +90,9 @@ fn not_emulable(scenario: &Scenario) -> Option<(String, String)> {
     if let Some(l) = scenario.links.iter().position(|l| l.framing != phb::Framing::None) {
         return refuse(format!("links[{l}].framing"), "ATM cell framing is not emulated");
     }
-    if let Some(l) = scenario.links.iter().position(|l| {
-        [&l.qdisc_ab, &l.qdisc_ba].iter().any(|q| q.buffers.iter().any(|b| b.ecn))
-    }) {
+    if let Some(l) =
+        scenario.links.iter().position(|l| [&l.qdisc_ab, &l.qdisc_ba].iter().any(|q| q.buffers.iter().any(|b| b.ecn)))
+    {
         return refuse(format!("links[{l}]"), "ECN marking (a buffer's `ecn`) is not emulated yet");
     }
     if scenario.nodes.len() > EMULATE_MAX_NODES {
@@ -114,7 +114,10 @@ fn not_emulable(scenario: &Scenario) -> Option<(String, String)> {
             }
             Transport::Tcp(t) => {
                 if t.config.ecn {
-                    return refuse(key("ecn"), "ECN-capable TCP (the kernel's tcp_ecn per namespace) is not emulated yet");
+                    return refuse(
+                        key("ecn"),
+                        "ECN-capable TCP (the kernel's tcp_ecn per namespace) is not emulated yet",
+                    );
                 }
                 if t.config.rules != Rules::Rfc {
                     return refuse(

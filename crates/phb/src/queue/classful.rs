@@ -1073,7 +1073,16 @@ mod tests {
     use crate::packet::{Colour, Ecn};
 
     fn pkt(class: u8, size: u32, flow: u32) -> Packet<()> {
-        Packet { flow, class, colour: Colour::Green, ecn: Ecn::NotEct, size, created: Time::ZERO, enqueued: Time::ZERO, meta: () }
+        Packet {
+            flow,
+            class,
+            colour: Colour::Green,
+            ecn: Ecn::NotEct,
+            size,
+            created: Time::ZERO,
+            enqueued: Time::ZERO,
+            meta: (),
+        }
     }
 
     #[test]
@@ -1087,7 +1096,8 @@ mod tests {
             dropped.iter().map(|(p, r)| (p.flow, *r)).collect::<Vec<_>>(),
             vec![(3, DropReason::Overflow), (4, DropReason::Overflow)]
         );
-        let order: Vec<u32> = std::iter::from_fn(|| q.dequeue(Time::ZERO, &mut Vec::new())).map(|d| d.pkt.flow).collect();
+        let order: Vec<u32> =
+            std::iter::from_fn(|| q.dequeue(Time::ZERO, &mut Vec::new())).map(|d| d.pkt.flow).collect();
         assert_eq!(order, vec![0, 1, 2]);
         assert_eq!((q.len_packets(), q.len_bytes()), (0, 0));
     }
@@ -1128,7 +1138,8 @@ mod tests {
         q.enqueue(pkt(0, 100, 1), Time::ZERO, &mut dropped);
         q.enqueue(pkt(46, 100, 2), Time::ZERO, &mut dropped);
         q.enqueue(pkt(12, 100, 3), Time::ZERO, &mut dropped); // unlisted: default (tcp)
-        let order: Vec<u32> = std::iter::from_fn(|| q.dequeue(Time::ZERO, &mut Vec::new())).map(|d| d.pkt.flow).collect();
+        let order: Vec<u32> =
+            std::iter::from_fn(|| q.dequeue(Time::ZERO, &mut Vec::new())).map(|d| d.pkt.flow).collect();
         assert_eq!(order, vec![2, 1, 3]);
     }
 
@@ -1718,7 +1729,16 @@ mod ecn {
     use crate::packet::{Colour, Ecn};
 
     fn pkt(ecn: Ecn, flow: u32) -> Packet<()> {
-        Packet { flow, class: 0, colour: Colour::Green, ecn, size: 1000, created: Time::ZERO, enqueued: Time::ZERO, meta: () }
+        Packet {
+            flow,
+            class: 0,
+            colour: Colour::Green,
+            ecn,
+            size: 1000,
+            created: Time::ZERO,
+            enqueued: Time::ZERO,
+            meta: (),
+        }
     }
 
     fn with_ecn(policy: BufferPolicy, ecn: bool) -> Classful<()> {
@@ -1821,10 +1841,21 @@ mod ecn {
     /// colour; here the red colour's).
     #[test]
     fn wred_and_rio_mark_too() {
-        let curves = [Thresholds::new(30.0, 60.0, 0.02), Thresholds::new(20.0, 40.0, 0.05), Thresholds::new(2.0, 8.0, 0.2)];
+        let curves =
+            [Thresholds::new(30.0, 60.0, 0.02), Thresholds::new(20.0, 40.0, 0.05), Thresholds::new(2.0, 8.0, 0.2)];
         let policies = [
-            BufferPolicy::Wred(WredParams { thresholds: curves, w_q: 1.0, limit: Limit::Packets(100), ..WredParams::default() }),
-            BufferPolicy::Rio(RioParams { thresholds: curves, w_q: [1.0; 3], limit: Limit::Packets(100), ..RioParams::default() }),
+            BufferPolicy::Wred(WredParams {
+                thresholds: curves,
+                w_q: 1.0,
+                limit: Limit::Packets(100),
+                ..WredParams::default()
+            }),
+            BufferPolicy::Rio(RioParams {
+                thresholds: curves,
+                w_q: [1.0; 3],
+                limit: Limit::Packets(100),
+                ..RioParams::default()
+            }),
         ];
         for policy in policies {
             let mut q = with_ecn(policy.clone(), true);
@@ -1881,7 +1912,8 @@ mod ecn {
         // Entering the state, count = 1: the next signal INTERVAL later;
         // then count = 2: INTERVAL/√2 after that (each at the next dequeue
         // on the 1.1 ms grid).
-        let within = |gap: Time, law_us: u64| gap >= Time::from_micros(law_us) && gap < Time::from_micros(law_us + 1100);
+        let within =
+            |gap: Time, law_us: u64| gap >= Time::from_micros(law_us) && gap < Time::from_micros(law_us + 1100);
         assert!(within(marks[1] - marks[0], 100_000), "{marks:?}");
         assert!(within(marks[2] - marks[1], 70_711), "{marks:?}");
         assert_eq!(run(true, Ecn::NotEct), drops, "a not-ECT packet is dropped as without ECN");

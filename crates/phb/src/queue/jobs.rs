@@ -855,7 +855,16 @@ mod tests {
     const MS: f64 = 1e-3;
 
     fn pkt(class: u8, size: u32, flow: u32) -> Packet<()> {
-        Packet { flow, class, colour: Colour::Green, ecn: Ecn::NotEct, size, created: Time::ZERO, enqueued: Time::ZERO, meta: () }
+        Packet {
+            flow,
+            class,
+            colour: Colour::Green,
+            ecn: Ecn::NotEct,
+            size,
+            created: Time::ZERO,
+            enqueued: Time::ZERO,
+            meta: (),
+        }
     }
 
     /// Classes 0..n take codepoints 0..n.
