@@ -112,3 +112,16 @@ impl DropReason {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ECN field fits in the padding: a packet is as small as before
+    /// it was added (32 bytes without transport data).
+    #[test]
+    fn the_ecn_field_costs_no_space() {
+        assert_eq!(std::mem::size_of::<Ecn>(), 1);
+        assert_eq!(std::mem::size_of::<Packet<()>>(), 32);
+    }
+}
