@@ -113,7 +113,17 @@ def summarize(df: pd.DataFrame, by: Sequence[str], metrics: Sequence[str] | None
 
 
 #: flow columns that add up over a group's flows; the others are averaged
-_EXTENSIVE = ("_pkts", "_bytes", "_bps", "retransmissions", "fast_retransmits", "timeouts", "acks_sent", "acks_lost")
+_EXTENSIVE = (
+    "_pkts",
+    "_bytes",
+    "_bps",
+    "retransmissions",
+    "fast_retransmits",
+    "timeouts",
+    "ecn_reductions",
+    "acks_sent",
+    "acks_lost",
+)
 
 
 #: what `flow_groups` totals flows by: the traffic group and what describes it

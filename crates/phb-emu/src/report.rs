@@ -71,7 +71,7 @@ fn flows_table(scenario: &Scenario, plan: &Plan, router: &Router, samples: &[Sam
                 return SenderFigures::NONE;
             }
             let (retransmissions, timeouts, cwnd_mean_segments) = (s.retransmissions, s.timeouts, s.cwnd_mean_segments);
-            SenderFigures { retransmissions, fast_retransmits: 0, timeouts, cwnd_mean_segments }
+            SenderFigures { retransmissions, fast_retransmits: 0, timeouts, ecn_reductions: 0, cwnd_mean_segments }
         })
         .collect();
     phb_sim::flows_table(scenario, &facts, &counts, &senders, measured_s)

@@ -391,7 +391,7 @@ impl<'s> Router<'s> {
     fn transmit(&mut self, p: usize, now: Time) {
         while self.ports[p].free_at <= now {
             let port = &mut self.ports[p];
-            let Some(mut pkt) = port.qdisc.dequeue(now, &mut self.dropped) else {
+            let Some(phb::queue::Departure { mut pkt, .. }) = port.qdisc.dequeue(now, &mut self.dropped) else {
                 self.count_drops(p);
                 return;
             };
@@ -507,6 +507,7 @@ impl<'s> Router<'s> {
             flow: f as u32,
             class: header.dscp,
             colour: Colour::Green,
+            ecn: phb::Ecn::NotEct,
             size,
             created: now,
             enqueued: now,

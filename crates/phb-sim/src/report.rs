@@ -256,6 +256,7 @@ pub struct ClassRows {
     departures: Vec<u64>,
     dropped: Vec<u64>,
     drops: Vec<Vec<u64>>,
+    marked: Vec<u64>,
     loss_rate: Vec<f64>,
     delay: [Vec<f64>; 5],
     throughput_bps: Vec<f64>,
@@ -301,6 +302,7 @@ impl ClassRows {
         for (column, n) in self.drops.iter_mut().zip(counts.drops) {
             column.push(n);
         }
+        self.marked.push(counts.marks);
         let resolved = counts.departures + counts.dropped();
         self.loss_rate.push(if resolved > 0 { counts.dropped() as f64 / resolved as f64 } else { f64::NAN });
         let h = &stats.delays;
@@ -354,6 +356,8 @@ impl ClassRows {
             let column = if column.len() == rows { column } else { vec![0; rows] };
             t.push(&format!("drop_{}", reason.name()), Column::U64(column));
         }
+        let marked = if self.marked.len() == rows { self.marked } else { vec![0; rows] };
+        t.push("marked", Column::U64(marked));
         t.push("loss_rate", Column::F64(self.loss_rate));
         for (name, column) in
             ["delay_mean_s", "delay_p50_s", "delay_p95_s", "delay_p99_s", "delay_max_s"].iter().zip(self.delay)
@@ -444,13 +448,19 @@ pub struct SenderFigures {
     pub retransmissions: u64,
     pub fast_retransmits: u64,
     pub timeouts: u64,
+    pub ecn_reductions: u64,
     pub cwnd_mean_segments: f64,
 }
 
 impl SenderFigures {
     /// A flow without a TCP sender.
-    pub const NONE: SenderFigures =
-        SenderFigures { retransmissions: 0, fast_retransmits: 0, timeouts: 0, cwnd_mean_segments: f64::NAN };
+    pub const NONE: SenderFigures = SenderFigures {
+        retransmissions: 0,
+        fast_retransmits: 0,
+        timeouts: 0,
+        ecn_reductions: 0,
+        cwnd_mean_segments: f64::NAN,
+    };
 }
 
 /// The `flows` table: per flow its facts, its counts over the measured
@@ -484,6 +494,7 @@ pub fn flows_table(
     t.push("received_bytes", numbers(&|c| c.received_bytes));
     t.push("lost_pkts", numbers(&|c| c.lost));
     t.push("loss_rate", ratio(&|c| c.lost as f64, &|c| c.received + c.lost));
+    t.push("marked_pkts", numbers(&|c| c.marked));
     t.push("delay_mean_s", ratio(&|c| c.delay_sum_ns as f64 * 1e-9, &|c| c.received));
     t.push("queueing_delay_mean_s", ratio(&|c| c.queueing_sum_ns as f64 * 1e-9, &|c| c.received));
     t.push("throughput_bps", Column::F64(counts.iter().map(|c| c.received_bytes as f64 * 8.0 / measured_s).collect()));
@@ -493,6 +504,7 @@ pub fn flows_table(
     t.push("retransmissions", sender(&|s| s.retransmissions));
     t.push("fast_retransmits", sender(&|s| s.fast_retransmits));
     t.push("timeouts", sender(&|s| s.timeouts));
+    t.push("ecn_reductions", sender(&|s| s.ecn_reductions));
     t.push("cwnd_mean_segments", Column::F64(senders.iter().map(|s| s.cwnd_mean_segments).collect()));
     t
 }
@@ -523,6 +535,7 @@ fn sim_flows_table(sim: &Sim, measured_s: f64, cwnd_mean: Vec<f64>) -> Table {
                     retransmissions: now.retransmissions - then.retransmissions,
                     fast_retransmits: now.fast_retransmits - then.fast_retransmits,
                     timeouts: now.timeouts - then.timeouts,
+                    ecn_reductions: now.ecn_reductions - then.ecn_reductions,
                     cwnd_mean_segments,
                 }
             }

@@ -20,6 +20,7 @@ use std::ops::ControlFlow;
 
 use phb::classify::{PacketKey, Protocol};
 use phb::mark::{Meter, PassiveWindow, Tsw2cm, Tsw2cmParams, Twam};
+use phb::queue::Departure;
 use phb::{Colour, DropReason, Qdisc, Rng, Time};
 
 use crate::advice;
@@ -425,6 +426,7 @@ impl<'s> Sim<'s> {
             flow: f as u32,
             class: self.flows[f].codepoint,
             colour: phb::Colour::Green,
+            ecn: phb::Ecn::NotEct,
             size,
             created: self.now,
             enqueued: self.now,
@@ -498,11 +500,15 @@ impl<'s> Sim<'s> {
         let route = self.flows[f].route;
         let FlowTransport::Tcp(tcp) = &mut self.flows[f].transport else { unreachable!() };
         let mut out = std::mem::take(&mut tcp.out);
-        let header = tcp.header;
+        let (header, ecn) = (tcp.header, tcp.ecn);
         for seg in out.drain(..) {
             let size = seg.len + header;
-            let pkt =
-                self.packet(f, size, Meta { route, kind: Kind::Data, seq: seg.seq, len: seg.len, ..Meta::default() });
+            let meta = Meta { route, kind: Kind::Data, seq: seg.seq, len: seg.len, cwr: seg.cwr, ..Meta::default() };
+            let mut pkt = self.packet(f, size, meta);
+            // RFC 3168 §6.1.5: retransmissions go out not-ECT.
+            if ecn && !seg.retransmission {
+                pkt.ecn = phb::Ecn::Ect0;
+            }
             self.count_sent(f, size);
             self.forward(self.src_of(f), pkt);
         }
@@ -550,6 +556,7 @@ impl<'s> Sim<'s> {
             ack: ack.ack,
             seq: ack.ts_echo.as_nanos(),
             sack_len: ack.sack_len,
+            ece: ack.ece,
             ..Meta::default()
         };
         for (slot, &(start, end)) in meta.sack.iter_mut().zip(ack.blocks()) {
@@ -579,6 +586,7 @@ impl<'s> Sim<'s> {
         let f = pkt.flow as usize;
         let now = self.now;
         let FlowTransport::Tcp(tcp) = &mut self.flows[f].transport else { unreachable!() };
+        tcp.receiver.on_ecn(pkt.ecn == phb::Ecn::Ce, pkt.meta.cwr);
         let ack = tcp.receiver.on_segment(pkt.meta.seq, pkt.meta.len, pkt.created, now);
         let delivered = tcp.receiver.delivered;
         if let Some(deadline) = tcp.receiver.delack_deadline() {
@@ -602,7 +610,8 @@ impl<'s> Sim<'s> {
         if tcp.stopped {
             return;
         }
-        let mut ack = Ack { ack: pkt.meta.ack, ts_echo: Time::from_nanos(pkt.meta.seq), ..Ack::default() };
+        let mut ack =
+            Ack { ack: pkt.meta.ack, ts_echo: Time::from_nanos(pkt.meta.seq), ece: pkt.meta.ece, ..Ack::default() };
         ack.sack_len = pkt.meta.sack_blocks(&mut ack.sack) as u8;
         tcp.sender.on_ack(&ack, now, &mut tcp.out);
         let action = tcp.app.on_acked(tcp.sender.snd_una(), now);
@@ -668,7 +677,10 @@ impl<'s> Sim<'s> {
         if port.loss > 0.0 && port.loss_rng.uniform() < port.loss {
             self.dropped.push((pkt, DropReason::LossModule));
         } else {
-            port.qdisc.enqueue(pkt, self.now, &mut self.dropped);
+            let (flow, kind) = (pkt.flow, pkt.meta.kind);
+            if port.qdisc.enqueue(pkt, self.now, &mut self.dropped) {
+                self.count_mark(p, class, flow, kind);
+            }
         }
         self.count_drops(p);
         if !self.ports[p].busy {
@@ -765,12 +777,27 @@ impl<'s> Sim<'s> {
         }
     }
 
+    /// Counts a packet of `class` and `flow` that the qdisc of port `p`
+    /// CE-marked instead of dropping (ECN).
+    fn count_mark(&mut self, p: usize, class: usize, flow: u32, kind: Kind) {
+        self.ports[p].stats[class].mark();
+        let flow = &mut self.flows[flow as usize];
+        if kind != Kind::Ack {
+            flow.total.marked += 1;
+            self.end_to_end[flow.class].mark();
+        }
+    }
+
     fn start_transmission(&mut self, p: usize) {
         let port = &mut self.ports[p];
         let next = port.qdisc.dequeue(self.now, &mut self.dropped);
         self.count_drops(p);
+        if let Some(Departure { pkt, marked: true }) = &next {
+            let class = self.class_of_codepoint[(pkt.class & 63) as usize] as usize;
+            self.count_mark(p, class, pkt.flow, pkt.meta.kind);
+        }
         let port = &mut self.ports[p];
-        let Some(pkt) = next else {
+        let Some(Departure { pkt, .. }) = next else {
             if let Some(wake) = port.qdisc.next_wakeup(self.now) {
                 if !port.wake_pending {
                     port.wake_pending = true;

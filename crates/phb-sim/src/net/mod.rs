@@ -34,6 +34,9 @@ pub struct Meta {
     pub kind: Kind,
     /// SACK blocks in use.
     pub sack_len: u8,
+    /// TCP ACK: ECN-Echo; TCP data: Congestion Window Reduced (RFC 3168 §6.1).
+    pub ece: bool,
+    pub cwr: bool,
     /// Payload bytes (TCP data).
     pub len: u32,
     /// UDP: per-flow packet number; TCP data: first byte; TCP ACK: the
@@ -57,3 +60,16 @@ impl Meta {
 
 /// A packet as the simulator moves it.
 pub type SimPacket = phb::Packet<Meta>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ECN field and the ECE and CWR flags fit in padding: a simulated
+    /// packet stays 88 bytes, as before they were added.
+    #[test]
+    fn ecn_fields_cost_no_space() {
+        assert_eq!(std::mem::size_of::<Meta>(), 56);
+        assert_eq!(std::mem::size_of::<SimPacket>(), 88);
+    }
+}

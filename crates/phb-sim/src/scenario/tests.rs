@@ -862,6 +862,7 @@ fn the_ns3_profile_is_ns3_s_defaults_with_a_window_of_128_kib() {
         timestamps: true,
         slow_start_restart: false,
         byte_counting: false,
+        ecn: false,
     };
     assert_eq!(ns3, expected);
     assert_eq!(TcpConfig::profile("ns3"), Some(expected.clone()));

@@ -131,6 +131,18 @@ pub struct TcpConfig {
     /// `min(acked, MSS)` and `MSS²/cwnd` per ACK (ns-2, ns-3). On in the
     /// `linux` profile only.
     pub byte_counting: bool,
+    /// ECN (RFC 3168 §6.1): data segments go out ECT(0) (retransmissions
+    /// not-ECT, §6.1.5), the receiver echoes a CE mark with ECE on its ACKs
+    /// until a segment with CWR arrives, and the sender halves its window
+    /// for an ECE at most once per window of data and sets CWR on the next
+    /// new segment (see the sender). Both ends of a connection share the
+    /// setting, so the negotiation (ECN-setup SYN and SYN-ACK) is taken to
+    /// succeed exactly when it is on. Off in every profile: ns-2's
+    /// `ecn_` is 0, ns-3's `UseEcn` is `Off`, and Linux's default
+    /// `net.ipv4.tcp_ecn = 2` accepts ECN when the peer asks but never
+    /// asks itself, so a connection the simulated source opens does not
+    /// use it.
+    pub ecn: bool,
 }
 
 impl TcpConfig {
@@ -168,6 +180,7 @@ impl TcpConfig {
             timestamps: false,
             slow_start_restart: false,
             byte_counting: false,
+            ecn: false,
         }
     }
 
@@ -215,6 +228,7 @@ impl TcpConfig {
             timestamps: false,
             slow_start_restart: false,
             byte_counting: true,
+            ecn: false,
         }
     }
 
@@ -250,6 +264,7 @@ impl TcpConfig {
             timestamps: true,
             slow_start_restart: false,
             byte_counting: false,
+            ecn: false,
         }
     }
 
@@ -288,6 +303,7 @@ impl TcpConfig {
             timestamps: false,
             slow_start_restart: false,
             byte_counting: false,
+            ecn: false,
         }
     }
 

@@ -57,6 +57,9 @@ pub struct Segment {
     pub seq: u64,
     pub len: u32,
     pub retransmission: bool,
+    /// CWR (RFC 3168 §6.1.2): the first new segment after a window
+    /// reduction of an ECN-capable sender.
+    pub cwr: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -94,6 +97,8 @@ pub struct SenderStats {
     pub retransmissions: u64,
     pub fast_retransmits: u64,
     pub timeouts: u64,
+    /// Window halvings for an ECN-Echo (RFC 3168 §6.1.2).
+    pub ecn_reductions: u64,
 }
 
 pub struct Sender {
@@ -146,6 +151,12 @@ pub struct Sender {
     cwnd_clock: Option<Time>,
     /// [`Sender::stop_clock`] was called: the clock never runs again.
     cwnd_clock_stopped: bool,
+    /// ECN (RFC 3168 §6.1.2): `snd_max` at the last window reduction (for
+    /// an ECN-Echo, a fast retransmit or a timeout); an ECN-Echo is acted
+    /// on only once an ACK goes beyond it, so at most once per window.
+    ecn_recover: Option<u64>,
+    /// ECN: the next new segment carries CWR.
+    cwr_pending: bool,
 }
 
 impl Sender {
@@ -177,6 +188,8 @@ impl Sender {
             cwnd_integral: CwndIntegral::default(),
             cwnd_clock: None,
             cwnd_clock_stopped: false,
+            ecn_recover: None,
+            cwr_pending: false,
             cfg,
         }
     }
@@ -369,8 +382,12 @@ impl Sender {
     }
 
     /// Sends `seg` and records what the timer and RTT estimator need.
-    fn emit(&mut self, seg: Segment, now: Time, out: &mut Vec<Segment>) {
+    fn emit(&mut self, mut seg: Segment, now: Time, out: &mut Vec<Segment>) {
         self.stats.segments_sent += 1;
+        if self.cwr_pending && !seg.retransmission {
+            seg.cwr = true;
+            self.cwr_pending = false;
+        }
         if seg.retransmission {
             self.stats.retransmissions += 1;
             if self.in_loss {
@@ -397,7 +414,7 @@ impl Sender {
 
     /// A new segment of `len` bytes at `snd_max`.
     fn new_segment(&mut self, len: u64) -> Segment {
-        let seg = Segment { seq: self.snd_max, len: len as u32, retransmission: false };
+        let seg = Segment { seq: self.snd_max, len: len as u32, retransmission: false, cwr: false };
         self.outstanding.push_back(Sent { seq: seg.seq, len: seg.len, sacked: false, retransmitted: false });
         self.snd_max += len;
         self.snd_nxt = self.snd_max;
@@ -444,7 +461,7 @@ impl Sender {
                     break;
                 }
                 self.snd_nxt = s.end();
-                Segment { seq: s.seq, len: s.len, retransmission: true }
+                Segment { seq: s.seq, len: s.len, retransmission: true, cwr: false }
             } else {
                 let len = self.next_new_len();
                 if len == 0 || self.snd_max + len > edge {
@@ -506,7 +523,7 @@ impl Sender {
         if let Some(i) = hole {
             self.outstanding[i].retransmitted = true;
             let s = self.outstanding[i];
-            return Some(Segment { seq: s.seq, len: s.len, retransmission: true });
+            return Some(Segment { seq: s.seq, len: s.len, retransmission: true, cwr: false });
         }
         let len = self.next_new_len();
         if len > 0 && self.snd_max + len <= self.snd_una + self.rwnd_bytes() {
@@ -518,7 +535,7 @@ impl Sender {
         })?;
         self.outstanding[unsacked].retransmitted = true;
         let s = self.outstanding[unsacked];
-        Some(Segment { seq: s.seq, len: s.len, retransmission: true })
+        Some(Segment { seq: s.seq, len: s.len, retransmission: true, cwr: false })
     }
 
     fn transmit_sack(&mut self, now: Time, out: &mut Vec<Segment>) {
@@ -546,6 +563,7 @@ impl Sender {
     /// reduced, `recover` set, the first unacknowledged segment resent.
     fn enter_recovery(&mut self, now: Time, out: &mut Vec<Segment>) {
         self.stats.fast_retransmits += 1;
+        self.window_reduced();
         let mss = self.mss as f64;
         let window = self.cwnd.min(self.rwnd_bytes() as f64);
         self.ssthresh = self.reduced_ssthresh(false);
@@ -573,7 +591,7 @@ impl Sender {
                     _ => self.cfg.dupthresh,
                 };
                 self.inflation = reported as f64 * mss;
-                self.emit(Segment { seq: first.seq, len: first.len, retransmission: true }, now, out);
+                self.emit(Segment { seq: first.seq, len: first.len, retransmission: true, cwr: false }, now, out);
                 if self.cfg.rules == Rules::Ns2 {
                     // `reset_rtx_timer(1, 0)` in `dupack_action`.
                     self.rto_deadline = Some(now + self.rtt.rto());
@@ -584,7 +602,7 @@ impl Sender {
                 self.cwnd = self.ssthresh;
                 self.inflation = 0.0;
                 self.outstanding[0].retransmitted = true;
-                self.emit(Segment { seq: first.seq, len: first.len, retransmission: true }, now, out);
+                self.emit(Segment { seq: first.seq, len: first.len, retransmission: true, cwr: false }, now, out);
                 self.transmit_sack(now, out);
             }
         }
@@ -597,14 +615,49 @@ impl Sender {
         if self.cfg.variant == Variant::Sack {
             self.apply_sack(ack.blocks());
         }
+        let echo = self.cfg.ecn && ack.ece;
+        if echo && !self.in_recovery && !self.in_loss && self.ecn_recover.is_none_or(|r| ack.ack > r) {
+            self.on_ecn_echo();
+        }
         if ack.ack > self.snd_una {
-            self.on_new_ack(ack.ack, ack.ts_echo, now, out);
+            self.on_new_ack(ack.ack, ack.ts_echo, echo, now, out);
         } else if ack.ack == self.snd_una && self.snd_una < self.snd_max {
             self.on_duplicate_ack(now, out);
         }
     }
 
-    fn on_new_ack(&mut self, ack: u64, ts_echo: Time, now: Time, out: &mut Vec<Segment>) {
+    /// ECN-Echo (RFC 3168 §6.1.2): congestion is treated as a loss would
+    /// be, without a retransmission: `ssthresh` and `cwnd` halved as on a
+    /// fast retransmit (by the profile's rules), CWR on the next new
+    /// segment, and no further reaction until the data now outstanding is
+    /// acknowledged. Not modelled: with a window of one segment the RFC
+    /// waits for the retransmission timer before sending again.
+    fn on_ecn_echo(&mut self) {
+        self.stats.ecn_reductions += 1;
+        let mss = self.mss as f64;
+        let window = self.cwnd.min(self.rwnd_bytes() as f64);
+        self.ssthresh = self.reduced_ssthresh(false);
+        self.cwnd = match self.cfg.rules {
+            Rules::Ns2 if self.cfg.variant != Variant::Sack => (window / 2.0).max(mss),
+            _ => self.ssthresh,
+        };
+        self.inflation = 0.0;
+        self.window_reduced();
+    }
+
+    /// The window was reduced (ECN-Echo, fast retransmit or timeout): an
+    /// ECN-capable sender sets CWR on its next new segment and ignores
+    /// ECN-Echo for the data outstanding now (RFC 3168 §6.1.2).
+    fn window_reduced(&mut self) {
+        if self.cfg.ecn {
+            self.cwr_pending = true;
+            self.ecn_recover = Some(self.snd_max);
+        }
+    }
+
+    /// New data acknowledged up to `ack`; `echo`: the ACK carried an
+    /// ECN-Echo, and then the window does not grow (RFC 3168 §6.1.2).
+    fn on_new_ack(&mut self, ack: u64, ts_echo: Time, echo: bool, now: Time, out: &mut Vec<Segment>) {
         let acked = ack - self.snd_una;
         if self.cfg.timestamps {
             // RFC 7323 §4.1; ns-3's `EstimateRtt` with `Timestamp` on.
@@ -643,7 +696,9 @@ impl Sender {
             }
         } else {
             self.inflation = 0.0;
-            self.open_window(acked);
+            if !echo {
+                self.open_window(acked);
+            }
         }
         if self.in_loss && self.recover.is_some_and(|recover| ack >= recover) {
             self.in_loss = false;
@@ -662,7 +717,7 @@ impl Sender {
     fn partial_ack(&mut self, acked: u64, now: Time, out: &mut Vec<Segment>) {
         let mss = self.mss as f64;
         let first = self.outstanding[0];
-        self.emit(Segment { seq: first.seq, len: first.len, retransmission: true }, now, out);
+        self.emit(Segment { seq: first.seq, len: first.len, retransmission: true, cwr: false }, now, out);
         let add_back = if acked >= self.mss { mss } else { 0.0 };
         let deflate = acked as f64;
         if self.cfg.rules == Rules::Ns3 {
@@ -764,6 +819,7 @@ impl Sender {
         self.dupacks = 0;
         // RFC 6582 §3.2 step 4; RFC 6675 §5.1.
         self.recover = Some(self.snd_max);
+        self.window_reduced();
         self.high_sacked = 0;
         for s in self.outstanding.iter_mut() {
             s.sacked = false;

@@ -715,6 +715,7 @@ mod tests {
             flow: 1,
             class: DF,
             colour: Green,
+            ecn: crate::Ecn::NotEct,
             size: 100,
             created: Time::ZERO,
             enqueued: Time::ZERO,

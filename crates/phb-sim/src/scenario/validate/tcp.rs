@@ -11,7 +11,7 @@ use crate::scenario::raw::{self, AppKind, PhaseKind, SizeDistKind, TcpProfile, T
 use crate::tcp::{Rules, TcpConfig, Variant};
 
 /// The keys only TCP groups take, and whether each is set.
-fn tcp_keys(t: &raw::Traffic) -> [(&'static str, bool); 25] {
+fn tcp_keys(t: &raw::Traffic) -> [(&'static str, bool); 26] {
     [
         ("profile", t.profile.is_some()),
         ("variant", t.variant.is_some()),
@@ -31,6 +31,7 @@ fn tcp_keys(t: &raw::Traffic) -> [(&'static str, bool); 25] {
         ("byte_counting", t.byte_counting.is_some()),
         ("limited_transmit", t.limited_transmit.is_some()),
         ("whole_segment_halving", t.whole_segment_halving.is_some()),
+        ("ecn", t.ecn.is_some()),
         ("congestion", t.congestion.is_some()),
         ("trace", t.trace.is_some()),
         ("app", t.app.is_some()),
@@ -125,6 +126,7 @@ impl Context<'_> {
             byte_counting: t.byte_counting.unwrap_or(base.byte_counting),
             limited_transmit: t.limited_transmit.unwrap_or(base.limited_transmit),
             whole_segment_halving: t.whole_segment_halving.unwrap_or(base.whole_segment_halving),
+            ecn: t.ecn.unwrap_or(base.ecn),
             ..base
         };
         if config.whole_segment_halving && config.rules != Rules::Ns2 {
