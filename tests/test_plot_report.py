@@ -76,7 +76,7 @@ def figures(monkeypatch):
     is still written)."""
     drawn = []
 
-    def keep(fig, out):
+    def keep(fig, out, *, in_results=False):
         drawn.append(fig)
         paths = plot._paths(out)
         paths[0].parent.mkdir(parents=True, exist_ok=True)

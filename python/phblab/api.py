@@ -109,7 +109,7 @@ def _canonical(assignment: str) -> str:
         return assignment
     try:
         return f"{path.strip()}={toml_value(parse_value(text))}"
-    except TypeError:  # a TOML date or time: the core reads it as given
+    except (TypeError, ValueError):  # a TOML date or time, an integer of 100,000 digits: the core reads or refuses it
         return assignment
 
 

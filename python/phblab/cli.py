@@ -770,10 +770,10 @@ def _reproduce(args: argparse.Namespace) -> int:
     from phblab import catalog, outdir
 
     _check_backend(args)
-    _catalog_note(args)
     root = _catalog_root(args.catalog)
     try:
         if args.list:
+            _catalog_note(args)
             errors: list[catalog.CatalogError] = []
             print(catalog.list_entries(catalog.load_catalog(root, errors)))
             for e in errors:
@@ -791,6 +791,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     results = args.results or catalog.DEFAULT_RESULTS
     for entry in entries:  # every output directory is checked before anything runs
         outdir.claim(catalog.entry_dir(entry, results, args.backend), "reproduction")
+    _catalog_note(args)  # once nothing can be refused: a refusal stays one line
     failed: list[str] = []
     unexplained: list[str] = []
     with _DaskClient(args.dask) as client:
@@ -832,7 +833,6 @@ def _report(args: argparse.Namespace) -> int:
     from phblab import catalog, report
 
     results = args.results or catalog.DEFAULT_RESULTS
-    _catalog_note(args)
     if args.run:
         _check_backend(args)
     elif args.backend != "simulate" or args.congestion is not None:
@@ -842,6 +842,7 @@ def _report(args: argparse.Namespace) -> int:
     root = _catalog_root(args.catalog)
     if args.format != "markdown":  # the Markdown outcome is one file (markdown.write checks it)
         out = _out_dir(args.out, lambda: report.DEFAULT_OUT, "report")
+    _catalog_note(args)  # once the output is accepted: a refusal stays one line
     try:
         entries = catalog.find_entries(args.ids, root) if args.ids else catalog.load_catalog(root)
         if args.run:
