@@ -8,7 +8,9 @@ use phb_sim::tcp::{Ack, Segment, Sender, TcpConfig};
 
 const MSS: u64 = 1000;
 
-/// An ns-2 sender with a 10-segment window in congestion avoidance.
+/// An ns-2 sender with a 10-segment window in congestion avoidance, without
+/// Limited Transmit (so that only fast recovery's inflation sends new data
+/// on duplicate ACKs).
 fn sender(ecn: bool) -> (Sender, Vec<Segment>) {
     let cfg = TcpConfig {
         mss: MSS as u32,
@@ -16,6 +18,7 @@ fn sender(ecn: bool) -> (Sender, Vec<Segment>) {
         initial_ssthresh: Some(10),
         window: 40,
         ecn,
+        limited_transmit: false,
         ..TcpConfig::ns2()
     };
     let mut s = Sender::new(cfg);
