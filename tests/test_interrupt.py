@@ -176,7 +176,7 @@ def test_ctrl_c_stops_a_sweep_of_short_runs_at_any_moment(tmp_path):
     """Many short runs on two workers: whatever the moment (workers starting,
     between runs, mid-run), the sweep stops within half a second and says so."""
     path = tmp_path / "mid.toml"
-    path.write_text(SCENARIO.replace('duration = "5s"', 'duration = "100s"'))
+    path.write_text(SCENARIO.replace('duration = "5s"', 'duration = "3000s"'))
     grid = "qdiscs.bottleneck.max_p=" + ",".join(f"0.{i}" for i in range(1, 10))
     for after_s in (0.4, 1.3, 2.6):
         proc = start(
