@@ -156,6 +156,20 @@ def test_one_malformed_entry_does_not_hide_the_catalog(tmp_path):
         catalog.load_catalog(root)
 
 
+def test_an_entry_that_is_not_valid_toml_is_reported_not_skipped(tmp_path):
+    root = tmp_path / "catalog"
+    (root / "p").mkdir(parents=True)
+    (root / "p" / "good.toml").write_text(SCENARIO + SECTION.format(be=1.0, share=1.0))
+    twice = SECTION.format(be=1.0, share=1.0).replace("[reproduce]\n", "[reproduce]\ntitle = 5\n", 1)
+    (root / "p" / "twice.toml").write_text(SCENARIO + twice)
+    (root / "p" / "not-an-entry.toml").write_text("[run\n")
+    r = cli("reproduce", "--list", "--catalog", root)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "p/good" in r.stdout
+    assert "twice.toml: not valid TOML" in r.stderr and "line" in r.stderr
+    assert "not-an-entry" not in r.stderr
+
+
 # ---------------------------------------------------------------------- grids
 
 

@@ -107,7 +107,7 @@ def test_set_changes_the_result(scenario_file, tmp_path):
     slow_tp = e2e(tmp_path / "b", "be").throughput_bps + e2e(tmp_path / "b", "ef").throughput_bps
     assert slow_tp < 3.1e6 < fast
     summary = json.loads((tmp_path / "b" / "summary.json").read_text())
-    assert summary["overrides"] == ["links[1].rate=3Mbps", "qdiscs.bottleneck.max_p=0.2"]
+    assert summary["overrides"] == ['links[1].rate="3Mbps"', "qdiscs.bottleneck.max_p=0.2"]  # values as TOML
 
 
 def test_set_error_exits_2(scenario_file, tmp_path, capsys):

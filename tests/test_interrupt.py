@@ -119,3 +119,70 @@ def test_the_workers_of_a_killed_sweep_exit_with_it(long_file, tmp_path):
     while any(alive(w) for w in workers) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(alive(w) for w in workers), "a worker outlived its killed parent"
+
+
+def test_a_sigint_held_while_workers_start_is_raised_after(monkeypatch):
+    """A Ctrl-C during the fork that starts a pool's workers lands in the
+    fork's own handlers, which drop it: `_sigint_held` keeps it and raises it
+    once the workers are started."""
+    from phblab.sweep import _sigint_held
+
+    with pytest.raises(KeyboardInterrupt):
+        with _sigint_held():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)  # the handler runs here, and raises nothing
+        pytest.fail("the held SIGINT was not raised at the end of the block")
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_an_interrupted_pool_starts_no_further_run(long_file):
+    """A worker between two runs ignores SIGINT; the pool's stop event keeps
+    it from starting the next run it takes from the queue."""
+    from phblab.sweep import _LocalPool, run_one
+
+    pool = _LocalPool(1)
+    busy = pool.submit(time.sleep, 0.5)  # not a run: SIGINT is ignored here
+    queued = pool.submit(run_one, long_file.read_text(), str(long_file), 1, [])
+    time.sleep(0.1)
+    pool.interrupt()
+    try:
+        assert busy.result(timeout=5) is None
+        with pytest.raises(KeyboardInterrupt):
+            queued.result(timeout=5)  # at once, not after the run's 150 s
+    finally:
+        pool.shutdown()
+
+
+def _ignore_sigint_and_sleep(seconds: float) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    time.sleep(seconds)
+
+
+def test_an_interrupted_pool_kills_a_worker_that_does_not_stop():
+    from phblab.sweep import STOP_GRACE_S, _LocalPool
+
+    pool = _LocalPool(1)
+    pool.submit(_ignore_sigint_and_sleep, 60)
+    time.sleep(0.3)
+    start_s = time.monotonic()
+    pool.interrupt()
+    pool.shutdown()
+    took = time.monotonic() - start_s
+    assert took < STOP_GRACE_S + 1.0, f"the pool took {took:.2f} s to stop"
+
+
+@needs_proc
+def test_ctrl_c_stops_a_sweep_of_short_runs_at_any_moment(tmp_path):
+    """Many short runs on two workers: whatever the moment (workers starting,
+    between runs, mid-run), the sweep stops within half a second and says so."""
+    path = tmp_path / "mid.toml"
+    path.write_text(SCENARIO.replace('duration = "5s"', 'duration = "3000s"'))
+    grid = "qdiscs.bottleneck.max_p=" + ",".join(f"0.{i}" for i in range(1, 10))
+    for after_s in (0.4, 1.3, 2.6):
+        proc = start(
+            "sweep", path, "--grid", grid, "--seeds", "2", "-j", "2", "-q", "--out", tmp_path / "sw", cwd=tmp_path
+        )
+        took = interrupt_and_time(proc, after_s)
+        err = proc.stderr.read()
+        assert proc.returncode == 130 and "interrupted" in err, f"SIGINT at {after_s} s: {proc.returncode} {err}"
+        assert took < 0.5, f"SIGINT at {after_s} s: stopped {took:.2f} s later"

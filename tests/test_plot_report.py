@@ -70,6 +70,164 @@ def test_plot_command(sampled, tmp_path):
     assert r.returncode == 2 and "neither a sweep directory" in r.stderr
 
 
+@pytest.fixture
+def figures(monkeypatch):
+    """The figures the plot functions draw, kept open for inspection (each
+    is still written)."""
+    drawn = []
+
+    def keep(fig, out, *, in_results=False):
+        drawn.append(fig)
+        paths = plot._paths(out)
+        paths[0].parent.mkdir(parents=True, exist_ok=True)
+        for p in paths:
+            fig.savefig(p)
+        return paths
+
+    monkeypatch.setattr(plot, "save", keep)
+    yield drawn
+    for fig in drawn:
+        plot.plt.close(fig)
+
+
+def legend_labels(ax) -> list[str]:
+    legend = ax.get_legend()
+    return [t.get_text() for t in legend.get_texts()] if legend else []
+
+
+TWO_RED_BUFFERS = """
+[qdiscs.two]
+kind = "classful"
+scheduler = "wfq"
+buffers = [
+    { name = "voice", policy = "red", limit = "100pkt", min_th = 5, max_th = 15 },
+    { name = "data", policy = "red", limit = "250pkt", min_th = 30, max_th = 90 },
+]
+queues = [
+    { name = "voice", classes = ["ef"], buffer = "voice", weight = 1 },
+    { name = "data", classes = ["be"], buffer = "data", weight = 4 },
+]
+"""
+
+
+def test_a_run_s_time_series_has_one_red_average_per_buffer_and_a_link_view(sampled, tmp_path, figures):
+    """Item 5 and 6 of the first-time user's list: two RED buffers are two
+    lines named after the buffers, and --scope draws that link's series."""
+    path = tmp_path / "two.toml"
+    path.write_text(sampled.read_text() + TWO_RED_BUFFERS)
+    res = phblab.run(path, overrides={"links[1].qdisc": "two"}, out=tmp_path / "run")
+    assert set(res.timeseries[res.timeseries.metric == "red_avg"]["class"]) == {"voice", "data"}
+    plot.plot_timeseries(tmp_path / "run")
+    top = figures[-1].axes[0]
+    assert [lbl for lbl in legend_labels(top) if "average" in lbl] == [
+        "r1->r2 buffer voice RED average",
+        "r1->r2 buffer data RED average",
+    ]
+    assert figures[-1].axes[1].get_ylabel() == "mean one-way delay (ms)"
+    plot.plot_timeseries(tmp_path / "run", scope="r1->r2")
+    fig = figures[-1]
+    assert "link r1->r2" in fig.axes[0].get_title()
+    assert {"queue", "be backlog", "ef backlog"} <= set(legend_labels(fig.axes[0]))
+    assert fig.axes[1].get_ylabel() == "mean queueing delay (ms)"
+    assert {"be offered", "ef offered"} <= set(legend_labels(fig.axes[2]))
+    with pytest.raises(ValueError, match=r"scope 's1->r9' has no time series; the link directions that have: .*r1->r2"):
+        plot.plot_timeseries(tmp_path / "run", scope="s1->r9")
+
+
+def test_the_delay_cdf_is_drawn_from_the_histogram(sampled, tmp_path, figures):
+    res = phblab.run(sampled, out=tmp_path / "run")
+    plot.plot_delay_cdf(tmp_path / "run", scope="r1->r2")
+    ax = figures[-1].axes[0]
+    assert ax.get_xlabel() == "queueing delay at r1->r2 (ms)"
+    h = res.delay_histogram
+    lines = [ln for ln in ax.get_lines() if ln.get_label() in ("be", "ef")]
+    assert len(lines) == 2
+    for line in lines:
+        buckets = h[(h.scope == "r1->r2") & (h["class"] == line.get_label())]
+        ys = line.get_ydata()
+        assert len(ys) == len(buckets) + 1 and ys[0] == 0 and ys[-1] == pytest.approx(1)
+        assert list(ys) == sorted(ys)
+
+
+def test_axis_labels_name_the_key_s_owner_and_the_kind_of_delay():
+    scenario = {"links": [{"between": ["s1", "r1"]}, {"between": ["r1", "r2"]}], "traffic": [{"name": "onoff"}]}
+    assert plot.key_label("qdiscs.bottleneck.max_p") == "max_p of qdisc bottleneck"
+    assert plot.key_label("links[1].rate", scenario) == "rate of link r1-r2"
+    assert plot.key_label("links[7].rate", scenario) == "rate of links[7]"
+    assert plot.key_label("traffic[0].count", scenario) == "count of traffic onoff"
+    assert plot.key_label("R_ms") == "R_ms"
+    assert plot.axis_label("delay_p99_s", at="end-to-end") == "99th-percentile one-way delay (ms)"
+    assert plot.axis_label("delay_mean_s", at="r1->r2") == "mean queueing delay at r1->r2 (ms)"
+    assert plot.axis_label("queueing_delay_mean_s", at="flows") == "mean queueing delay, summed over the hops (ms)"
+
+
+def test_groups_plots_sum_generated_groups_and_cap_the_legend(tmp_path, figures):
+    """A generated dumbbell of 20 pairs: by group, one line per generator
+    (not 20); by transport, one line per transport; a legend of more than
+    LEGEND_MAX lines says how many it leaves out."""
+    dumbbell = {
+        "run": {"duration": "2s"},
+        "classes": {"be": 0, "ef": 46},
+        "nodes": {"hosts": ["v", "w"]},
+        "links": [
+            {"between": ["v", "left"], "rate": "100Mbps", "delay": "1ms"},
+            {"between": ["right", "w"], "rate": "100Mbps", "delay": "1ms"},
+        ],
+        "generators": [
+            {
+                "kind": "dumbbell",
+                "name": "pairs",
+                "count": 20,
+                "left": "left",
+                "right": "right",
+                "bottleneck": {"rate": "10Mbps", "delay": "5ms"},
+                "sender_links": {"rate": "100Mbps", "delay": "1ms"},
+                "receiver_links": {"rate": "100Mbps", "delay": "1ms"},
+                "traffic": {"kind": "cbr", "class": "be", "packet_size": "500B", "rate": "200kbps"},
+            }
+        ],
+        "traffic": [
+            {
+                "name": "voice",
+                "kind": "cbr",
+                "from": "v",
+                "to": "w",
+                "class": "ef",
+                "packet_size": "200B",
+                "rate": "64kbps",
+            }
+        ],
+    }
+    sw = phblab.sweep(
+        dumbbell, grid={"generators[0].bottleneck.rate": ["5Mbps", "10Mbps"]}, jobs=1, out=tmp_path / "sw"
+    )
+    assert set(sw.flows.generator) == {"", "pairs.traffic"}
+    plot.plot_metric(sw, y="goodput_bps", table="groups", by="group")
+    ax = figures[-1].axes[0]
+    assert sorted(legend_labels(ax)) == ["pairs.traffic", "voice"]
+    assert "generated groups summed per generator" in ax.get_title()
+    plot.plot_metric(sw, y="goodput_bps", table="groups", by="transport")
+    assert legend_labels(figures[-1].axes[0]) == ["udp"]
+    plot.plot_metric(sw, y="goodput_bps", table="groups", by="generator")
+    assert sorted(legend_labels(figures[-1].axes[0])) == ["(the file's groups)", "pairs.traffic"]
+    fig, ax = plot.plt.subplots()
+    for i in range(plot.LEGEND_MAX + 5):
+        ax.plot([0, 1], [i, i], label=f"line {i}")
+    plot.legend(ax)
+    labels = legend_labels(ax)
+    assert len(labels) == plot.LEGEND_MAX and labels[-1] == "... and 6 more lines"
+    plot.plt.close(fig)
+
+
+def test_a_column_neither_table_has_is_refused_with_both_tables_columns(sampled, tmp_path):
+    sw = phblab.sweep(sampled, grid={"qdiscs.bottleneck.max_p": [0.1, 0.2]}, jobs=1, out=tmp_path / "sw")
+    with pytest.raises(ValueError) as e:
+        plot.plot_metric(sw, y="loss_pct")
+    message = str(e.value)
+    assert message.startswith("no column 'loss_pct' in the classes or the groups table; classes: ")
+    assert "loss_rate" in message.split("; groups")[0] and "goodput_bps" in message.split("; groups")[1]
+
+
 class Links(HTMLParser):
     def __init__(self):
         super().__init__()

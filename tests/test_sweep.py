@@ -203,9 +203,15 @@ def test_sweep_command(scenario_file, tmp_path):
         text=True,
     )
     assert r.returncode == 0, r.stderr
-    assert re.search(r"4 runs \(4 run now in [0-9.]+ s, [0-9.]+ runs/s; 0 reused\)", r.stdout), r.stdout
+    assert re.search(r"4 runs: all run now, in [0-9.]+ s, [0-9.]+ runs/s\n", r.stdout), r.stdout
     assert "± " in r.stdout and f"sweep written to {out}/" in r.stdout
     assert len(pd.read_parquet(out / "runs.parquet")) == 4
+    again = [sys.executable, "-m", "phblab", "sweep", scenario_file, "--out", out, "--seeds", "2"]
+    r = subprocess.run([*again, "--grid", "qdiscs.bottleneck.max_p=0.05,0.2"], capture_output=True, text=True)
+    assert re.search(r"4 runs: all reused, summarised in [0-9.]+ s\n", r.stdout), r.stdout
+    r = subprocess.run([*again, "--grid", "qdiscs.bottleneck.max_p=0.2,0.3"], capture_output=True, text=True)
+    assert re.search(r"4 runs: 2 run now, 2 reused, in [0-9.]+ s, [0-9.]+ runs/s\n", r.stdout), r.stdout
+    assert f"note: {out}/runs/ also keeps 2 runs of other grid values or seeds, left out of this dataset" in r.stderr
     r = subprocess.run(
         [sys.executable, "-m", "phblab", "sweep", scenario_file, "--grid", "max_p=1"], capture_output=True, text=True
     )
@@ -236,3 +242,54 @@ def test_a_grid_over_a_generator_s_count_regenerates_the_network(tmp_path):
     assert flows.to_dict() == {1: ["st.0"], 3: ["st.0", "st.1", "st.2"]}
     with pytest.raises(phblab.ScenarioError, match=r"generators\[0\]\.count: count must be at least 1"):
         phblab.sweep(star, grid={"generators[0].count": [0]}, jobs=1, out=tmp_path / "bad")
+
+
+def test_plots_of_a_replaced_dataset_are_removed(scenario_file, tmp_path):
+    """The figures `phblab plot` drew into a sweep's plots/ go when the
+    dataset is rewritten with other data (another grid); a file the user
+    put there, and a figure edited since, stay. The same holds for a run."""
+    from phblab import plot
+
+    out = tmp_path / "sw"
+    phblab.sweep(scenario_file, grid={"qdiscs.bottleneck.max_p": [0.1, 0.2]}, jobs=1, out=out)
+    drawn = plot.plot_metric(out)
+    second = plot.plot_metric(out, y="loss_rate")
+    notes = out / "plots" / "notes.txt"
+    notes.write_text("mine")
+    phblab.sweep(scenario_file, grid={"qdiscs.bottleneck.max_p": [0.1, 0.2]}, jobs=1, out=out)
+    assert all(p.is_file() for p in drawn + second)  # the same data: the plots still match it
+    second[0].write_bytes(b"edited")
+    phblab.sweep(scenario_file, grid={"qdiscs.bottleneck.max_p": [0.1, 0.3]}, jobs=1, out=out)
+    assert not any(p.exists() for p in drawn + second[1:])
+    assert second[0].read_bytes() == b"edited" and notes.read_text() == "mine"
+    assert not (out / "plots" / "manifest.json").exists()
+
+    run = tmp_path / "run"
+    phblab.run(scenario_file, out=run)
+    cdf = plot.plot_delay_cdf(run)
+    phblab.run(scenario_file, out=run)  # the same tables (a new summary.json): kept
+    assert all(p.is_file() for p in cdf)
+    phblab.run(scenario_file, seed=2, out=run)
+    assert not any(p.exists() for p in cdf) and not (run / "plots").exists()
+
+
+def test_the_progress_bar_s_time_left_is_at_the_average_pace():
+    """Runs end in bursts on parallel workers; the time left is what the
+    average pace since the start gives, not a moving average of the gaps."""
+    import io
+
+    from phblab.sweep import progress_bar
+
+    clock = [100.0]
+    bar = progress_bar("x", total=30, done=10)
+    bar.fp = io.StringIO()
+    bar._time = lambda: clock[0]
+    bar.start_t = bar.last_print_t = 100.0
+    for t in [0.1, 0.2, 5.0, 5.05, 30.0]:  # a burst, a long gap, a burst, a slow one
+        clock[0] = 100.0 + t
+        bar.update(1)
+    left = bar.format_dict
+    assert left["rate"] is None  # no moving average: tqdm takes (n - initial) / elapsed
+    shown = bar.format_meter(**left)
+    bar.close()
+    assert shown.endswith("00:30<01:30"), shown  # 15 runs left at 5 runs per 30 s

@@ -1,8 +1,6 @@
 """`python -m phblab`: the same as the `phblab` command."""
 
-import sys
-
-from phblab.cli import main
+from phblab.cli import entry
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import stat
 import time
+import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -85,15 +86,42 @@ def read_scenario_file(path: str | os.PathLike) -> str:
 
 
 def override_list(overrides: Overrides) -> list[str]:
-    """Overrides as "path=value" strings: a dict {"qdiscs.red.max_p": 0.2}
-    has its values written as TOML; a list of "k=v" strings is kept."""
+    """Overrides as "path=value" strings with the value written as TOML, one
+    spelling whatever the caller's: a dict {"links[1].rate": "5Mbps"} and
+    the command line's "links[1].rate=5Mbps" (a value that is not TOML is a
+    string, as the core reads it) both give 'links[1].rate="5Mbps"', so
+    that results record, and sweeps key, the same override the same way."""
     if overrides is None:
         return []
     if isinstance(overrides, Mapping):
         return [f"{key}={toml_value(value)}" for key, value in overrides.items()]
     if isinstance(overrides, str):
-        return [overrides]
-    return [str(o) for o in overrides]
+        overrides = [overrides]
+    return [_canonical(str(o)) for o in overrides]
+
+
+def _canonical(assignment: str) -> str:
+    """'path = value' as 'path=<value as TOML>'; kept as given when it is not
+    an assignment or its value has no TOML spelling here (the core then
+    reports or reads it)."""
+    path, sep, text = assignment.partition("=")
+    if not sep:
+        return assignment
+    try:
+        return f"{path.strip()}={toml_value(parse_value(text))}"
+    except (TypeError, ValueError):  # a TOML date or time, an integer of 100,000 digits: the core reads or refuses it
+        return assignment
+
+
+def parse_value(text: str) -> Any:
+    """A value from the command line: a TOML value (`0.1`, `true`, `"x"`,
+    `[1, 2]`), otherwise the string itself (`10ms`), as the core reads
+    `--set` values."""
+    text = text.strip()
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
 
 
 class ProgressBar:
@@ -184,9 +212,12 @@ def validate(scenario: Scenario, overrides: Overrides = None, backend: str = "si
     backend cannot run is refused too.
 
     Returns a description: name, duration_s, warmup_s, seed, nodes, links
-    (counts), classes (names), flows (count) and link_directions (both
-    directions of every link, generated ones included, as "a->b"). Raises
-    ScenarioError.
+    (counts), classes (names), flows (count), link_directions (both
+    directions of every link, generated ones included, as "a->b") and
+    warnings (what the scenario will not measure as it seems to: a
+    conditioner rule no traffic reaches, a TCP window too small for its
+    link, flows that start after the run's end, JoBS rate guarantees above
+    the link's rate). Raises ScenarioError.
     """
     text, source = scenario_text(scenario)
-    return _core.validate(text, source, override_list(overrides), backend)
+    return _core.validate(text, source, override_list(overrides), backend, advise=True)

@@ -24,9 +24,10 @@ import textwrap
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from phblab import _core
+from phblab.results import TABLES
 
 if TYPE_CHECKING:
     from phblab.results import Results
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 EXIT_RUN_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_REPRODUCTION_FAILED = 3
+EXIT_INTERRUPTED = 130
 
 _SET_HELP = (
     "change one value of the scenario before it is validated, e.g. "
@@ -41,22 +43,29 @@ _SET_HELP = (
     "the path is written as in error messages; repeat for several values"
 )
 
-_EPILOG = """\
+
+def _wrap(text: str) -> str:
+    return textwrap.fill(text, width=78)
+
+
+#: the result files of a run, as help texts list them
+_RESULT_FILES = f"summary.json, scenario.toml and {', '.join(f'{t}.parquet' for t in TABLES)}"
+
+_EPILOG = f"""\
 examples:
   phblab validate scenarios/examples/dumbbell-red.toml
   phblab run scenarios/examples/dumbbell-red.toml
   phblab run scenarios/examples/dumbbell-red.toml --seed 2 --out results/red-seed2
   phblab run scenarios/examples/dumbbell-red.toml --set qdiscs.bottleneck.max_p=0.2
 
-A run writes summary.json and one Parquet file per table (classes, flows,
-timeseries, transfers) into its output directory. docs/scenario-format.md
-describes scenario files. Some shells (zsh) expand brackets: quote such
-overrides, --set 'links[2].rate=5Mbps'.
+{
+    _wrap(
+        f"A run writes {_RESULT_FILES} into its output directory (docs/results.md). "
+        "docs/scenario-format.md describes scenario files. Some shells (zsh) expand brackets: "
+        "quote such overrides, --set 'links[2].rate=5Mbps'."
+    )
+}
 """
-
-
-def _wrap(text: str) -> str:
-    return textwrap.fill(text, width=78)
 
 
 def _seed(text: str) -> int:
@@ -119,8 +128,7 @@ def _parser() -> argparse.ArgumentParser:
         help="run a scenario and write its results",
         description=_wrap(
             "Run the simulation a scenario file describes, print a per-class summary and "
-            "write the results (summary.json and classes, flows, timeseries and transfers "
-            ".parquet) to a directory, replacing a previous result there."
+            f"write the results ({_RESULT_FILES}) to a directory, replacing a previous result there."
         ),
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -152,8 +160,8 @@ def _parser() -> argparse.ArgumentParser:
         description=_wrap(
             "Run a scenario's hosts in network namespaces with the kernel's TCP and UDP, "
             "and its routers and links in the user-space router phb-emu, which runs the same "
-            "qdiscs as the simulator in real time; write summary.json and the classes, flows, "
-            "timeseries and delay_ratios tables as `run` does. Needs CAP_NET_ADMIN and CAP_SYS_ADMIN (root) and "
+            f"qdiscs as the simulator in real time; write {_RESULT_FILES} as `run` does. "
+            "Needs CAP_NET_ADMIN and CAP_SYS_ADMIN (root) and "
             "/dev/net/tun; nothing it creates outlives it. docs/emulation.md has the details."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -256,6 +264,21 @@ hold. docs/workflow.md describes catalog entries, docs/emulation.md emulation.
 """
 
 
+_CATALOG_HELP = (
+    "the catalog root (default: $PHBLAB_CATALOG if set, else ./scenarios if it exists, else the scenarios/ of "
+    "the phblab checkout this command runs from, which it names)"
+)
+
+
+def _catalog_note(args: argparse.Namespace) -> None:
+    """Says which catalog a command without --catalog reads when it is not
+    ./scenarios: the one beside phblab's own checkout."""
+    from phblab import catalog
+
+    if args.catalog is None and not os.environ.get("PHBLAB_CATALOG") and not Path("scenarios").is_dir():
+        print(f"note: no ./scenarios here: the catalog is {catalog.default_catalog()}", file=sys.stderr)
+
+
 def _add_backend(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument(
         "--backend",
@@ -331,9 +354,15 @@ def _add_workflow(sub) -> None:
     pl.add_argument("results", metavar="RESULTS", help="a sweep directory or a run's results directory")
     pl.add_argument("--x", help="a sweep: the swept key on the x axis (default: the first)")
     pl.add_argument("--y", help="a sweep: the metric column (default delay_mean_s)")
-    pl.add_argument("--by", help="a sweep: one line per value of class (default), scope, group, or 'none'")
     pl.add_argument(
-        "--scope", help="classes scope: end-to-end (default) or a link such as 'r1->r2' (a run: of its delay CDF)"
+        "--by",
+        help="a sweep: one line per value of class (default) or scope; with --table groups, per group (more than "
+        "12 groups: summed per generator), generator, class or transport (flows summed over each); or 'none'",
+    )
+    pl.add_argument(
+        "--scope",
+        help="end-to-end (default) or a link direction such as 'r1->r2': a sweep's classes scope; a run's delay "
+        "CDF and time series there (the link's queue, backlog, queueing delay, throughput and offered load)",
     )
     pl.add_argument(
         "--table",
@@ -366,7 +395,7 @@ def _add_workflow(sub) -> None:
     rp.add_argument("ids", metavar="ID", nargs="*", help="entry ids (paper/id, or id alone when unique)")
     rp.add_argument("--list", action="store_true", help="list the catalog's entries")
     rp.add_argument("--all", action="store_true", help="run every entry")
-    rp.add_argument("--catalog", metavar="DIR", help="the catalog root (default: ./scenarios, or $PHBLAB_CATALOG)")
+    rp.add_argument("--catalog", metavar="DIR", help=_CATALOG_HELP)
     rp.add_argument("--results", metavar="DIR", default=None, help="where results go (default results/reproduce)")
     rp.add_argument("--jobs", "-j", metavar="J", type=_positive, help="local worker processes (default: one per core)")
     rp.add_argument("--seeds", metavar="N", type=_positive, help="seeds 1..N instead of the entry's")
@@ -405,7 +434,7 @@ def _add_workflow(sub) -> None:
         help="html: output directory (default results/report); markdown: a file (default stdout)",
     )
     rep.add_argument("--results", metavar="DIR", help="reproduce results to read (default results/reproduce)")
-    rep.add_argument("--catalog", metavar="DIR", help="the catalog root (default: ./scenarios)")
+    rep.add_argument("--catalog", metavar="DIR", help=_CATALOG_HELP)
     rep.add_argument("--run", action="store_true", help="run `reproduce` on every entry first")
     rep.add_argument("--jobs", "-j", metavar="J", type=_positive, help="with --run: local worker processes")
     _add_backend(rep, "with --run: where the entries' runs execute (emulate: the entries that allow it)")
@@ -437,18 +466,18 @@ def _run(args: argparse.Namespace) -> int:
     from phblab.results import Results
 
     text = _read(args.file)
-    out = _out_dir(args.out, lambda: Path("results") / _core.validate(text, args.file, args.overrides)["name"], "run")
+    sets = api.override_list(args.overrides)
+    out = _out_dir(args.out, lambda: Path("results") / _core.validate(text, args.file, sets)["name"], "run")
     bar = None if args.quiet else api.ProgressBar()
     start = time.perf_counter()
     try:
-        raw = _core.run(text, args.file, args.seed, args.overrides, bar)
+        raw = _core.run(text, args.file, args.seed, sets, bar)
     finally:
         if bar is not None:
             bar.close()
     wall = time.perf_counter() - start
-    results = Results.from_core(
-        raw, wall_time_s=wall, overrides=args.overrides, version=_core.version(), scenario_text=text
-    )
+    results = Results.from_core(raw, wall_time_s=wall, overrides=sets, version=_core.version(), scenario_text=text)
+    _print_warnings(results.summary["warnings"])
     _write_results(results, out, args.quiet)
     return 0
 
@@ -512,14 +541,21 @@ def _emulate(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     text = _read(args.file)
-    d = _core.validate(text, args.file, args.overrides, args.backend)
+    d = _core.validate(text, args.file, args.overrides, args.backend, advise=True)
     classes = d["classes"]
     print(
         f"{args.file}: ok — {d['nodes']} nodes, {d['links']} links, {d['flows']} flows "
         f"in {len(classes)} class{'es' if len(classes) != 1 else ''} ({', '.join(classes)}), "
         f"duration {d['duration_s']:g} s (warm-up {d['warmup_s']:g} s), seed {d['seed']}"
     )
+    _print_warnings(d["warnings"])
     return 0
+
+
+def _print_warnings(warnings: list[str]) -> None:
+    """The scenario's warnings (`phb_sim::advice`), one `warning:` line each, on stderr."""
+    for w in warnings:
+        print(f"warning: {w}", file=sys.stderr)
 
 
 class _DaskClient:
@@ -568,7 +604,7 @@ def _check_backend(args: argparse.Namespace) -> None:
 
 def _sweep(args: argparse.Namespace) -> int:
     from phblab import stats
-    from phblab.sweep import SweepError, is_path, parse_grid_arg, sweep
+    from phblab.sweep import SweepError, is_path, kept_runs, parse_grid_arg, sweep
 
     try:
         pairs = [parse_grid_arg(g) for g in args.grid]
@@ -606,22 +642,39 @@ def _sweep(args: argparse.Namespace) -> int:
             if isinstance(e, _core.ScenarioError):
                 raise
             raise _BadInput(str(e)) from None
+    _print_warnings(sw.warnings)
     for rerun in sw.reruns:
         print(f"note: {rerun}", file=sys.stderr)
-    if not args.quiet:
-        wall = time.perf_counter() - start
-        rate = f", {sw.ran / wall:.1f} runs/s" if sw.ran and sw.backend == "simulate" else ""
-        how = f" emulated (TCP congestion control {sw.congestion})" if sw.backend == "emulate" else ""
+    others = kept_runs(sw.dir, sw.runs.run)
+    if others:
         print(
-            f"{sw.name}: {len(sw.runs)} runs{how} ({sw.ran} run now in {wall:.1f} s{rate}; "
-            f"{len(sw.runs) - sw.ran} reused)"
+            f"note: {sw.dir}/runs/ also keeps {others} run{'s' if others != 1 else ''} of other grid values or "
+            "seeds, left out of this dataset (a sweep that asks for them again reuses them)",
+            file=sys.stderr,
         )
+    if not args.quiet:
+        print(_sweep_headline(sw, time.perf_counter() - start))
         print()
         print("end-to-end:")
         print(stats.format_summary(sw.summary(scope="end-to-end"), by=[*sw.keys, "class"]))
         print()
     print(f"sweep written to {sw.dir}/")
     return 0
+
+
+def _sweep_headline(sw, wall: float) -> str:
+    """`name: N runs: ...`: how many ran now (and how fast), how many were
+    reused, and the command's time."""
+    how = f" emulated (TCP congestion control {sw.congestion})" if sw.backend == "emulate" else ""
+    total, ran = len(sw.runs), sw.ran
+    rate = f", {ran / wall:.1f} runs/s" if ran and sw.backend == "simulate" else ""
+    if ran == total:
+        done = f"all run now, in {wall:.1f} s{rate}"
+    elif ran == 0:
+        done = f"all reused, summarised in {wall:.1f} s"
+    else:
+        done = f"{ran} run now, {total - ran} reused, in {wall:.1f} s{rate}"
+    return f"{sw.name}: {total} run{'s' if total != 1 else ''}{how}: {done}"
 
 
 _SWEEP_ONLY = ("x", "y", "by", "table", "logx", "logy")
@@ -664,7 +717,7 @@ def _plot(args: argparse.Namespace) -> int:
             prefix = (lambda name: f"{args.out}-{name}") if args.out and both else (lambda name: args.out)
             if args.timeseries or both:
                 try:
-                    written += plot.plot_timeseries(path, out=prefix("timeseries"))
+                    written += plot.plot_timeseries(path, out=prefix("timeseries"), scope=scope)
                 except ValueError as e:
                     if not both:
                         raise
@@ -720,6 +773,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     root = _catalog_root(args.catalog)
     try:
         if args.list:
+            _catalog_note(args)
             errors: list[catalog.CatalogError] = []
             print(catalog.list_entries(catalog.load_catalog(root, errors)))
             for e in errors:
@@ -737,6 +791,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     results = args.results or catalog.DEFAULT_RESULTS
     for entry in entries:  # every output directory is checked before anything runs
         outdir.claim(catalog.entry_dir(entry, results, args.backend), "reproduction")
+    _catalog_note(args)  # once nothing can be refused: a refusal stays one line
     failed: list[str] = []
     unexplained: list[str] = []
     with _DaskClient(args.dask) as client:
@@ -787,6 +842,7 @@ def _report(args: argparse.Namespace) -> int:
     root = _catalog_root(args.catalog)
     if args.format != "markdown":  # the Markdown outcome is one file (markdown.write checks it)
         out = _out_dir(args.out, lambda: report.DEFAULT_OUT, "report")
+    _catalog_note(args)  # once the output is accepted: a refusal stays one line
     try:
         entries = catalog.find_entries(args.ids, root) if args.ids else catalog.load_catalog(root)
         if args.run:
@@ -833,7 +889,7 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as e:
         status, message = _failure(e)
         if status is None:
@@ -842,6 +898,20 @@ def main(argv: list[str] | None = None) -> int:
             status = EXIT_RUN_FAILED
         print(f"error: {printable(message)}", file=sys.stderr)
         return status
+
+
+def entry() -> NoReturn:
+    """The `phblab` command (and `python -m phblab`): `main`, then exit with
+    its status. After Ctrl-C the process ends at once, its output flushed,
+    without the interpreter's clean-up of loaded modules (pandas' alone
+    takes 0.3 s): everything phblab writes was committed or removed while
+    the interruption unwound, and the lock is released by the system."""
+    status = main()
+    if status == EXIT_INTERRUPTED:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)
 
 
 #: the longest message printed whole; a longer one keeps its start and end

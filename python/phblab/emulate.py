@@ -32,10 +32,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from phblab.results import Results
+from phblab.api import override_list
+from phblab.results import TABLES, Results
 
-#: the tables phb-emu writes
-TABLES = ("classes", "flows", "timeseries", "transfers", "delay_ratios", "counters")
 #: how long the router gets to stop cleanly before it is killed
 STOP_GRACE_S = 5.0
 #: the environment variable that marks every process of an emulation with its owner, "PID:START"
@@ -90,7 +89,7 @@ def _stop(proc: subprocess.Popen) -> None:
 def settings(overrides: list[str] | None, duration: str | None) -> list[str]:
     """The overrides an emulation applies: `overrides`, then `duration`
     (e.g. "5s") as `run.duration`."""
-    sets = list(overrides or [])
+    sets = override_list(overrides)
     if duration is not None:
         sets.append(f"run.duration={json.dumps(duration)}")
     return sets

@@ -74,6 +74,7 @@ KINDS = {
     "sweep": "a sweep",
     "reproduction": "a reproduction",
     "report": "a report",
+    "plots": "the figures phblab plot drew",
 }
 #: kinds as manifests of earlier versions named them
 _OLD_KIND_NAMES = {"reproduce": "reproduction"}
@@ -663,6 +664,115 @@ def verify(directory: str | os.PathLike) -> str | None:
         return None
     finally:
         os.close(dfd)
+
+
+# ----------------------------------------------------------------- plots
+
+#: where `phblab plot` draws a run's or a sweep's figures, inside its directory
+PLOTS = "plots"
+
+
+def data_identity(directory: str | os.PathLike) -> str | None:
+    """A digest of the tables (Parquet files) `directory`'s manifest records:
+    what a plot of them was drawn from. None without a complete manifest.
+    (Tables alone: rerunning a run gives the same tables and another
+    summary.json, whose wall time differs.)"""
+    try:
+        dfd = os.open(Path(directory), _O_DIR)
+    except OSError:
+        return None
+    try:
+        doc, _ = _read_manifest(dfd)
+    finally:
+        os.close(dfd)
+    if doc is None or doc.get("state") != "complete":
+        return None
+    tables = {
+        name: recorded["sha256"]
+        for name, recorded in doc["files"].items()
+        if name.endswith(".parquet") and recorded is not None
+    }
+    return hashlib.sha256(json.dumps(tables, sort_keys=True).encode()).hexdigest()
+
+
+@contextlib.contextmanager
+def _plots_of(directory: Path) -> Iterator[int | None]:
+    """The descriptor of `directory/plots`; None if it is absent, a
+    symbolic link or not a directory (then phblab records nothing there)."""
+    try:
+        dfd = os.open(directory, _O_DIR)
+    except OSError:
+        yield None
+        return
+    try:
+        pfd = _open_subdir(dfd, PLOTS, create=False)
+    except (OSError, NotOurs):
+        pfd = None
+    finally:
+        os.close(dfd)
+    try:
+        yield pfd
+    finally:
+        if pfd is not None:
+            os.close(pfd)
+
+
+def _plots_manifest(pfd: int) -> dict | None:
+    doc, _ = _read_manifest(pfd)
+    return doc if doc is not None and doc.get("kind") == "plots" else None
+
+
+def record_plots(directory: str | os.PathLike, paths: list[Path]) -> None:
+    """Records the files of `paths` that lie in `directory/plots/` (figures
+    `phblab plot` drew from the tables in `directory`) in
+    `plots/manifest.json`, with the tables' identity, so that a later write
+    of other tables removes them (`drop_stale_plots`)."""
+    directory = Path(directory)
+    identity = data_identity(directory)
+    if identity is None:
+        return
+    drop_stale_plots(directory)
+    with _plots_of(directory) as pfd:
+        if pfd is None:
+            return
+        doc = _plots_manifest(pfd)
+        files = dict(doc["files"]) if doc is not None else {}
+        plots = (directory / PLOTS).resolve()
+        for p in map(Path, paths):
+            if p.parent.resolve() != plots:
+                continue
+            try:
+                files[p.name] = _digest_fd(_open_regular(pfd, p.name))
+            except OSError:
+                continue
+        if files:
+            _write_manifest(pfd, {"kind": "plots", "drawn_from": identity, "state": "complete", "files": files})
+
+
+def drop_stale_plots(directory: str | os.PathLike) -> list[Path]:
+    """Removes the figures `phblab plot` drew from tables `directory` no
+    longer holds: each file `plots/manifest.json` records, if it is still
+    a regular file as drawn (one replaced or edited since is kept), then
+    that manifest, and `plots/` if nothing else is in it. Returns the
+    removed files."""
+    directory = Path(directory)
+    removed = []
+    with _plots_of(directory) as pfd:
+        doc = _plots_manifest(pfd) if pfd is not None else None
+        if doc is None or doc.get("drawn_from") == data_identity(directory):
+            return []
+        for name, recorded in sorted(doc["files"].items()):
+            try:
+                found = _digest_fd(_open_regular(pfd, name))
+            except OSError:
+                continue
+            if "/" not in name and found == recorded:
+                os.unlink(name, dir_fd=pfd)
+                removed.append(directory / PLOTS / name)
+        os.unlink(MANIFEST, dir_fd=pfd)
+    with contextlib.suppress(OSError):
+        (directory / PLOTS).rmdir()  # only if empty (and never through a link)
+    return removed
 
 
 # ------------------------------------------------------------ single files

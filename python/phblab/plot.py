@@ -3,22 +3,26 @@
     plot_metric(sweep_dir, x="qdiscs.bottleneck.max_p", y="delay_mean_s", by="class")
         a metric against a swept parameter, one line per class (and per value
         of any other swept key), mean across seeds with its 95% CI band
-    plot_timeseries(run_dir)
-        one run's time series: queue length per link, per-class delay and
-        throughput (the scenario must set run.sample_interval)
-    plot_delay_cdf(run_dir)
-        per-class delay distribution from the run's delay percentiles
+    plot_timeseries(run_dir, scope="end-to-end")
+        one run's time series: queue length and RED averages (one per
+        buffer) per link, per-class delay and throughput end to end; or, for
+        a link direction, its queue, per-class backlog, queueing delay,
+        throughput and offered load (the scenario must set run.sample_interval)
+    plot_delay_cdf(run_dir, scope="end-to-end")
+        per-class delay distribution, from the run's delay histogram
 
 Units: columns ending in `_s` are drawn in ms, `_bps` in Mb/s, `loss_rate`
 in %; a swept value with a unit (`"20ms"`, `"5Mbps"`, `"64KB"`) is drawn as a
-number in ms, Mb/s or bytes. Every function returns the written paths
-(`out` with suffix .png and .svg; a suffix given in `out` is replaced).
+number in ms, Mb/s or bytes. Axis labels name a swept key's parameter and
+what it belongs to (`key_label`: "max_p of qdisc bottleneck") and say
+whether a delay is one way (end to end, a flow's) or queueing (at a link).
+Legends list at most LEGEND_MAX lines. Every function returns the written
+paths (`out` with suffix .png and .svg; a suffix given in `out` is
+replaced).
 
-The delay CDF is built from what a run records per class: the mean, the
-50th, 95th and 99th percentiles and the maximum of the packets' delays (no
-raw samples are kept). It is drawn as the points (p50, 0.5), (p95, 0.95),
-(p99, 0.99), (max, 1.0), joined by lines; the lower half of the distribution
-is not known and is not drawn.
+The delay CDF is drawn through the buckets of the `delay_histogram` table
+(16 per power of two of nanoseconds, each 6.25% wide), straight within a
+bucket: the whole distribution, to within a bucket's width.
 """
 
 from __future__ import annotations
@@ -80,14 +84,18 @@ def numeric_axis(values: Sequence[Any]) -> tuple[list[float] | None, str]:
 _LABELS = {
     "throughput_bps": "throughput",
     "goodput_bps": "goodput",
+    "offered_bps": "offered load",
     "loss_rate": "loss rate",
     "delay_mean_s": "mean delay",
     "delay_p50_s": "median delay",
     "delay_p95_s": "95th-percentile delay",
     "delay_p99_s": "99th-percentile delay",
     "delay_max_s": "maximum delay",
+    "queueing_delay_mean_s": "mean queueing delay, summed over the hops",
     "queue_pkts": "queue length",
     "queue_bytes": "queue length",
+    "backlog_pkts": "backlog",
+    "backlog_mean_pkts": "mean backlog",
     "red_avg": "RED average queue",
 }
 
@@ -107,10 +115,23 @@ def metric_scale(column: str) -> tuple[float, str]:
     return 1.0, ""
 
 
-def axis_label(column: str, unit: str | None = None) -> str:
+def metric_name(column: str, at: str = "", place: bool = True) -> str:
+    """What a column measures, for a reader: the delay columns say which
+    delay they are, from `at`: one way end to end (`"end-to-end"`, or
+    `"flows"` for a flow's delay_mean_s), queueing at a link direction
+    (`"r1->r2"`), which `place` adds ("at r1->r2")."""
+    name = _LABELS.get(column, column)
+    link = at not in ("", END_TO_END, "flows")
+    if column.startswith("delay_") and at:
+        name = name.replace("delay", "queueing delay" if link else "one-way delay")
+    return f"{name} at {at}" if link and place and column in _LABELS else name
+
+
+def axis_label(column: str, unit: str | None = None, at: str = "", place: bool = True) -> str:
+    """`metric_name` with the unit the column is drawn in."""
     if unit is None:
         unit = metric_scale(column)[1]
-    name = _LABELS.get(column, column)
+    name = metric_name(column, at, place)
     return f"{name} ({unit})" if unit else name
 
 
@@ -162,6 +183,17 @@ def save(fig, out: str | os.PathLike, *, in_results: bool = False) -> list[Path]
     return paths
 
 
+def _save_recorded(fig, out: str | os.PathLike, source: Any, *, in_results: bool = False) -> list[Path]:
+    """`save` (`in_results` as there), then, if `source` is a directory (a run's or a sweep's) and
+    `out` lies in its plots/, records the files there as drawn from its
+    tables, so that rewriting them with other tables removes the figures
+    (`outdir.record_plots`)."""
+    paths = save(fig, out, in_results=in_results)
+    if isinstance(source, (str, os.PathLike)):
+        outdir.record_plots(source, paths)
+    return paths
+
+
 # ----------------------------------------------------------- data from a path
 
 
@@ -177,13 +209,11 @@ def _load_sweep(results: Any):
 
 
 def _load_run(results: Any):
-    """A run's summary, classes and time series: from a `Results`, or a
-    results directory (`phblab.load`, which checks its manifest)."""
+    """A run's `Results`: as given, or read from a results directory
+    (`phblab.load`, which checks its manifest)."""
     from phblab.results import Results, load
 
-    if not isinstance(results, Results):
-        results = load(results)
-    return results.summary, results.classes, results.timeseries
+    return results if isinstance(results, Results) else load(results)
 
 
 # -------------------------------------------------------------- metric vs x
@@ -194,6 +224,8 @@ def _fmt(v: Any) -> str:
 
 
 _LINESTYLES = ["-", "--", ":", "-."]
+#: line keys whose values label a line alone (others as key=value)
+_BARE_KEYS = ("class", "scope", *stats.GROUP_KEYS, "family")
 
 
 def class_colours(classes: Iterable[Any]) -> dict:
@@ -226,8 +258,7 @@ def draw_lines(
     for key, g in groups:
         key = key if isinstance(key, tuple) else (key,)
         label = ", ".join(
-            f"{_fmt(v)}" if k in ("class", "group", "scope") else f"{k}={_fmt(v)}"
-            for k, v in zip(line_keys, key, strict=True)
+            f"{_fmt(v)}" if k in _BARE_KEYS else f"{k}={_fmt(v)}" for k, v in zip(line_keys, key, strict=True)
         )
         label = (label_prefix + label) if label else (label_prefix.rstrip(": ") or None)
         xs = [xs_of[v] for v in g[x]] if xs_of is not None else list(g[x])
@@ -271,6 +302,10 @@ def x_positions(values: Iterable[Any]) -> tuple[dict | None, str, list]:
     return pos, "", [_fmt(v) for v in uniq]
 
 
+#: at most this many entries in a legend; further lines are counted in a last entry
+LEGEND_MAX = 12
+
+
 def plot_metric(
     results: Any,
     x: str | None = None,
@@ -291,11 +326,15 @@ def plot_metric(
         x: the swept key for the x axis (default: the first grid key).
         y: a numeric column of `classes` (per scope and class) or of the
             per-group flow totals (`table="groups"`, e.g. goodput_bps).
-        by: column(s) giving one line each ("class", "group", "scope"); the
-            other swept keys always give separate lines too.
+        by: column(s) giving one line each: "class" or "scope" (classes);
+            "group", "generator", "class" or "transport" (groups: the flows
+            are summed per run over each value, e.g. all TCP flows for
+            "transport"). The other swept keys always give separate lines
+            too. A groups plot by "group" with more than LEGEND_MAX groups
+            sums each generator's groups as one ("generator").
         scope: the `classes` scope to plot ("end-to-end" or a link "r1->r2");
             None keeps all (add "scope" to `by`).
-        table: "classes" or "groups"; default: classes if it has `y`.
+        table: "classes" or "groups"; default: the one with a column `y`.
         where: further filters {column: value}.
         out: output path without suffix (default: DIR/plots/<y>-vs-<x>).
     """
@@ -307,8 +346,8 @@ def plot_metric(
     if x not in keys:
         raise ValueError(f"x={x!r} is not a swept key; the sweep's keys are {', '.join(keys)}")
     by = [by] if isinstance(by, str) else list(by or [])
-    if table is None:
-        table = "classes" if y in sw.classes.columns else "groups"
+    table = table or _table_of(sw, y, keys)
+    note = ""
     if table == "classes":
         df = sw.classes
         if scope is not None:
@@ -317,8 +356,19 @@ def plot_metric(
             df = df[df.scope == scope]
         base = ["scope", "class"]
     elif table == "groups":
-        df = stats.flow_groups(sw.flows, by=[*keys, "seed", "run"])
-        base = ["group", "class", "transport"]
+        base = list(by) or ["group"]
+        unknown = [b for b in base if b not in stats.GROUP_KEYS]
+        if unknown:
+            raise ValueError(f"by={unknown[0]!r}: the groups table has one line per {', '.join(stats.GROUP_KEYS)}")
+        if base == ["group"] and sw.flows.group.nunique() > LEGEND_MAX and "generator" in sw.flows:
+            base = by = ["family"]
+            note = "; generated groups summed per generator"
+        flows = sw.flows
+        if "generator" in flows:
+            flows = flows.assign(generator=flows.generator.replace("", FILE_GROUPS))
+        if "family" in base:
+            flows = flows.assign(family=_families(sw.flows))
+        df = stats.flow_groups(flows, by=[*keys, "seed", "run"], groups=base)
     else:
         raise ValueError(f"table must be 'classes' or 'groups', not {table!r}")
     if y not in df.columns:
@@ -337,31 +387,119 @@ def plot_metric(
     xs_of, xunit, cats = x_positions(summary[x])
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     draw_lines(ax, summary, x, line_keys, scale, xs_of, colour_of=class_colours(sw.classes["class"]))
-    _x_axis(ax, x, xunit, cats, xs_of, logx)
+    _x_axis(ax, x, xunit, cats, xs_of, logx, scenario=_scenario_of(sw.dir))
     if logy:
         ax.set_yscale("log")
-    ax.set_ylabel(axis_label(y, unit))
-    where_txt = f" at {scope}" if table == "classes" and scope else ""
+    at = (scope or "") if table == "classes" else "flows"
+    ax.set_ylabel(axis_label(y, unit, at))
     n = int(summary["n"].max())
+    what = "mean and 95% CI" if not cats else "mean, bars: 95% CI"
     ax.set_title(
-        title or f"{sw.name}: {_LABELS.get(y, y)}{where_txt} (mean, 95% CI over {n} seed{'s' if n != 1 else ''})",
+        title or f"{sw.name}: {metric_name(y, at)} ({what} over {n} seed{'s' if n != 1 else ''}{note})",
         fontsize=9,
     )
     if line_keys:
-        ax.legend(fontsize=8, title=", ".join(k for k in line_keys if k not in ("class", "group", "scope")) or None)
+        legend(ax, title=", ".join(k for k in line_keys if k not in _BARE_KEYS) or None)
     ax.grid(True, alpha=0.3)
     if out is None:
-        return save(fig, sw.dir / "plots" / f"{_safe(y)}-vs-{_safe(x)}", in_results=True)
-    return save(fig, out)
+        return _save_recorded(fig, sw.dir / outdir.PLOTS / f"{_safe(y)}-vs-{_safe(x)}", sw.dir, in_results=True)
+    return _save_recorded(fig, out, sw.dir)
 
 
-def _x_axis(ax, x: str, unit: str, cats: list, xs_of, logx: bool) -> None:
-    ax.set_xlabel(f"{x} ({unit})" if unit else x)
+def _table_of(sw, y: str, keys: Sequence[str]) -> str:
+    """The table that has column `y` (classes first); ValueError listing
+    both tables' numeric columns when neither has it."""
+    if y in sw.classes.columns:
+        return "classes"
+    if y in sw.flows.columns or y == "flows":
+        return "groups"
+    listed = "; ".join(
+        f"{name}: {', '.join(stats.numeric_metrics(df, [*keys, 'scope', *stats.GROUP_KEYS, 'flows']))}"
+        for name, df in (("classes", sw.classes), ("groups (--table groups)", sw.flows))
+    )
+    raise ValueError(f"no column {y!r} in the classes or the groups table; {listed}")
+
+
+#: the `generator` of the groups a scenario file wrote, as plots label it
+FILE_GROUPS = "(the file's groups)"
+
+
+def _families(flows: pd.DataFrame) -> pd.Series:
+    """Each flow's family: its group's generator (`"wide.traffic"`), or the
+    group itself for a group the file wrote."""
+    return flows.generator.where(flows.generator != "", flows.group)
+
+
+def legend(ax, title: str | None = None) -> None:
+    """The axes' legend, at most LEGEND_MAX entries: beyond, the first
+    LEGEND_MAX - 1 and one saying how many more lines there are."""
+    handles, labels = ax.get_legend_handles_labels()
+    if len(handles) > LEGEND_MAX:
+        more = len(handles) - (LEGEND_MAX - 1)
+        handles = handles[: LEGEND_MAX - 1] + [matplotlib.lines.Line2D([], [], linestyle="none")]
+        labels = labels[: LEGEND_MAX - 1] + [f"... and {more} more lines"]
+    if handles:
+        ax.legend(handles, labels, fontsize=7, title=title, title_fontsize=7, ncol=2 if len(handles) > 5 else 1)
+
+
+def _x_axis(ax, x: str, unit: str, cats: list, xs_of, logx: bool, scenario: Mapping | None = None) -> None:
+    name = key_label(x, scenario)
+    ax.set_xlabel(f"{name} ({unit})" if unit else name)
     if cats:
         ax.set_xticks(list(xs_of.values()), cats)
         ax.set_xlim(-0.5, len(cats) - 0.5)
     elif logx:
         ax.set_xscale("log")
+
+
+_PATH_PART = re.compile(r"^(?P<list>[A-Za-z_]+)\[(?P<index>\d+)\]$")
+
+
+def key_label(key: str, scenario: Mapping | None = None) -> str:
+    """A swept key as an axis label: the parameter, then what it belongs
+    to: `qdiscs.bottleneck.max_p` -> "max_p of qdisc bottleneck",
+    `links[1].rate` -> "rate of link r1-r2" (its ends from `scenario`, the
+    sweep's scenario as a dict, when it lists them), `traffic[0].count` ->
+    "count of traffic onoff"; a bare parameter (`R_ms`) stays as it is."""
+    parts = key.split(".")
+    if len(parts) < 2:
+        return key
+    owner = []
+    node: Any = scenario or {}
+    for part in parts[:-1]:
+        m = _PATH_PART.match(part)
+        name, index = (m.group("list"), int(m.group("index"))) if m else (part, None)
+        node = node.get(name) if isinstance(node, Mapping) else None
+        if index is not None:
+            node = node[index] if isinstance(node, list) and index < len(node) else None
+        owner.append(_owner(name, index, node))
+    return f"{parts[-1]} of {' '.join(o for o in owner if o)}"
+
+
+_SINGULAR = {"qdiscs": "qdisc", "links": "link", "conditioners": "conditioner", "generators": "generator"}
+
+
+def _owner(name: str, index: int | None, node: Any) -> str:
+    """One step of a key's path, named for a reader."""
+    if index is None:
+        return _SINGULAR.get(name, name)
+    if isinstance(node, Mapping):
+        if isinstance(node.get("between"), list):
+            return f"{_SINGULAR.get(name, name)} {'-'.join(map(str, node['between']))}"
+        if isinstance(node.get("name"), str):
+            return f"{_SINGULAR.get(name, name)} {node['name']}"
+    return f"{name}[{index}]"
+
+
+def _scenario_of(directory: Path) -> Mapping | None:
+    """The scenario a sweep or run ran (its scenario.toml) as a dict, for
+    labels; None if it cannot be read."""
+    import tomllib
+
+    try:
+        return tomllib.loads((Path(directory) / "scenario.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
 
 
 def _safe(name: str) -> str:
@@ -375,39 +513,65 @@ def plot_timeseries(
     results: Any,
     scopes: Sequence[str] | None = None,
     out: str | os.PathLike | None = None,
+    scope: str = END_TO_END,
 ) -> list[Path]:
-    """A run's time series in three panels: queue length at each link
-    direction (`scopes`, default: those whose queue was ever non-empty),
-    per-class mean delay end to end, per-class throughput end to end.
+    """A run's time series in three panels.
+
+    With `scope` "end-to-end" (the default): the queue length at each link
+    direction of `scopes` (default: those whose queue was ever non-empty)
+    with its RED averages, one per buffer; per-class one-way delay and
+    throughput end to end. With `scope` a link direction ("r1->r2"): that
+    link's queue, its RED averages and each class's backlog; per-class
+    queueing delay there; per-class throughput and offered load there.
 
     `results` is a `Results` or a run's results directory."""
-    summary, classes, ts = _load_run(results)
-    colour_of = class_colours(classes["class"])
+    res = _load_run(results)
+    summary, ts = res.summary, res.timeseries
+    colour_of = class_colours(res.classes["class"])
     if ts is None or ts.empty:
         raise ValueError('the run has no time series: set run.sample_interval in the scenario (e.g. "100ms")')
     queues = ts[ts.metric == "queue_pkts"]
-    if scopes is None:
+    if scope != END_TO_END:
+        links = list(dict.fromkeys(queues.scope))
+        if scope not in links:
+            raise ValueError(
+                f"scope {scope!r} has no time series; the link directions that have: {', '.join(links) or 'none'} "
+                "(or end-to-end; run.sample_scopes chooses which are recorded)"
+            )
+        scopes = [scope]
+    elif scopes is None:
         busy = queues.groupby("scope", sort=False)["value"].max()
         scopes = [s for s, v in busy.items() if v > 0] or list(busy.index[:1])
     fig, axes = plt.subplots(3, 1, figsize=(7, 8), sharex=True)
     ax = axes[0]
+    link = scope != END_TO_END
     for s in scopes:
         q = queues[queues.scope == s]
-        ax.plot(q.time_s, q.value, label=f"{s} queue", linewidth=1)
-        avg = ts[(ts.metric == "red_avg") & (ts.scope == s)]
-        if not avg.empty:
-            ax.plot(avg.time_s, avg.value, label=f"{s} RED average", linewidth=1, linestyle="--")
-    ax.set_ylabel(axis_label("queue_pkts"))
-    if scopes:
-        ax.legend(fontsize=8)
+        (line,) = ax.plot(q.time_s, q.value, label=f"{s} queue" if not link else "queue", linewidth=1,
+                          color="black" if link else None)  # fmt: skip
+        averages = ts[(ts.metric == "red_avg") & (ts.scope == s)]
+        for i, (buffer, avg) in enumerate(averages.groupby("class", sort=False)):
+            owner = (f"{s} " if not link else "") + (f"buffer {buffer} " if buffer else "")
+            ax.plot(avg.time_s, avg.value, label=f"{owner}RED average", linewidth=1, color=line.get_color(),
+                    linestyle=_LINESTYLES[1:][i % 3], alpha=0.8)  # fmt: skip
+    if link:
+        backlog = ts[(ts.metric == "backlog_pkts") & (ts.scope == scope)]
+        for cls, g in backlog.groupby("class", sort=False):
+            ax.plot(g.time_s, g.value, label=f"{cls} backlog", linewidth=0.8, color=colour_of.get(cls))
+    ax.set_ylabel(axis_label("queue_pkts", at=scope, place=False))
+    legend(ax)
     for ax, metric in zip(axes[1:], ["delay_mean_s", "throughput_bps"], strict=True):
         scale, unit = metric_scale(metric)
-        d = ts[(ts.metric == metric) & (ts.scope == END_TO_END)]
+        d = ts[(ts.metric == metric) & (ts.scope == scope)]
         for cls, g in d.groupby("class", sort=False):
             ax.plot(g.time_s, g.value * scale, label=str(cls), linewidth=1, color=colour_of.get(cls))
-        ax.set_ylabel(f"{axis_label(metric, unit)}, end to end")
-        if not d.empty:
-            ax.legend(fontsize=8, title="class")
+        if metric == "throughput_bps" and scope != END_TO_END:
+            offered = ts[(ts.metric == "offered_bps") & (ts.scope == scope)]
+            for cls, g in offered.groupby("class", sort=False):
+                ax.plot(g.time_s, g.value * scale, label=f"{cls} offered", linewidth=0.8, linestyle="--",
+                        color=colour_of.get(cls))  # fmt: skip
+        ax.set_ylabel(axis_label(metric, unit, scope, place=False))
+        legend(ax, title="class")
     for ax in axes:
         ax.grid(True, alpha=0.3)
     warm = summary.get("warmup_s") or 0
@@ -415,13 +579,14 @@ def plot_timeseries(
         for ax in axes:
             ax.axvline(warm, color="grey", linewidth=0.8, linestyle=":")
     axes[-1].set_xlabel("time (s)")
-    axes[0].set_title(f"{summary.get('scenario')}, seed {summary.get('seed')} (dotted: end of warm-up)", fontsize=9)
+    where = "" if scope == END_TO_END else f", link {scope}"
+    axes[0].set_title(
+        f"{summary.get('scenario')}, seed {summary.get('seed')}{where} (dotted: end of warm-up)", fontsize=9
+    )
     if out is None:
-        return save(fig, _default_run_out(results, "timeseries"), in_results=True)
-    return save(fig, out)
-
-
-_PERCENTILES = [("delay_p50_s", 0.5), ("delay_p95_s", 0.95), ("delay_p99_s", 0.99), ("delay_max_s", 1.0)]
+        name = "timeseries" if scope == END_TO_END else f"timeseries-{_safe(scope)}"
+        return _save_recorded(fig, _default_run_out(results, name), results, in_results=True)
+    return _save_recorded(fig, out, results)
 
 
 def plot_delay_cdf(
@@ -429,32 +594,54 @@ def plot_delay_cdf(
     scope: str = END_TO_END,
     out: str | os.PathLike | None = None,
 ) -> list[Path]:
-    """Per-class delay distribution at `scope` from the run's percentiles
-    (see the module's doc: p50, p95, p99 and max; no raw samples)."""
-    summary, classes, _ = _load_run(results)
+    """Per-class delay distribution at `scope`: the cumulative fraction of
+    packets against the delay, through the buckets of the run's delay
+    histogram (`delay_histogram` table: 16 buckets per power of two, drawn
+    straight within each), the mean dotted. Results of an older phblab,
+    without that table, are drawn through p50, p95, p99 and max only."""
+    res = _load_run(results)
+    summary, classes = res.summary, res.classes
     colour_of = class_colours(classes["class"])
     rows = classes[classes.scope == scope]
     if rows.empty:
         raise ValueError(f"scope {scope!r} not in the results; scopes: {', '.join(dict.fromkeys(classes.scope))}")
+    histogram = res.tables["delay_histogram"] if "delay_histogram" in res.tables else None
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for _, r in rows.iterrows():
-        xs = [r[c] * 1e3 for c, _ in _PERCENTILES]
-        ps = [p for _, p in _PERCENTILES]
-        if not all(math.isfinite(v) for v in xs):
-            continue
-        (line,) = ax.plot(xs, ps, marker="o", label=str(r["class"]), color=colour_of[r["class"]])
+        cls = r["class"]
+        if histogram is not None:
+            h = histogram[(histogram.scope == scope) & (histogram["class"] == cls)].sort_values("lower_s")
+            if h.empty:
+                continue
+            counts = h.packets.to_numpy(float)
+            xs = np.concatenate([h.lower_s.to_numpy()[:1], np.minimum(h.upper_s.to_numpy(), r["delay_max_s"])]) * 1e3
+            ps = np.concatenate([[0.0], np.cumsum(counts) / counts.sum()])
+            (line,) = ax.plot(xs, ps, label=str(cls), color=colour_of[cls], linewidth=1.2)
+        else:
+            xs = [r[c] * 1e3 for c, _ in _PERCENTILES]
+            if not all(math.isfinite(v) for v in xs):
+                continue
+            (line,) = ax.plot(xs, [p for _, p in _PERCENTILES], marker="o", label=str(cls), color=colour_of[cls])
         if math.isfinite(r.get("delay_mean_s", math.nan)):
             ax.axvline(r["delay_mean_s"] * 1e3, color=line.get_color(), linestyle=":", linewidth=0.8)
-    what = "one-way delay" if scope == END_TO_END else f"queueing delay at {scope}"
-    ax.set_xlabel(f"{what} (ms)")
+    ax.set_xlabel(f"{'one-way delay' if scope == END_TO_END else f'queueing delay at {scope}'} (ms)")
     ax.set_ylabel("cumulative fraction of packets")
-    ax.set_ylim(0.45, 1.02)
-    ax.set_title(f"{summary.get('scenario')}: delay CDF from p50/p95/p99/max (dotted: mean)", fontsize=9)
-    ax.legend(fontsize=8, title="class")
+    if histogram is None:
+        ax.set_ylim(0.45, 1.02)
+        how = "through p50/p95/p99/max (results without a delay histogram)"
+    else:
+        ax.set_ylim(0, 1.02)
+        how = "from the delay histogram"
+    ax.set_title(f"{summary.get('scenario')}: delay CDF {how} (dotted: mean)", fontsize=9)
+    legend(ax, title="class")
     ax.grid(True, alpha=0.3)
     if out is None:
-        return save(fig, _default_run_out(results, f"delay-cdf-{_safe(scope)}"), in_results=True)
-    return save(fig, out)
+        return _save_recorded(fig, _default_run_out(results, f"delay-cdf-{_safe(scope)}"), results, in_results=True)
+    return _save_recorded(fig, out, results)
+
+
+#: the percentiles the classes table gives, for results without a histogram
+_PERCENTILES = [("delay_p50_s", 0.5), ("delay_p95_s", 0.95), ("delay_p99_s", 0.99), ("delay_max_s", 1.0)]
 
 
 def _default_run_out(results: Any, name: str) -> Path:
@@ -462,4 +649,4 @@ def _default_run_out(results: Any, name: str) -> Path:
 
     if isinstance(results, Results):
         return Path("results") / "plots" / f"{results.summary.get('scenario')}-{name}"
-    return Path(results) / "plots" / name
+    return Path(results) / outdir.PLOTS / name

@@ -9,7 +9,7 @@ nor pyarrow. The tables become pandas DataFrames only when asked for
 
 A results directory holds one Parquet file per table (`classes.parquet`,
 `flows.parquet`, `timeseries.parquet`, `transfers.parquet`, `delay_ratios.parquet`,
-`counters.parquet`),
+`counters.parquet`, `delay_histogram.parquet`, `conditioners.parquet`),
 `summary.json`, the scenario text (`scenario.toml`) and the manifest of
 what phblab wrote there (`phblab.outdir`).
 """
@@ -33,7 +33,16 @@ if TYPE_CHECKING:
     import pandas as pd
 
 #: the tables every run has, in the order they are listed
-TABLES = ("classes", "flows", "timeseries", "transfers", "delay_ratios", "counters")
+TABLES = (
+    "classes",
+    "flows",
+    "timeseries",
+    "transfers",
+    "delay_ratios",
+    "counters",
+    "delay_histogram",
+    "conditioners",
+)
 
 
 class _Tables(Mapping):
@@ -65,7 +74,7 @@ class Results:
     Attributes:
         summary: the run's facts: scenario, scenario_sha256, seed,
             duration_s, warmup_s, events, wall_time_s, phblab_version,
-            overrides (`docs/results.md`).
+            overrides, warnings (`docs/results.md`).
         tables: every table by name, as DataFrames (read on first use).
         classes: per (scope, class) counters, drops by reason, delays and
             throughput; scope is "end-to-end" or a link direction "r1->r2".
@@ -79,6 +88,10 @@ class Results:
             `run.delay_ratios`.
         counters: a qdisc's own counts of its decisions, long form (scope,
             queue, counter, value); empty without a JoBS qdisc.
+        delay_histogram: per (scope, class) the delays' distribution, one
+            row per non-empty bucket (lower_s, upper_s, packets).
+        conditioners: per edge conditioner, rule and colour, the packets
+            matched and the colour's action; empty without a conditioner.
         scenario_text: the scenario the run was given, if known.
     """
 
@@ -117,6 +130,7 @@ class Results:
             "wall_time_s": wall_time_s,
             "phblab_version": version,
             "overrides": list(overrides),
+            "warnings": list(out.get("warnings", [])),
         }
         return cls(summary, out["parquet"], out["classes"], scenario_text)
 
@@ -149,6 +163,14 @@ class Results:
     def counters(self) -> pd.DataFrame:
         return self.tables["counters"]
 
+    @property
+    def delay_histogram(self) -> pd.DataFrame:
+        return self.tables["delay_histogram"]
+
+    @property
+    def conditioners(self) -> pd.DataFrame:
+        return self.tables["conditioners"]
+
     def classes_columns(self) -> dict[str, list]:
         """The `classes` table as {column: list} (no pandas needed when the
         run came from the core)."""
@@ -177,7 +199,8 @@ class Results:
         into `out_dir` and returns the directory.
 
         The files replace those of a previous run there; files phblab did not
-        write are kept. A directory that holds files phblab did not write,
+        write are kept, and figures `phblab plot` drew there from other
+        tables are removed (`outdir.drop_stale_plots`). A directory that holds files phblab did not write,
         and no record of phblab's (`phblab.outdir`), is refused with
         `outdir.NotOurs` (a FileExistsError), and so is one that holds another
         kind of results (a sweep; emulated results for simulated ones, and
@@ -206,6 +229,7 @@ class Results:
             (staging / "summary.json").write_text(text)
             if self.scenario_text is not None:
                 (staging / "scenario.toml").write_text(self.scenario_text, encoding="utf-8")
+        outdir.drop_stale_plots(out)
         return out
 
 

@@ -27,23 +27,9 @@ def t_quantile_975(dof: int) -> float:
     """Student's t 97.5% quantile (two-sided 95%) for `dof` degrees of freedom."""
     if dof < 1:
         return math.nan
-    from scipy.stats import t
+    from scipy.special import stdtrit
 
-    return float(t.ppf(0.975, dof))
-
-
-def mean_ci(values: Sequence[float]) -> tuple[int, float, float, float]:
-    """(n, mean, std, ci_half) of the finite `values`."""
-    v = np.asarray([x for x in values if x is not None], float)
-    v = v[np.isfinite(v)]
-    n = len(v)
-    if n == 0:
-        return 0, math.nan, math.nan, math.nan
-    mean = float(v.mean())
-    if n == 1:
-        return 1, mean, math.nan, math.nan
-    std = float(v.std(ddof=1))
-    return n, mean, std, t_quantile_975(n - 1) * std / math.sqrt(n)
+    return float(stdtrit(dof, 0.975))
 
 
 def numeric_metrics(df: pd.DataFrame, by: Sequence[str]) -> list[str]:
@@ -55,36 +41,105 @@ def numeric_metrics(df: pd.DataFrame, by: Sequence[str]) -> list[str]:
     ]
 
 
+def t_quantiles_975(n: np.ndarray) -> np.ndarray:
+    """`t_quantile_975(n - 1)` for every sample size in `n` (NaN below 2),
+    with one quantile computed per distinct size."""
+    n = np.asarray(n, dtype=np.int64)
+    out = np.full(n.shape, math.nan)
+    sizes = np.unique(n[n >= 2])
+    if len(sizes):
+        from scipy.special import stdtrit  # scipy.stats' t.ppf, without importing scipy.stats (1.5 s)
+
+        table = stdtrit(sizes - 1, 0.975)
+        has = n >= 2
+        out[has] = table[np.searchsorted(sizes, n[has])]
+    return out
+
+
+def _repeated_names(names: Sequence[str], times: int) -> pd.Series:
+    """`names` repeated `times` times, as a string column (built by Arrow:
+    four times faster than from a Python list of a million strings)."""
+    import pyarrow as pa
+
+    indices = pa.array(np.tile(np.arange(len(names), dtype=np.int32), times))
+    return pa.DictionaryArray.from_arrays(indices, pa.array(list(names), pa.string())).dictionary_decode().to_pandas()
+
+
 def summarize(df: pd.DataFrame, by: Sequence[str], metrics: Sequence[str] | None = None) -> pd.DataFrame:
     """Mean and 95% CI of every numeric column (or `metrics`) per group of
-    `by`, across the rows of each group (the seeds). Groups keep the order
-    of first appearance; metrics keep column order."""
+    `by`, across the rows of each group (the seeds), counting only finite
+    values. Groups keep the order of first appearance; metrics keep column
+    order.
+
+    Vectorised: group sums and squared deviations by `np.bincount` over the
+    group numbers, and one t quantile per distinct sample size, so that
+    the cost grows with the rows, not with groups × metrics."""
     by = [b for b in by if b in df.columns]
     metrics = list(metrics) if metrics is not None else numeric_metrics(df, by)
-    rows = []
     if df.empty:
         return pd.DataFrame(columns=[*by, *STAT_COLUMNS])
-    groups = df.groupby(by, sort=False, dropna=False) if by else [((), df)]
-    for key, g in groups:
-        key = key if isinstance(key, tuple) else (key,)
-        for m in metrics:
-            n, mean, std, half = mean_ci(g[m].tolist())
-            rows.append((*key, m, n, mean, std, half, mean - half, mean + half))
-    return pd.DataFrame(rows, columns=[*by, *STAT_COLUMNS])
+    if by:
+        codes = df.groupby(by, sort=False, dropna=False).ngroup().to_numpy()
+        groups = int(codes.max()) + 1
+        first = np.unique(codes, return_index=True)[1]
+        keys = df[by].iloc[first].reset_index(drop=True)
+    else:
+        codes, groups, keys = np.zeros(len(df), dtype=np.int64), 1, pd.DataFrame(index=range(1))
+    shape = (groups, len(metrics))
+    n = np.zeros(shape, dtype=np.int64)
+    mean, std = np.full(shape, math.nan), np.full(shape, math.nan)
+    rows = np.bincount(codes, minlength=groups)
+    for j, m in enumerate(metrics):
+        v = df[m].to_numpy(dtype=float, na_value=math.nan)
+        ok = np.isfinite(v)
+        if ok.all():
+            c, count = codes, rows
+        else:
+            c, v = codes[ok], v[ok]
+            count = np.bincount(c, minlength=groups)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mu = np.bincount(c, weights=v, minlength=groups) / count
+            squares = np.bincount(c, weights=(v - mu[c]) ** 2, minlength=groups)
+            std[:, j] = np.where(count >= 2, np.sqrt(squares / (count - 1)), math.nan)
+        n[:, j], mean[:, j] = count, mu
+    half = t_quantiles_975(n) * std / np.sqrt(np.maximum(n, 1))
+    out = keys.loc[keys.index.repeat(len(metrics))].reset_index(drop=True)
+    out["metric"] = _repeated_names(metrics, groups)
+    for name, values in (("n", n), ("mean", mean), ("std", std), ("ci_half", half)):
+        out[name] = values.ravel()
+    out["ci_low"] = out["mean"] - out["ci_half"]
+    out["ci_high"] = out["mean"] + out["ci_half"]
+    return out
 
 
 #: flow columns that add up over a group's flows; the others are averaged
-_EXTENSIVE = ("_pkts", "_bytes", "_bps", "retransmissions", "fast_retransmits", "timeouts", "acks_sent", "acks_lost")
+_EXTENSIVE = (
+    "_pkts",
+    "_bytes",
+    "_bps",
+    "retransmissions",
+    "fast_retransmits",
+    "timeouts",
+    "ecn_reductions",
+    "acks_sent",
+    "acks_lost",
+)
 
 
-def flow_groups(flows: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
-    """Per-run totals of each traffic group: counts, bytes and rates are
-    summed over the group's flows, other columns (delay, start) averaged,
+#: what `flow_groups` totals flows by: the traffic group and what describes it
+GROUP_KEYS = ("group", "generator", "class", "transport")
+
+
+def flow_groups(flows: pd.DataFrame, by: Sequence[str], groups: Sequence[str] = GROUP_KEYS) -> pd.DataFrame:
+    """Per-run totals of each traffic group (or of each value of `groups`,
+    e.g. ["transport"] for all TCP and all UDP flows): counts, bytes and
+    rates are summed over the flows, other columns (delay, start) averaged,
     and loss_rate recomputed as lost / sent packets. `by` names the run
-    columns (grid keys, seed, run)."""
+    columns (grid keys, seed, run). A column of `groups` that the flows
+    lack (`generator`, in results of an older phblab) is left out."""
     if flows.empty:
         return flows
-    keys = [*[b for b in by if b in flows.columns], "group", "class", "transport"]
+    keys = [*[b for b in by if b in flows.columns], *[g for g in groups if g in flows.columns]]
     numeric = numeric_metrics(flows, keys)
     agg = {c: ("sum" if c.endswith(_EXTENSIVE) else "mean") for c in numeric}
     out = flows.groupby(keys, sort=False, dropna=False).agg(agg).reset_index()

@@ -2,7 +2,7 @@
 `classes` table, delays in milliseconds and throughput in Mb/s.
 
 End-to-end is always shown; a link direction ("r1->r2") only if it dropped
-packets or queued them noticeably (95th-percentile queueing delay of at
+or ECN-marked packets or queued them noticeably (95th-percentile queueing delay of at
 least `QUEUEING_MS`), which is where the per-hop behaviour mattered. It works
 on the table's columns as plain lists (`Results.classes_columns`), so
 printing it needs no pandas.
@@ -40,7 +40,7 @@ Rows = list[dict[str, Any]]
 
 
 def _shown(block: Rows) -> bool:
-    drops = sum(r.get("dropped", 0) for r in block)
+    drops = sum(r.get("dropped", 0) + r.get("marked", 0) for r in block)
     p95 = max((r.get("delay_p95_s", 0.0) for r in block), default=0.0)
     return bool(drops > 0 or (p95 is not None and not math.isnan(p95) and p95 * 1e3 >= QUEUEING_MS))
 
@@ -60,6 +60,9 @@ def _block(block: Rows, end_to_end: bool) -> list[str]:
     for col in present:
         if col.startswith("drop_") and sum(r[col] for r in block) > 0:
             columns.append((col, col.removeprefix("drop_"), _int))
+    # ECN marks, where some were set.
+    if "marked" in present and sum(r["marked"] for r in block) > 0:
+        columns.append(("marked", "marked", _int))
     if "loss_rate" in present:
         columns.append(("loss_rate", "loss %", lambda v: _num(v, 100.0, 2)))
     for col, head in _DELAYS:

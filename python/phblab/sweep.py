@@ -62,7 +62,6 @@ import signal
 import stat
 import sys
 import time
-import tomllib
 import types
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -80,7 +79,7 @@ if TYPE_CHECKING:
 
 #: columns the sweep adds to every table besides the grid keys
 RUN_COLUMNS = ["seed", "run"]
-DATASET_TABLES = ["classes", "flows", "delay_ratios", "counters"]
+DATASET_TABLES = ["classes", "flows", "delay_ratios", "counters", "conditioners"]
 #: where a sweep's runs execute: phblab's simulator or the emulator
 BACKENDS = ("simulate", "emulate")
 #: the emulated senders' congestion controls (`phblab emulate --congestion`)
@@ -92,15 +91,6 @@ class SweepError(RuntimeError):
 
 
 # ---------------------------------------------------------------- grid values
-
-
-def parse_value(text: str) -> Any:
-    """A value from the command line: a TOML value (`0.1`, `true`, `"x"`,
-    `[1, 2]`), otherwise the string itself (`10ms`), as for `--set`."""
-    try:
-        return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
-        return text
 
 
 def _split_top(text: str, sep: str = ",") -> list[str]:
@@ -133,7 +123,7 @@ def parse_grid_arg(arg: str) -> tuple[str, list[Any]]:
     key = key.strip()
     if not sep or not key or not values.strip():
         raise ValueError(f"--grid {arg!r}: expected KEY=V1,V2,... (e.g. qdiscs.bottleneck.max_p=0.05,0.1)")
-    return key, [parse_value(v) for v in _split_top(values) if v != ""]
+    return key, [api.parse_value(v) for v in _split_top(values) if v != ""]
 
 
 def is_path(key: str) -> bool:
@@ -277,6 +267,8 @@ class Plan:
     overrides: list
     set: dict
     runs: list = field(default_factory=list)
+    #: the scenario's warnings at the first grid point (`phb_sim::advice`)
+    warnings: list = field(default_factory=list)
     #: "simulate" or "emulate" (BACKENDS); an emulated plan's congestion control
     backend: str = "simulate"
     congestion: str | None = None
@@ -347,7 +339,9 @@ def make_plan(
         sets = list(fixed)
         sets += [f"{k}={toml_value(v)}" for k, v in params.items() if is_path(k)]
         sets += [f"{path}={toml_value(render(tpl, params))}" for path, tpl in set.items()]
-        if i > 0 or sets != fixed:
+        if i == 0:
+            plan.warnings = _core.validate(text, source, sets, backend, advise=True)["warnings"]
+        else:
             _core.validate(text, source, sets, backend)  # every point, for its backend, before anything runs
         for seed in seed_list:
             plan.runs.append(RunSpec(i, params, seed, tuple(sets), run_key(text, sets, seed, backend, congestion)))
@@ -363,6 +357,11 @@ def run_one(text: str, source: str, seed: int, overrides: Sequence[str]) -> Resu
     if _IN_POOL_WORKER:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
+        if _POOL_STOP is not None and _POOL_STOP.is_set():
+            # The pool was told to stop before this run began (the SIGINT
+            # came while this worker ignored it, between two runs): the
+            # event, set before the signal, is read after the handler is in.
+            raise KeyboardInterrupt
         start = time.perf_counter()
         raw = _core.run(text, source, seed, list(overrides), None)
         wall = time.perf_counter() - start
@@ -418,18 +417,24 @@ def _submit(client: Any, spec: RunSpec, plan: Plan):
 
 #: True in the worker processes of a `_LocalPool`
 _IN_POOL_WORKER = False
+#: in those workers: the pool's stop event (`_LocalPool.interrupt`)
+_POOL_STOP: Any = None
+#: how long an interrupted pool waits for its workers to stop before it kills them (seconds)
+STOP_GRACE_S = 0.2
 
 # prctl(2) option: a signal the kernel sends this process when its parent dies.
 _PR_SET_PDEATHSIG = 1
 
 
-def _worker_init(parent_pid: int) -> None:
+def _worker_init(parent_pid: int, stop: Any) -> None:
     """A local pool worker's set-up: it ignores Ctrl-C while idle (the
-    parent decides; `run_one` listens while a run is under way), and it dies
-    with its parent, so that a killed sweep leaves no workers behind: by the
-    kernel's parent-death signal on Linux, by a watchdog thread elsewhere."""
-    global _IN_POOL_WORKER
+    parent decides; `run_one` listens while a run is under way, and starts
+    none once `stop` is set), and it dies with its parent, so that a killed
+    sweep leaves no workers behind: by the kernel's parent-death signal on
+    Linux, by a watchdog thread elsewhere."""
+    global _IN_POOL_WORKER, _POOL_STOP
     _IN_POOL_WORKER = True
+    _POOL_STOP = stop
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         import ctypes
@@ -467,24 +472,62 @@ class _LocalPool:
         methods = multiprocessing.get_all_start_methods()
         ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
         self._others = {p.pid for p in multiprocessing.active_children()}
+        self.stop = ctx.Event()
         self.executor = cf.ProcessPoolExecutor(
-            max_workers=jobs, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(),)
+            max_workers=jobs, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(), self.stop)
         )
 
     def submit(self, fn, *args):
-        return self.executor.submit(fn, *args)
+        """Submits a run. The first submission starts the workers (forks):
+        a Ctrl-C then is held until they are started, then raised here,
+        since one that lands in the fork's own handlers is lost."""
+        with _sigint_held():
+            return self.executor.submit(fn, *args)
 
-    def interrupt(self) -> None:
-        """Sends SIGINT to the workers: each stops the run it is doing."""
+    def _workers(self) -> list:
         import multiprocessing
 
-        for p in multiprocessing.active_children():
-            if p.pid not in self._others:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(p.pid, signal.SIGINT)
+        return [p for p in multiprocessing.active_children() if p.pid not in self._others]
+
+    def interrupt(self) -> None:
+        """Tells the workers to stop: no worker starts another run (the
+        event), and each stops the run it is doing (SIGINT)."""
+        self.stop.set()
+        for p in self._workers():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p.pid, signal.SIGINT)
 
     def shutdown(self) -> None:
+        """Waits for the workers to finish. After `interrupt`, a worker that
+        has not stopped within STOP_GRACE_S is killed (its run's results
+        would be thrown away anyway: only this process writes)."""
+        if self.stop.is_set():
+            self.executor.shutdown(wait=False, cancel_futures=True)
+            deadline = time.monotonic() + STOP_GRACE_S
+            for p in self._workers():
+                p.join(max(0.0, deadline - time.monotonic()))
+                if p.is_alive():
+                    p.kill()
         self.executor.shutdown(wait=True, cancel_futures=True)
+
+
+@contextlib.contextmanager
+def _sigint_held():
+    """Holds a SIGINT that arrives in the block and raises KeyboardInterrupt
+    at its end (in the main thread; elsewhere signals do not arrive)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if held:
+        raise KeyboardInterrupt
 
 
 def _store(runs_dir: Path, spec: RunSpec, results: Results) -> None:
@@ -519,6 +562,35 @@ class Rerun:
         return f"run {self.spec.key} ({_describe(self.spec)}): {self.reason}; rerun"
 
 
+def progress_bar(name: str, total: int, done: int) -> Any:
+    """The sweep's progress bar: runs done of `total` (`done` of them found
+    complete), and the time left at the average pace since it started
+    (tqdm's `smoothing=0`): runs end in bursts on parallel workers, and a
+    moving average of the gaps between them swings far from the truth."""
+    from tqdm import tqdm
+
+    return tqdm(
+        total=total,
+        initial=done,
+        desc=f"sweep {name}",
+        unit="run",
+        bar_format="{desc}: {n_fmt}/{total_fmt} runs |{bar}| {elapsed}<{remaining}",
+        smoothing=0,
+        leave=False,
+    )
+
+
+def kept_runs(out: Path, plan_runs: Iterable[str]) -> int:
+    """How many run directories `out/runs/` holds that are not runs of this
+    plan (`plan_runs`: their keys): runs of other grids or seeds, kept for a
+    sweep that asks for them again and left out of this dataset."""
+    runs_dir = Path(out) / "runs"
+    if not runs_dir.is_dir():
+        return 0
+    wanted = set(plan_runs)
+    return sum(1 for p in runs_dir.iterdir() if p.is_dir() and not p.is_symlink() and p.name not in wanted)
+
+
 def execute(
     plan: Plan,
     out: Path,
@@ -542,18 +614,7 @@ def execute(
         if problem != "absent":
             reruns.append(Rerun(spec, problem))
     total = len(seen)
-    bar = None
-    if progress and todo:
-        from tqdm import tqdm
-
-        bar = tqdm(
-            total=total,
-            initial=total - len(todo),
-            desc=f"sweep {plan.name}",
-            unit="run",
-            bar_format="{desc}: {n_fmt}/{total_fmt} runs |{bar}| {elapsed}<{remaining}",
-            leave=False,
-        )
+    bar = progress_bar(plan.name, total, total - len(todo)) if progress and todo else None
     if plan.backend == "emulate":
         try:
             _emulate_all(plan, todo, runs_dir, bar)
@@ -704,15 +765,23 @@ class Sweep:
         grid: {key: values}; seeds: the seeds.
         backend: "simulate" or "emulate"; congestion: an emulated sweep's
             congestion control (None for a simulated one).
-        classes, flows, delay_ratios, counters: the combined tables, one row per run ×
+        classes, flows, delay_ratios, counters, conditioners: the combined tables, one row per run ×
             row, with the grid keys, `seed` and `run` (the run's key) in front.
         runs: one row per run (key, events, wall time, overrides).
         ran: how many runs this call executed (the rest were complete).
         reruns: the runs found in the directory that failed verification
             against their manifest and were run again (`Rerun`: spec, reason).
+        warnings: what the scenario will not measure as it seems to, at
+            the first grid point (as `phblab validate` prints them).
     """
 
-    def __init__(self, directory: str | os.PathLike, ran: int = 0, reruns: Sequence[Rerun] = ()) -> None:
+    def __init__(
+        self,
+        directory: str | os.PathLike,
+        ran: int = 0,
+        reruns: Sequence[Rerun] = (),
+        warnings: Sequence[str] = (),
+    ) -> None:
         self.dir = Path(directory)
         if (self.dir / outdir.MANIFEST).is_file():
             problem = outdir.verify(self.dir)
@@ -731,6 +800,7 @@ class Sweep:
         self.congestion = description.get("congestion_control")
         self.ran = ran
         self.reruns = list(reruns)
+        self.warnings = list(warnings)
         import pandas as pd
 
         self.classes = pd.read_parquet(self.dir / "classes.parquet")
@@ -739,6 +809,8 @@ class Sweep:
         self.delay_ratios = pd.read_parquet(ratios) if ratios.is_file() else pd.DataFrame()
         counters = self.dir / "counters.parquet"
         self.counters = pd.read_parquet(counters) if counters.is_file() else pd.DataFrame()
+        conditioners = self.dir / "conditioners.parquet"
+        self.conditioners = pd.read_parquet(conditioners) if conditioners.is_file() else pd.DataFrame()
         self.runs = pd.read_parquet(self.dir / "runs.parquet")
 
     @property
@@ -777,7 +849,8 @@ class Sweep:
 
 def write_dataset(plan: Plan, out: Path) -> None:
     """Writes the combined tables, their statistics, `sweep.json` and
-    `scenario.toml` into `out` (replacing the previous dataset there)."""
+    `scenario.toml` into `out` (replacing the previous dataset there, and
+    removing the figures `phblab plot` drew from another one)."""
     from phblab import stats
 
     data = build_dataset(plan, out)
@@ -802,6 +875,7 @@ def write_dataset(plan: Plan, out: Path) -> None:
             df.to_parquet(staging / f"{name}.parquet", index=False)
         (staging / "sweep.json").write_text(json.dumps(description, indent=2, default=_json_default) + "\n")
         (staging / "scenario.toml").write_text(plan.text)
+    outdir.drop_stale_plots(out)
 
 
 def default_out(name: str, backend: str = "simulate") -> Path:
@@ -893,7 +967,7 @@ def sweep(
         check_same_backend(out, backend)
         ran, reruns = execute(plan, out, jobs=jobs, client=client, progress=progress)
         write_dataset(plan, out)
-    return Sweep(out, ran=ran, reruns=reruns)
+    return Sweep(out, ran=ran, reruns=reruns, warnings=plan.warnings)
 
 
 def open_sweep(directory: str | os.PathLike) -> Sweep:

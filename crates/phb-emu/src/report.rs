@@ -1,8 +1,9 @@
 //! An emulation's results: the `classes`, `flows`, `timeseries`,
-//! `transfers`, `counters` and `delay_ratios` tables, built by the
-//! simulator's own builders ([`ClassRows`], [`phb_sim::flows_table`],
-//! [`TimeSeries`], [`transfers_table`], [`phb_sim::CounterRows`],
-//! [`delay_ratios_table`]), and `emulation.json`, the run's facts and the
+//! `transfers`, `counters`, `delay_ratios`, `delay_histogram` and
+//! `conditioners` tables, built by the simulator's own builders
+//! ([`ClassRows`], [`phb_sim::flows_table`], [`TimeSeries`],
+//! [`transfers_table`], [`phb_sim::CounterRows`], [`delay_ratios_table`],
+//! [`phb_sim::ConditionerRows`]), and `emulation.json`, the run's facts and the
 //! emulator's fidelity.
 //!
 //! Differences from the simulator's tables, by nature of a real stack:
@@ -34,7 +35,8 @@ use crate::plan::Plan;
 use crate::router::Router;
 use crate::tcp_info::{self, Reports, Sample};
 
-fn classes_table(scenario: &Scenario, router: &Router, measured_s: f64) -> Table {
+/// The `classes` and `delay_histogram` tables.
+fn classes_tables(scenario: &Scenario, router: &Router, measured_s: f64) -> [Table; 2] {
     let mut rows = ClassRows::default();
     for (c, class) in scenario.classes.iter().enumerate() {
         let stats = &router.end_to_end[c];
@@ -50,7 +52,7 @@ fn classes_table(scenario: &Scenario, router: &Router, measured_s: f64) -> Table
             }
         }
     }
-    rows.into_table()
+    rows.into_tables()
 }
 
 fn flows_table(scenario: &Scenario, plan: &Plan, router: &Router, samples: &[Sample], measured_s: f64) -> Table {
@@ -69,7 +71,7 @@ fn flows_table(scenario: &Scenario, plan: &Plan, router: &Router, samples: &[Sam
                 return SenderFigures::NONE;
             }
             let (retransmissions, timeouts, cwnd_mean_segments) = (s.retransmissions, s.timeouts, s.cwnd_mean_segments);
-            SenderFigures { retransmissions, fast_retransmits: 0, timeouts, cwnd_mean_segments }
+            SenderFigures { retransmissions, fast_retransmits: 0, timeouts, ecn_reductions: 0, cwnd_mean_segments }
         })
         .collect();
     phb_sim::flows_table(scenario, &facts, &counts, &senders, measured_s)
@@ -128,8 +130,9 @@ pub struct Facts<'a> {
 }
 
 /// Writes `classes.parquet`, `flows.parquet`, `timeseries.parquet`,
-/// `transfers.parquet`, `counters.parquet`, `delay_ratios.parquet` and
-/// `emulation.json` into `dir`; `reports` are the agents' `TCP_INFO` samples and transfers.
+/// `transfers.parquet`, `counters.parquet`, `delay_ratios.parquet`,
+/// `delay_histogram.parquet`, `conditioners.parquet` and `emulation.json`
+/// into `dir`; `reports` are the agents' `TCP_INFO` samples and transfers.
 pub fn write(
     dir: &Path,
     scenario: &Scenario,
@@ -142,13 +145,16 @@ pub fn write(
     let transfers = reports.transfers.iter().map(|(f, t)| (plan.flows[*f].name.as_str(), t));
     let measured_s = (facts.reached_s - scenario.run.warmup.as_secs_f64()).max(1e-9);
     let metadata = [("phblab_version", env!("CARGO_PKG_VERSION")), ("backend", "emulate")];
+    let [classes, delay_histogram] = classes_tables(scenario, router, measured_s);
     let tables = [
-        classes_table(scenario, router, measured_s),
+        classes,
         flows_table(scenario, plan, router, samples, measured_s),
         timeseries_table(scenario, plan, std::mem::take(&mut router.series), samples),
         transfers_table(transfers),
         router.counters_table(),
         delay_ratios_table(scenario, std::mem::take(&mut router.ratio_summaries)),
+        delay_histogram,
+        router.conditioners_table(),
     ];
     for table in tables {
         let bytes = to_parquet(&table, &metadata).map_err(std::io::Error::other)?;

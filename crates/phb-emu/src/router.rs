@@ -31,13 +31,13 @@
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, OwnedFd};
 
-use phb::classify::{Conditioner, PacketKey, Protocol};
+use phb::classify::{Conditioner, ConditionerCounts, PacketKey, Protocol};
 use phb::queue::{Counter, Dropped};
 use phb::{Colour, DropReason, Packet, Qdisc, Rng, Time};
 use phb_sim::measure::histogram::DelayHistogram;
 use phb_sim::measure::{ClassStats, DelayRatioMeter, RatioSummary, Totals};
 use phb_sim::scenario::Scenario;
-use phb_sim::{CounterRows, FlowCounts, Table, TimeSeries};
+use phb_sim::{ConditionerRows, CounterRows, FlowCounts, Table, TimeSeries};
 
 use crate::ipv4;
 use crate::plan::{node_of_addr, Plan, BASE_PORT};
@@ -92,10 +92,11 @@ struct Port {
     /// Packets serialised, with the time their propagation ends.
     wire: VecDeque<(Time, EmuPacket)>,
     stats: Vec<ClassStats>,
-    /// The qdisc's queue names and its own counters when the warm-up ended
-    /// (empty before), for the `counters` table.
-    queue_names: Vec<String>,
+    /// The qdisc's own counters and the conditioner's when the warm-up
+    /// ended (empty, `None`, before), for the `counters` and `conditioners`
+    /// tables.
     counters_at_warmup: Vec<Counter>,
+    conditioner_at_warmup: Option<ConditionerCounts>,
 }
 
 /// Counters of the emulator itself.
@@ -185,8 +186,8 @@ impl<'s> Router<'s> {
                     free_at: Time::ZERO,
                     wire: VecDeque::with_capacity(1024),
                     stats: vec![ClassStats::default(); classes],
-                    queue_names: qdisc.queues.iter().map(|q| q.name.clone()).collect(),
                     counters_at_warmup: Vec::new(),
+                    conditioner_at_warmup: None,
                 });
             }
         }
@@ -305,6 +306,7 @@ impl<'s> Router<'s> {
         }
         for port in &mut self.ports {
             port.qdisc.counters(&mut port.counters_at_warmup);
+            port.conditioner_at_warmup = port.conditioner.as_ref().map(|c| c.counts());
         }
     }
 
@@ -334,9 +336,10 @@ impl<'s> Router<'s> {
     /// One time-series sample at time `at`: every link direction and end to end.
     fn sample(&mut self, at: Time, interval: Time) {
         let scenario = self.scenario;
-        for port in &mut self.ports {
+        for (p, port) in self.ports.iter_mut().enumerate() {
             let scope = format!("{}->{}", scenario.nodes[port.from].name, scenario.nodes[port.to].name);
-            self.series.record_link(scenario, at, interval, &scope, &port.qdisc, false, &mut port.stats);
+            let config = scenario.port_qdisc(p);
+            self.series.record_link(scenario, at, interval, &scope, &port.qdisc, config, false, &mut port.stats);
         }
         self.series.record_end_to_end(scenario, at, interval, &mut self.end_to_end);
     }
@@ -387,7 +390,7 @@ impl<'s> Router<'s> {
     fn transmit(&mut self, p: usize, now: Time) {
         while self.ports[p].free_at <= now {
             let port = &mut self.ports[p];
-            let Some(mut pkt) = port.qdisc.dequeue(now, &mut self.dropped) else {
+            let Some(phb::queue::Departure { mut pkt, .. }) = port.qdisc.dequeue(now, &mut self.dropped) else {
                 self.count_drops(p);
                 return;
             };
@@ -503,6 +506,7 @@ impl<'s> Router<'s> {
             flow: f as u32,
             class: header.dscp,
             colour: Colour::Green,
+            ecn: phb::Ecn::NotEct,
             size,
             created: now,
             enqueued: now,
@@ -583,10 +587,23 @@ impl<'s> Router<'s> {
     pub fn counters_table(&self) -> Table {
         let mut rows = CounterRows::default();
         let mut now = Vec::new();
-        for port in &self.ports {
+        for (p, port) in self.ports.iter().enumerate() {
             port.qdisc.counters(&mut now);
             let scope = format!("{}->{}", self.scenario.nodes[port.from].name, self.scenario.nodes[port.to].name);
-            rows.push_link(&scope, |q| &port.queue_names[q], &now, &port.counters_at_warmup);
+            let queues = &self.scenario.port_qdisc(p).queues;
+            rows.push_link(&scope, |q| &queues[q].name, &now, &port.counters_at_warmup);
+        }
+        rows.into_table()
+    }
+
+    /// The `conditioners` table: each edge conditioner's rules since the warm-up.
+    pub fn conditioners_table(&self) -> Table {
+        let mut rows = ConditionerRows::default();
+        for port in &self.ports {
+            if let Some(conditioner) = &port.conditioner {
+                let scope = format!("{}->{}", self.scenario.nodes[port.from].name, self.scenario.nodes[port.to].name);
+                rows.push_port(self.scenario, &scope, conditioner, port.conditioner_at_warmup.as_ref());
+            }
         }
         rows.into_table()
     }

@@ -71,6 +71,7 @@ fn packet(a: &Arrival) -> SimPacket {
         flow: 0,
         class: a.codepoint,
         colour: Colour::Green,
+        ecn: phb::Ecn::NotEct,
         size: a.size,
         created: a.time,
         enqueued: a.time,
@@ -149,7 +150,7 @@ fn replay(
         } else {
             q.dequeue(at, dropped)
         };
-        pkt.map(|p| at + Time::transmission(p.size, link_bps))
+        pkt.map(|d| at + Time::transmission(d.pkt.size, link_bps))
     };
     for a in arrivals {
         while free <= a.time && q.len_packets() > 0 {

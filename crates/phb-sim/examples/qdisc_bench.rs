@@ -141,7 +141,7 @@ fn arrivals(classes: usize, n: usize) -> Vec<(u8, u32, Colour)> {
 }
 
 fn packet(flow: u32, (class, size, colour): (u8, u32, Colour), now: Time) -> SimPacket {
-    SimPacket { flow, class, colour, size, created: now, enqueued: now, meta: Meta::default() }
+    SimPacket { flow, class, colour, ecn: phb::Ecn::NotEct, size, created: now, enqueued: now, meta: Meta::default() }
 }
 
 /// Nanoseconds per packet offered to `config`'s qdisc.
@@ -161,7 +161,7 @@ fn measure_qdisc(config: &QdiscConfig, classes: usize, offered: &[(u8, u32, Colo
         q.enqueue(packet(i as u32, a, now), now, &mut dropped);
         while q.len_packets() > level {
             match q.dequeue(now, &mut dropped) {
-                Some(pkt) => now += Time::transmission(pkt.size, RATE_BPS),
+                Some(departure) => now += Time::transmission(departure.pkt.size, RATE_BPS),
                 None => now = q.next_wakeup(now).unwrap_or(now + Time::from_micros(1)),
             }
         }

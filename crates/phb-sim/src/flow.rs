@@ -17,6 +17,8 @@ pub struct FlowCounts {
     pub received: u64,
     pub received_bytes: u64,
     pub lost: u64,
+    /// Data packets (not ACKs) a qdisc CE-marked instead of dropping (ECN).
+    pub marked: u64,
     pub delay_sum_ns: u128,
     /// The received packets' waits in qdiscs, summed over their hops: the
     /// one-way delay less the route's transmission and propagation times.
@@ -36,6 +38,7 @@ impl FlowCounts {
             received: self.received - earlier.received,
             received_bytes: self.received_bytes - earlier.received_bytes,
             lost: self.lost - earlier.lost,
+            marked: self.marked - earlier.marked,
             delay_sum_ns: self.delay_sum_ns - earlier.delay_sum_ns,
             queueing_sum_ns: self.queueing_sum_ns - earlier.queueing_sum_ns,
             delivered_bytes: self.delivered_bytes - earlier.delivered_bytes,
@@ -54,6 +57,8 @@ pub struct Tcp {
     /// Route of the ACKs, from the destination back to the source.
     pub ack_route: u32,
     pub header: u32,
+    /// ECN-capable (RFC 3168): data segments go out ECT(0).
+    pub ecn: bool,
     pub trace: bool,
     /// Reused buffer of segments to transmit.
     pub out: Vec<Segment>,
@@ -129,6 +134,7 @@ impl Flow {
                     app: App::new(&tcp.app, Rng::derive_fmt(seed, format_args!("app/{name}"))),
                     ack_route,
                     header: cfg.header,
+                    ecn: cfg.ecn,
                     trace: tcp.trace,
                     out: Vec::new(),
                     rto_event: None,

@@ -17,6 +17,7 @@
 //! describes, runs it (`sim.rs`: the event loop and a packet's walk), checks
 //! packet conservation and returns the result tables (`report.rs`).
 
+pub mod advice;
 pub mod apps;
 pub mod engine;
 mod flow;
@@ -32,8 +33,8 @@ pub mod traffic;
 pub use flow::FlowCounts;
 pub use output::{Column, RunOutput, Table};
 pub use report::{
-    delay_ratios_table, flows_table, transfers_table, ClassRows, CounterRows, FlowFacts, SenderFigures, TimeSeries,
-    END_TO_END,
+    delay_ratios_table, flows_table, transfers_table, ClassRows, ConditionerRows, CounterRows, FlowFacts,
+    SenderFigures, TimeSeries, END_TO_END,
 };
 pub use scenario::{load, load_for, Backend, Scenario, ScenarioError};
 pub use sim::{run, run_with, trace_arrivals, Arrival, RunError};

@@ -31,13 +31,24 @@
 //!   (timer events), never per packet.
 //! - `counters`: long form `(scope, queue, counter, value)`: what a qdisc
 //!   counts of its own decisions (JoBS), after the warm-up.
+//! - `delay_histogram`: per (scope, class) of `classes`, the delays'
+//!   distribution: the non-empty buckets of its histogram, 16 per power of
+//!   two (`measure::histogram`), with their packets.
+//! - `conditioners`: per edge conditioner, rule and colour, the packets the
+//!   rule matched and metered so after the warm-up, and the colour's action
+//!   ([`conditioners`]).
+
+mod conditioners;
+
+pub use conditioners::ConditionerRows;
 
 use phb::queue::Counter;
-use phb::{DropReason, Framing, Qdisc, Time};
+use phb::{DropReason, Framing, Qdisc, QdiscConfig, Time};
 
 use crate::apps::Transfer;
 use crate::flow::{FlowCounts, FlowTransport, Tcp};
 use crate::measure::delay_ratio::RatioSummary;
+use crate::measure::histogram::DelayHistogram;
 use crate::measure::ClassStats;
 use crate::net::Port;
 use crate::output::{Column, RunOutput, Table};
@@ -50,6 +61,17 @@ fn port_scope(scenario: &Scenario, port: &Port) -> String {
 }
 
 pub const END_TO_END: &str = "end-to-end";
+
+/// The `class` label of `qdisc`'s buffer `b` in the time series: `""` when
+/// the qdisc has one buffer (its series are the link's), else the buffer's
+/// name (`bufferN` for an unnamed one).
+fn buffer_label(qdisc: &QdiscConfig, b: usize, buffers: usize) -> String {
+    match qdisc.buffers.get(b) {
+        _ if buffers == 1 => String::new(),
+        Some(buffer) if !buffer.name.is_empty() => buffer.name.clone(),
+        _ => format!("buffer{b}"),
+    }
+}
 
 /// Time-series rows, in long form.
 #[derive(Default)]
@@ -103,17 +125,19 @@ impl TimeSeries {
     }
 
     /// Queue length, AQM averages and per-class figures of a port that has
-    /// carried traffic.
-    pub fn record_port(&mut self, scenario: &Scenario, now: Time, interval: Time, port: &mut Port) {
+    /// carried traffic (port `p` of the scenario's numbering).
+    pub fn record_port(&mut self, scenario: &Scenario, now: Time, interval: Time, p: usize, port: &mut Port) {
         let scope = port_scope(scenario, port);
         let cells = port.framing.has_cells();
-        self.record_link(scenario, now, interval, &scope, &port.qdisc, cells, &mut port.stats);
+        let config = scenario.port_qdisc(p);
+        self.record_link(scenario, now, interval, &scope, &port.qdisc, config, cells, &mut port.stats);
     }
 
-    /// Queue length, AQM averages and per-class figures (`stats`) of the
-    /// link direction `scope`, served by `qdisc`, if it has carried traffic;
-    /// `cells` adds the counts in ATM cells of an AAL5 link. (The emulator,
-    /// `phb-emu`, records its links with this too.)
+    /// Queue length, AQM averages (labelled by `labels`' buffer names) and
+    /// per-class figures (`stats`) of the link direction `scope`, served by
+    /// `qdisc`, if it has carried traffic; `cells` adds the counts in ATM
+    /// cells of an AAL5 link. (The emulator, `phb-emu`, records its links
+    /// with this too.)
     #[allow(clippy::too_many_arguments)]
     pub fn record_link<M>(
         &mut self,
@@ -122,6 +146,7 @@ impl TimeSeries {
         interval: Time,
         scope: &str,
         qdisc: &Qdisc<M>,
+        config: &QdiscConfig,
         cells: bool,
         stats: &mut [ClassStats],
     ) {
@@ -135,18 +160,16 @@ impl TimeSeries {
         }
         let mut averages = Vec::new();
         qdisc.averages(&mut averages);
-        let several = averages.len() > 1;
+        let buffers = averages.len();
         for (buffer, avg) in averages.iter().enumerate() {
             if let Some(avg) = avg {
-                let label = if several { format!("buffer{buffer}") } else { String::new() };
-                self.push(now, scope, &label, "red_avg", *avg);
+                self.push(now, scope, &buffer_label(config, buffer, buffers), "red_avg", *avg);
             }
         }
         qdisc.dwred_max_th(&mut averages);
         for (buffer, max_th) in averages.iter().enumerate() {
             if let Some(max_th) = max_th {
-                let label = if several { format!("buffer{buffer}") } else { String::new() };
-                self.push(now, scope, &label, "dwred_max_th", *max_th);
+                self.push(now, scope, &buffer_label(config, buffer, buffers), "dwred_max_th", *max_th);
             }
         }
         self.record_classes(scenario, now, interval, scope, stats, true);
@@ -205,16 +228,19 @@ impl TimeSeries {
     }
 }
 
-/// Columns of the `classes` table, filled row by row (also by the
-/// emulator, `phb-emu`, so both write the same table).
+/// Columns of the `classes` table, filled row by row, and the rows of the
+/// `delay_histogram` table of the same scopes and classes (also by the
+/// emulator, `phb-emu`, so both write the same tables).
 #[derive(Default)]
 pub struct ClassRows {
+    histogram: HistogramRows,
     scope: Vec<String>,
     class: Vec<String>,
     arrivals: Vec<u64>,
     departures: Vec<u64>,
     dropped: Vec<u64>,
     drops: Vec<Vec<u64>>,
+    marked: Vec<u64>,
     loss_rate: Vec<f64>,
     delay: [Vec<f64>; 5],
     throughput_bps: Vec<f64>,
@@ -260,6 +286,7 @@ impl ClassRows {
         for (column, n) in self.drops.iter_mut().zip(counts.drops) {
             column.push(n);
         }
+        self.marked.push(counts.marks);
         let resolved = counts.departures + counts.dropped();
         self.loss_rate.push(if resolved > 0 { counts.dropped() as f64 / resolved as f64 } else { f64::NAN });
         let h = &stats.delays;
@@ -274,6 +301,7 @@ impl ClassRows {
         for (column, v) in self.delay.iter_mut().zip(values) {
             column.push(v);
         }
+        self.histogram.push(scope, class, h);
         self.throughput_bps.push(counts.departed_bytes as f64 * 8.0 / measured_s);
         self.queued_end.push(queued_end);
         let measured_ns = measured_s * 1e9;
@@ -296,8 +324,9 @@ impl ClassRows {
         }
     }
 
-    /// The `classes` table.
-    pub fn into_table(self) -> Table {
+    /// The `classes` and `delay_histogram` tables.
+    pub fn into_tables(self) -> [Table; 2] {
+        let histogram = self.histogram.into_table();
         let mut t = Table::new("classes");
         t.push("scope", Column::Str(self.scope));
         t.push("class", Column::Str(self.class));
@@ -311,6 +340,8 @@ impl ClassRows {
             let column = if column.len() == rows { column } else { vec![0; rows] };
             t.push(&format!("drop_{}", reason.name()), Column::U64(column));
         }
+        let marked = if self.marked.len() == rows { self.marked } else { vec![0; rows] };
+        t.push("marked", Column::U64(marked));
         t.push("loss_rate", Column::F64(self.loss_rate));
         for (name, column) in
             ["delay_mean_s", "delay_p50_s", "delay_p95_s", "delay_p99_s", "delay_max_s"].iter().zip(self.delay)
@@ -326,6 +357,39 @@ impl ClassRows {
         t.push("dropped_cells", Column::U64(dropped));
         t.push("queued_end_cells", Column::U64(queued_end));
         t.push("backlog_mean_cells", Column::F64(self.backlog_mean_cells));
+        [t, histogram]
+    }
+}
+
+/// Rows of the `delay_histogram` table: per scope and class, the non-empty
+/// buckets of its delay histogram (`DelayHistogram::coarse_buckets`).
+#[derive(Default)]
+struct HistogramRows {
+    scope: Vec<String>,
+    class: Vec<String>,
+    lower_s: Vec<f64>,
+    upper_s: Vec<f64>,
+    packets: Vec<u64>,
+}
+
+impl HistogramRows {
+    fn push(&mut self, scope: &str, class: &str, histogram: &DelayHistogram) {
+        for (lower, upper, count) in histogram.coarse_buckets() {
+            self.scope.push(scope.to_owned());
+            self.class.push(class.to_owned());
+            self.lower_s.push(lower as f64 * 1e-9);
+            self.upper_s.push(upper as f64 * 1e-9);
+            self.packets.push(count);
+        }
+    }
+
+    fn into_table(self) -> Table {
+        let mut t = Table::new("delay_histogram");
+        t.push("scope", Column::Str(self.scope));
+        t.push("class", Column::Str(self.class));
+        t.push("lower_s", Column::F64(self.lower_s));
+        t.push("upper_s", Column::F64(self.upper_s));
+        t.push("packets", Column::U64(self.packets));
         t
     }
 }
@@ -368,13 +432,19 @@ pub struct SenderFigures {
     pub retransmissions: u64,
     pub fast_retransmits: u64,
     pub timeouts: u64,
+    pub ecn_reductions: u64,
     pub cwnd_mean_segments: f64,
 }
 
 impl SenderFigures {
     /// A flow without a TCP sender.
-    pub const NONE: SenderFigures =
-        SenderFigures { retransmissions: 0, fast_retransmits: 0, timeouts: 0, cwnd_mean_segments: f64::NAN };
+    pub const NONE: SenderFigures = SenderFigures {
+        retransmissions: 0,
+        fast_retransmits: 0,
+        timeouts: 0,
+        ecn_reductions: 0,
+        cwnd_mean_segments: f64::NAN,
+    };
 }
 
 /// The `flows` table: per flow its facts, its counts over the measured
@@ -396,6 +466,7 @@ pub fn flows_table(
     let sender = |get: &dyn Fn(&SenderFigures) -> u64| Column::U64(senders.iter().map(get).collect());
     t.push("flow", strings(&|f| f.name.to_owned()));
     t.push("group", strings(&|f| scenario.groups[f.group].name.clone()));
+    t.push("generator", strings(&|f| scenario.groups[f.group].generator.clone()));
     t.push("transport", strings(&|f| if f.tcp { "tcp" } else { "udp" }.to_owned()));
     t.push("class", strings(&|f| scenario.classes[f.class].name.clone()));
     t.push("src", strings(&|f| scenario.nodes[scenario.groups[f.group].src].name.clone()));
@@ -407,6 +478,7 @@ pub fn flows_table(
     t.push("received_bytes", numbers(&|c| c.received_bytes));
     t.push("lost_pkts", numbers(&|c| c.lost));
     t.push("loss_rate", ratio(&|c| c.lost as f64, &|c| c.received + c.lost));
+    t.push("marked_pkts", numbers(&|c| c.marked));
     t.push("delay_mean_s", ratio(&|c| c.delay_sum_ns as f64 * 1e-9, &|c| c.received));
     t.push("queueing_delay_mean_s", ratio(&|c| c.queueing_sum_ns as f64 * 1e-9, &|c| c.received));
     t.push("throughput_bps", Column::F64(counts.iter().map(|c| c.received_bytes as f64 * 8.0 / measured_s).collect()));
@@ -416,6 +488,7 @@ pub fn flows_table(
     t.push("retransmissions", sender(&|s| s.retransmissions));
     t.push("fast_retransmits", sender(&|s| s.fast_retransmits));
     t.push("timeouts", sender(&|s| s.timeouts));
+    t.push("ecn_reductions", sender(&|s| s.ecn_reductions));
     t.push("cwnd_mean_segments", Column::F64(senders.iter().map(|s| s.cwnd_mean_segments).collect()));
     t
 }
@@ -446,6 +519,7 @@ fn sim_flows_table(sim: &Sim, measured_s: f64, cwnd_mean: Vec<f64>) -> Table {
                     retransmissions: now.retransmissions - then.retransmissions,
                     fast_retransmits: now.fast_retransmits - then.fast_retransmits,
                     timeouts: now.timeouts - then.timeouts,
+                    ecn_reductions: now.ecn_reductions - then.ecn_reductions,
                     cwnd_mean_segments,
                 }
             }
@@ -504,8 +578,19 @@ fn counters_table(sim: &Sim) -> Table {
     let mut now = Vec::new();
     for (p, port) in sim.ports.iter().enumerate() {
         port.qdisc.counters(&mut now);
-        let queues = &sim.qdisc_config(p).queues;
+        let queues = &sim.scenario.port_qdisc(p).queues;
         rows.push_link(&port_scope(sim.scenario, port), |q| &queues[q].name, &now, &port.counters_at_warmup);
+    }
+    rows.into_table()
+}
+
+fn conditioners_table(sim: &Sim) -> Table {
+    let mut rows = ConditionerRows::default();
+    for port in &sim.ports {
+        if let Some(conditioner) = &port.conditioner {
+            let scope = port_scope(sim.scenario, port);
+            rows.push_port(sim.scenario, &scope, conditioner, port.conditioner_at_warmup.as_ref());
+        }
     }
     rows.into_table()
 }
@@ -608,8 +693,10 @@ pub(crate) fn collect(sim: &mut Sim, seed: u64) -> RunOutput {
             .flat_map(|(f, t)| t.app.transfers.iter().map(|tr| (f.name.as_str(), tr))),
     );
     let counters = counters_table(sim);
+    let conditioners = conditioners_table(sim);
     let series = std::mem::take(&mut sim.series).into_table();
     let ratios = delay_ratios_table(scenario, sim.finish_ratios());
+    let [classes, delay_histogram] = rows.into_tables();
     RunOutput {
         scenario: scenario.name.clone(),
         seed,
@@ -617,6 +704,7 @@ pub(crate) fn collect(sim: &mut Sim, seed: u64) -> RunOutput {
         warmup_s: scenario.run.warmup.as_secs_f64(),
         events: sim.events_processed,
         packet_hops: sim.ports.iter().flat_map(|p| &p.stats).map(|s| s.total.arrivals).sum(),
-        tables: vec![rows.into_table(), flows, transfers, series, ratios, counters],
+        tables: vec![classes, flows, transfers, series, ratios, counters, delay_histogram, conditioners],
+        warnings: std::mem::take(&mut sim.warnings),
     }
 }

@@ -20,17 +20,19 @@ use std::ops::ControlFlow;
 
 use phb::classify::{PacketKey, Protocol};
 use phb::mark::{Meter, PassiveWindow, Tsw2cm, Tsw2cmParams, Twam};
-use phb::{Colour, DropReason, Qdisc, QdiscConfig, Rng, Time};
+use phb::queue::Departure;
+use phb::{Colour, DropReason, Qdisc, Rng, Time};
 
+use crate::advice;
 use crate::apps::Action;
 use crate::engine::{EventList, WheelEventList};
 use crate::flow::{Flow, FlowTransport};
 use crate::measure::{ClassStats, DelayRatioMeter, RatioSummary, Totals};
-use crate::net::routing::{RoutesBuilder, Topology, Wanted};
+use crate::net::routing::{group_routes, RoutesBuilder};
 use crate::net::{Kind, Meta, Port, Routes, SackBlocks, SimPacket};
 use crate::output::RunOutput;
 use crate::report;
-use crate::scenario::{LspMarker, NodeKind, Scenario, Transport, WindowInput};
+use crate::scenario::{LspMarker, Scenario, WindowInput};
 use crate::tcp::Ack;
 
 /// A run that started but did not finish. Always fatal to the run.
@@ -96,6 +98,8 @@ enum Event {
 /// The state of a running simulation.
 pub(crate) struct Sim<'s> {
     pub scenario: &'s Scenario,
+    /// The scenario's warnings (`crate::advice`), found from its routes.
+    pub warnings: Vec<String>,
     pub now: Time,
     pub end: Time,
     events: WheelEventList<Event>,
@@ -192,15 +196,20 @@ impl<'s> Sim<'s> {
                 ports.push(port);
             }
         }
+        let group_routes = group_routes(scenario);
         let mut class_of_codepoint = [0u8; 64];
         for (index, class) in scenario.classes.iter().enumerate() {
             class_of_codepoint[class.codepoint as usize] = index as u8;
         }
-        let (routes, group_routes) = route_groups(scenario);
+        let mut routes = RoutesBuilder::default();
         let mut flows = Vec::new();
-        for (g, group) in scenario.groups.iter().enumerate() {
-            let (route, ack_route) = group_routes[g];
-            let line_rate_bps = routes.next_port(route, 0).map_or(0, |port| ports[port].rate_bps);
+        for (g, (group, path)) in scenario.groups.iter().zip(&group_routes).enumerate() {
+            let line_rate_bps = path.data.first().map_or(0, |&port| ports[port].rate_bps);
+            let route = routes.add(&path.data);
+            let ack_route = match &path.acks {
+                None => route,
+                Some(back) => routes.add(back),
+            };
             let codepoint = scenario.classes[group.class].codepoint;
             for i in 0..group.count {
                 let name = if group.count == 1 { group.name.clone() } else { format!("{}.{}", group.name, i) };
@@ -289,11 +298,12 @@ impl<'s> Sim<'s> {
             .collect();
         Sim {
             scenario,
+            warnings: advice::warnings(scenario, &group_routes),
             now: Time::ZERO,
             end: scenario.run.duration,
             events: WheelEventList::default(),
             ports,
-            routes,
+            routes: routes.finish(),
             flows,
             end_to_end: vec![ClassStats::default(); classes],
             class_of_codepoint,
@@ -416,22 +426,12 @@ impl<'s> Sim<'s> {
         self.class_of_codepoint[(codepoint & 63) as usize] as usize
     }
 
-    /// The configuration of port `p`'s qdisc (link `p / 2`, `a` towards `b`
-    /// for an even `p`).
-    pub(crate) fn qdisc_config(&self, p: usize) -> &'s QdiscConfig {
-        let link = &self.scenario.links[p / 2];
-        if p.is_multiple_of(2) {
-            &link.qdisc_ab
-        } else {
-            &link.qdisc_ba
-        }
-    }
-
     fn packet(&self, f: usize, size: u32, meta: Meta) -> SimPacket {
         SimPacket {
             flow: f as u32,
             class: self.flows[f].codepoint,
             colour: phb::Colour::Green,
+            ecn: phb::Ecn::NotEct,
             size,
             created: self.now,
             enqueued: self.now,
@@ -505,10 +505,16 @@ impl<'s> Sim<'s> {
         let route = self.flows[f].route;
         let FlowTransport::Tcp(tcp) = &mut self.flows[f].transport else { unreachable!() };
         let mut out = std::mem::take(&mut tcp.out);
-        let header = tcp.header;
+        let (header, ecn) = (tcp.header, tcp.ecn);
         for seg in out.drain(..) {
             let size = seg.len + header;
-            let pkt = self.packet(f, size, Meta::data(route, seg.seq, seg.len));
+            let mut meta = Meta::data(route, seg.seq, seg.len);
+            meta.cwr = seg.cwr;
+            let mut pkt = self.packet(f, size, meta);
+            // RFC 3168 §6.1.5: retransmissions go out not-ECT.
+            if ecn && !seg.retransmission {
+                pkt.ecn = phb::Ecn::Ect0;
+            }
             self.count_sent(f, size);
             self.forward(self.src_of(f), pkt);
         }
@@ -551,7 +557,8 @@ impl<'s> Sim<'s> {
     fn send_ack(&mut self, f: usize, ack: Ack) {
         let FlowTransport::Tcp(tcp) = &self.flows[f].transport else { unreachable!() };
         let slot = if ack.sack_len > 0 { self.sacks.put(ack.ack, ack.blocks()) } else { 0 };
-        let meta = Meta::ack(tcp.ack_route, ack.ack, ack.ts_echo.as_nanos(), ack.sack_len, slot);
+        let mut meta = Meta::ack(tcp.ack_route, ack.ack, ack.ts_echo.as_nanos(), ack.sack_len, slot);
+        meta.ece = ack.ece;
         let pkt = self.packet(f, tcp.header, meta);
         self.flows[f].total.acks_sent += 1;
         self.forward(self.dst_of(f), pkt);
@@ -576,6 +583,7 @@ impl<'s> Sim<'s> {
         let f = pkt.flow as usize;
         let now = self.now;
         let FlowTransport::Tcp(tcp) = &mut self.flows[f].transport else { unreachable!() };
+        tcp.receiver.on_ecn(pkt.ecn == phb::Ecn::Ce, pkt.meta.cwr);
         let ack = tcp.receiver.on_segment(pkt.meta.seq, pkt.meta.payload_len(), pkt.created, now);
         let delivered = tcp.receiver.delivered;
         if let Some(deadline) = tcp.receiver.delack_deadline() {
@@ -595,7 +603,8 @@ impl<'s> Sim<'s> {
         let f = pkt.flow as usize;
         let now = self.now;
         self.flows[f].total.acks_received += 1;
-        let mut ack = Ack { ack: pkt.meta.ack, ts_echo: Time::from_nanos(pkt.meta.seq), ..Ack::default() };
+        let mut ack =
+            Ack { ack: pkt.meta.ack, ts_echo: Time::from_nanos(pkt.meta.seq), ece: pkt.meta.ece, ..Ack::default() };
         ack.sack_len = self.sacks.take(&pkt.meta, &mut ack.sack) as u8;
         let FlowTransport::Tcp(tcp) = &mut self.flows[f].transport else { unreachable!() };
         if tcp.stopped {
@@ -665,7 +674,10 @@ impl<'s> Sim<'s> {
         if port.loss > 0.0 && port.loss_rng.uniform() < port.loss {
             self.dropped.push((pkt, DropReason::LossModule));
         } else {
-            port.qdisc.enqueue(pkt, self.now, &mut self.dropped);
+            let (flow, kind) = (pkt.flow, pkt.meta.kind);
+            if port.qdisc.enqueue(pkt, self.now, &mut self.dropped) {
+                self.count_mark(p, class, flow, kind);
+            }
         }
         self.count_drops(p);
         if !self.ports[p].busy {
@@ -763,12 +775,27 @@ impl<'s> Sim<'s> {
         }
     }
 
+    /// Counts a packet of `class` and `flow` that the qdisc of port `p`
+    /// CE-marked instead of dropping (ECN).
+    fn count_mark(&mut self, p: usize, class: usize, flow: u32, kind: Kind) {
+        self.ports[p].stats[class].mark();
+        let flow = &mut self.flows[flow as usize];
+        if kind != Kind::Ack {
+            flow.total.marked += 1;
+            self.end_to_end[flow.class].mark();
+        }
+    }
+
     fn start_transmission(&mut self, p: usize) {
         let port = &mut self.ports[p];
         let next = port.qdisc.dequeue(self.now, &mut self.dropped);
         self.count_drops(p);
+        if let Some(Departure { pkt, marked: true }) = &next {
+            let class = self.class_of_codepoint[(pkt.class & 63) as usize] as usize;
+            self.count_mark(p, class, pkt.flow, pkt.meta.kind);
+        }
         let port = &mut self.ports[p];
-        let Some(pkt) = next else {
+        let Some(Departure { pkt, .. }) = next else {
             if let Some(wake) = port.qdisc.next_wakeup(self.now) {
                 if !port.wake_pending {
                     port.wake_pending = true;
@@ -845,6 +872,7 @@ impl<'s> Sim<'s> {
         }
         for port in &mut self.ports {
             port.qdisc.counters(&mut port.counters_at_warmup);
+            port.conditioner_at_warmup = port.conditioner.as_ref().map(|c| c.counts());
         }
         self.begin_ratios();
         let now = self.now;
@@ -908,8 +936,8 @@ impl<'s> Sim<'s> {
         let interval = self.scenario.run.sample_interval.expect("sampling is on");
         let now = self.now;
         let scenario = self.scenario;
-        for port in &mut self.ports {
-            self.series.record_port(scenario, now, interval, port);
+        for (p, port) in self.ports.iter_mut().enumerate() {
+            self.series.record_port(scenario, now, interval, p, port);
         }
         self.series.record_end_to_end(scenario, now, interval, &mut self.end_to_end);
         for flow in &self.flows {
@@ -949,43 +977,6 @@ impl<'s> Sim<'s> {
         }
         Ok(())
     }
-}
-
-/// Every group's route and, for TCP, the route of its ACKs (a UDP group's
-/// second is its first), routed together so that set-up grows with the
-/// network, not with its square (`net::routing`).
-fn route_groups(scenario: &Scenario) -> (Routes, Vec<(u32, u32)>) {
-    let topology = Topology::new(
-        scenario.nodes.iter().map(|n| n.kind == NodeKind::Router).collect(),
-        scenario.links.iter().map(|l| (l.a, l.b, l.delay)),
-    );
-    let mut wanted = Vec::with_capacity(2 * scenario.groups.len());
-    for group in &scenario.groups {
-        let tcp = matches!(group.transport, Transport::Tcp(_));
-        for reversed in [false, true].into_iter().take(1 + usize::from(tcp)) {
-            wanted.push(match &group.path {
-                Some(nodes) => Wanted::Pinned { nodes, reversed },
-                None if reversed => Wanted::Shortest { src: group.dst, dst: group.src },
-                None => Wanted::Shortest { src: group.src, dst: group.dst },
-            });
-        }
-    }
-    let mut paths = topology.route_all(&wanted).into_iter();
-    let mut routes = RoutesBuilder::default();
-    let mut group_routes = Vec::with_capacity(scenario.groups.len());
-    for group in &scenario.groups {
-        let mut next = || {
-            let path = paths.next().flatten().expect("validation guarantees a path between a flow's hosts");
-            routes.add(&path)
-        };
-        let route = next();
-        let ack_route = match group.transport {
-            Transport::Udp(_) => route,
-            Transport::Tcp(_) => next(),
-        };
-        group_routes.push((route, ack_route));
-    }
-    (routes.finish(), group_routes)
 }
 
 /// Runs `scenario` with `seed` (the scenario's own seed when `None`),

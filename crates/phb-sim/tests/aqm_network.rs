@@ -85,3 +85,33 @@ fn pie_holds_the_mean_queueing_delay_near_its_15_ms_target() {
     assert!((0.0075..0.030).contains(&delay), "mean queueing delay {delay}");
     assert!(bottleneck(&out, "throughput_bps") > 0.95e7);
 }
+
+#[test]
+fn a_qdisc_s_red_averages_are_labelled_with_their_buffers_names() {
+    let text = SCENARIO.to_owned()
+        + r#"
+[qdiscs.two]
+kind = "classful"
+scheduler = "wfq"
+buffers = [
+    { name = "gold", policy = "wred", limit = "100pkt", green = { min_th = 20, max_th = 60, max_p = 0.1 }, yellow = { min_th = 10, max_th = 40, max_p = 0.2 }, red = { min_th = 5, max_th = 20, max_p = 0.5 } },
+    { name = "rest", policy = "red", limit = "100pkt", min_th = 10, max_th = 30 },
+]
+queues = [
+    { name = "gold", classes = [], buffer = "gold", weight = 2 },
+    { name = "rest", buffer = "rest", weight = 1 },
+]
+"#;
+    let scenario =
+        load(&text, "aqm.toml", &["links[1].qdisc=\"two\"".into(), "run.sample_interval=\"1s\"".into()]).unwrap();
+    let out = run(&scenario, None, &mut |_| {}).unwrap();
+    let t = out.table("timeseries").unwrap();
+    let (Some(Column::Str(metric)), Some(Column::Str(class))) = (t.column("metric"), t.column("class")) else {
+        panic!()
+    };
+    let mut labels: Vec<&str> =
+        (0..metric.len()).filter(|&i| metric[i] == "red_avg").map(|i| class[i].as_str()).collect();
+    labels.sort_unstable();
+    labels.dedup();
+    assert_eq!(labels, ["gold", "rest"]);
+}

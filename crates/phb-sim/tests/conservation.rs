@@ -85,7 +85,7 @@ fn limit_pkts(limit: Limit) -> f64 {
 fn shared(policy: BufferPolicy, victim: Victim, scheduler: SchedulerKind) -> QdiscConfig {
     QdiscConfig {
         queues: vec![QueueConfig { name: "a".into(), buffer: 0 }, QueueConfig { name: "b".into(), buffer: 0 }],
-        buffers: vec![BufferConfig { policy, victim }],
+        buffers: vec![BufferConfig { name: "shared".into(), policy, victim, ecn: false }],
         classify: vec![(0, 0), (10, 1)],
         default_queue: 0,
         scheduler,
@@ -161,6 +161,7 @@ fn chain(
             };
             TrafficGroup {
                 name: format!("g{g}"),
+                generator: String::new(),
                 count: 3,
                 src: 0,
                 dst: hops + 1,

@@ -125,3 +125,51 @@ fn a_rate_capped_ef_queue_keeps_to_its_cap_alone_or_with_others() {
         assert!(ef > 0.99e6, "EF {ef} should use its whole cap ({overrides:?})");
     }
 }
+
+/// The `conditioners` table's rows of rule `rule` at `scope`: colour ->
+/// (action, packets).
+fn conditioner_rows(out: &RunOutput, scope: &str, rule: &str) -> Vec<(String, String, u64)> {
+    let t = out.table("conditioners").unwrap();
+    let (
+        Some(Column::Str(scopes)),
+        Some(Column::Str(rules)),
+        Some(Column::Str(colours)),
+        Some(Column::Str(actions)),
+        Some(Column::U64(packets)),
+    ) = (t.column("scope"), t.column("rule"), t.column("colour"), t.column("action"), t.column("packets"))
+    else {
+        panic!("the conditioners table's columns")
+    };
+    (0..scopes.len())
+        .filter(|&i| scopes[i] == scope && rules[i] == rule)
+        .map(|i| (colours[i].clone(), actions[i].clone(), packets[i]))
+        .collect()
+}
+
+fn arrivals(out: &RunOutput, scope: &str, class: &str) -> u64 {
+    let t = out.table("classes").unwrap();
+    let (Some(Column::Str(scopes)), Some(Column::Str(classes)), Some(Column::U64(n))) =
+        (t.column("scope"), t.column("class"), t.column("arrivals"))
+    else {
+        panic!()
+    };
+    (0..scopes.len()).find(|&i| scopes[i] == scope && classes[i] == class).map_or(0, |i| n[i])
+}
+
+#[test]
+fn the_conditioners_table_counts_each_colour_and_its_marking() {
+    let out = run(&load(SCENARIO, "ds.toml", &[]).unwrap(), None, &mut |_| {}).unwrap();
+    let rows = conditioner_rows(&out, "c->edge", "customer");
+    let actions: Vec<_> = rows.iter().map(|(c, a, _)| (c.as_str(), a.as_str())).collect();
+    assert_eq!(actions, [("green", "mark af11"), ("yellow", "mark af12"), ("red", "mark af13")]);
+    // 4 Mb/s of 1000-byte packets over the 18 s measured: 9000 packets, half
+    // within CIR, a quarter more within PIR; and what each colour was marked
+    // is what arrived at the link's qdisc as that class.
+    let total: u64 = rows.iter().map(|r| r.2).sum();
+    assert!((8990..=9010).contains(&total), "{rows:?}");
+    for ((_, _, n), (class, share)) in rows.iter().zip([("af11", 0.5), ("af12", 0.25), ("af13", 0.25)]) {
+        assert_eq!(*n, arrivals(&out, "c->edge", class), "{class}");
+        assert!((*n as f64 / total as f64 - share).abs() < 0.01, "{class}: {n} of {total}");
+    }
+    assert_eq!(conditioner_rows(&out, "c->edge", ""), [(String::new(), "pass".to_owned(), 0)]);
+}

@@ -72,6 +72,7 @@ fn dumbbell(
 fn group(name: &str, class: usize, count: u32, source: SourceModel) -> TrafficGroup {
     TrafficGroup {
         name: name.into(),
+        generator: String::new(),
         count,
         src: 0,
         dst: 3,

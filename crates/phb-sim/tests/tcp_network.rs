@@ -70,6 +70,7 @@ fn dumbbell(
 fn tcp_group(count: u32, config: TcpConfig, jitter: Time) -> TrafficGroup {
     TrafficGroup {
         name: "tcp".into(),
+        generator: String::new(),
         count,
         src: 0,
         dst: 3,

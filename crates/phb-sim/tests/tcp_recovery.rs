@@ -167,7 +167,7 @@ fn the_rto_doubles_on_repeated_timeouts_and_resets_on_new_data() {
         deadlines.push(deadline);
         out.clear();
         sender.on_timeout(deadline, &mut out);
-        assert_eq!(out, vec![Segment { seq: 0, len: 960, retransmission: true }]);
+        assert_eq!(out, vec![Segment { seq: 0, len: 960, retransmission: true, cwr: false }]);
     }
     // 1 s, then 2, 4 and 8 s more.
     assert_eq!(deadlines, [1, 3, 7, 15].map(Time::from_secs).to_vec());
@@ -233,10 +233,10 @@ fn newreno_leaves_recovery_with_flightsize_plus_one_mss_not_a_burst_of_ssthresh(
     for (rules, after_full_ack) in [(Rules::Rfc, 2), (Rules::Ns2, 5)] {
         let (mut s, _) = bulk_sender(Variant::NewReno, rules, 20);
         let fr = dupacks(&mut s, 0, 3, Time::from_millis(100));
-        assert_eq!(fr, vec![Segment { seq: 0, len: 1000, retransmission: true }], "{rules:?}");
+        assert_eq!(fr, vec![Segment { seq: 0, len: 1000, retransmission: true, cwr: false }], "{rules:?}");
         assert_eq!(s.ssthresh_bytes(), 10_000.0, "{rules:?}: half of 20 segments");
         let partial = ack(&mut s, 9 * MSS, Time::from_millis(200));
-        assert_eq!(partial, vec![Segment { seq: 9 * MSS, len: 1000, retransmission: true }], "{rules:?}");
+        assert_eq!(partial, vec![Segment { seq: 9 * MSS, len: 1000, retransmission: true, cwr: false }], "{rules:?}");
         let full = ack(&mut s, 20 * MSS, Time::from_millis(300));
         assert!(!s.in_recovery());
         // RFC 6582 option (1): cwnd = min(ssthresh, max(FlightSize, SMSS) +
@@ -373,10 +373,10 @@ fn ns3_halves_the_bytes_in_flight_less_the_segments_the_duplicate_acks_reported(
     let (mut s, _) = ns3_sender(20, true);
     let first = dupacks(&mut s, 0, 1, Time::from_millis(100));
     let second = dupacks(&mut s, 0, 1, Time::from_millis(101));
-    assert_eq!(first, vec![Segment { seq: 20 * mss, len: 536, retransmission: false }]);
-    assert_eq!(second, vec![Segment { seq: 21 * mss, len: 536, retransmission: false }]);
+    assert_eq!(first, vec![Segment { seq: 20 * mss, len: 536, retransmission: false, cwr: false }]);
+    assert_eq!(second, vec![Segment { seq: 21 * mss, len: 536, retransmission: false, cwr: false }]);
     let third = dupacks(&mut s, 0, 1, Time::from_millis(102));
-    assert_eq!(third, vec![Segment { seq: 0, len: 536, retransmission: true }]);
+    assert_eq!(third, vec![Segment { seq: 0, len: 536, retransmission: true, cwr: false }]);
     assert_eq!(s.ssthresh_bytes(), (19 * mss / 2) as f64);
     // The RFCs halve FlightSize: 22 segments, 11.
     let (mut rfc, _) = bulk_sender(Variant::NewReno, Rules::Rfc, 20);
@@ -402,7 +402,7 @@ fn ns3_leaves_recovery_with_cwnd_ssthresh_and_opens_it_for_the_exiting_ack() {
     dupacks(&mut s, 0, 3, Time::from_millis(100));
     assert_eq!(s.ssthresh_bytes(), (19 * mss / 2) as f64);
     let partial = ack(&mut s, 9 * mss, Time::from_millis(200));
-    assert_eq!(partial, vec![Segment { seq: 9 * mss, len: 536, retransmission: true }]);
+    assert_eq!(partial, vec![Segment { seq: 9 * mss, len: 536, retransmission: true, cwr: false }]);
     let full = ack(&mut s, 20 * mss, Time::from_millis(300));
     let cwnd = (19 * mss / 2) as f64;
     assert_eq!(s.cwnd_bytes(), cwnd + (mss * mss) as f64 / cwnd);
@@ -449,5 +449,111 @@ fn slow_start_restart_cuts_the_window_after_an_idle_rto() {
         let mut out = Vec::new();
         p.sender.push(30 * MSS, p.now + pause, &mut out);
         assert_eq!(out.len(), burst, "restart {restart}, pause {pause}");
+    }
+}
+
+/// A sender of profile `base` (MSS 1000) with `cwnd` segments out at time 0
+/// in congestion avoidance (`ssthresh = cwnd`) and a receiver's window of
+/// `rwnd` segments.
+fn limited_sender(base: TcpConfig, cwnd: u32, rwnd: u32) -> Sender {
+    let cfg = TcpConfig {
+        mss: MSS as u32,
+        initial_window: cwnd,
+        initial_ssthresh: Some(cwnd),
+        window: rwnd,
+        granularity: Time::from_millis(1),
+        min_rto: Time::from_millis(200),
+        initial_rto: Time::from_secs(1),
+        ..base
+    };
+    let mut sender = Sender::new(cfg);
+    let mut out = Vec::new();
+    sender.push(u64::MAX, Time::ZERO, &mut out);
+    assert_eq!(out.len(), cwnd.min(rwnd) as usize);
+    sender
+}
+
+fn new_segment(index: u64) -> Vec<Segment> {
+    vec![Segment { seq: index * MSS, len: MSS as u32, retransmission: false, cwr: false }]
+}
+
+/// RFC 3042 §2, as ns-2 does it (`singledup_ 1`; `TcpAgent::send_one`): on
+/// each of the first two duplicate ACKs one segment of new data goes, if
+/// the receiver's window allows it and at most `cwnd + 2` segments are then
+/// outstanding; `cwnd` is not changed; the third duplicate ACK is a fast
+/// retransmit whose `ssthresh` counts none of those segments (RFC 5681 §3.2
+/// step 2; ns-2 halves `min(cwnd_, wnd_)`).
+#[test]
+fn limited_transmit_sends_one_new_segment_on_each_of_the_first_two_duplicate_acks() {
+    for profile in [TcpConfig::ns2(), TcpConfig::ns2_2004()] {
+        assert!(profile.limited_transmit);
+        let mut s = limited_sender(profile, 10, 20);
+        let t = Time::from_millis(100);
+        assert_eq!(dupacks(&mut s, 0, 1, t), new_segment(10));
+        assert_eq!(s.cwnd_uninflated_bytes(), 10_000.0, "cwnd unchanged");
+        assert_eq!(dupacks(&mut s, 0, 1, t), new_segment(11));
+        assert_eq!(s.snd_max() - s.snd_una(), 12 * MSS, "cwnd + 2 segments outstanding");
+        assert_eq!(dupacks(&mut s, 0, 1, t), vec![Segment { seq: 0, len: 1000, retransmission: true, cwr: false }]);
+        assert_eq!(s.ssthresh_bytes(), 5_000.0, "half of cwnd, not of the 12 segments outstanding");
+        assert!(dupacks(&mut s, 0, 1, t).is_empty(), "window 5 + 4 < 12 outstanding");
+    }
+    // Without it the first two duplicate ACKs send nothing.
+    let mut s = limited_sender(TcpConfig { limited_transmit: false, ..TcpConfig::ns2() }, 10, 20);
+    assert!(dupacks(&mut s, 0, 2, Time::from_millis(100)).is_empty());
+}
+
+#[test]
+fn limited_transmit_stays_within_the_receivers_window() {
+    // RFC 3042 §2 condition (1): with cwnd = rwnd nothing more may go.
+    let mut s = limited_sender(TcpConfig::ns2(), 10, 10);
+    assert!(dupacks(&mut s, 0, 2, Time::from_millis(100)).is_empty());
+    let mut s = limited_sender(TcpConfig::ns2(), 10, 11);
+    assert_eq!(dupacks(&mut s, 0, 2, Time::from_millis(100)), new_segment(10));
+}
+
+/// A fractional `cwnd` (5.2 segments after one ACK in congestion avoidance)
+/// sends whole segments: 5 outstanding, then one more per duplicate ACK up
+/// to 7 ≤ 5.2 + 2 (ns-2: `t_seqno_ <= highest_ack_ + cwnd_ + dupacks_`).
+/// Fast retransmit halves `min(cwnd_, wnd_)`: to 2.6 segments in ns-2.35
+/// (`precisionReduce_ true`), to `(int)(5 / 2)` = 2 in ns-2 of 2004
+/// (`precisionReduce_ false`); `ssthresh` is 2 either way.
+#[test]
+fn ns2_of_2004_halves_the_window_to_whole_segments() {
+    for (profile, cwnd) in [(TcpConfig::ns2(), 2_600.0), (TcpConfig::ns2_2004(), 2_000.0)] {
+        let halving = profile.whole_segment_halving;
+        let mut s = limited_sender(profile, 5, 20);
+        assert_eq!(ack(&mut s, MSS, Time::from_millis(100)), new_segment(5));
+        assert_eq!(s.cwnd_uninflated_bytes(), 5_200.0);
+        let t = Time::from_millis(101);
+        assert_eq!(dupacks(&mut s, MSS, 1, t), new_segment(6));
+        assert_eq!(dupacks(&mut s, MSS, 1, t), new_segment(7));
+        assert_eq!(dupacks(&mut s, MSS, 1, t), vec![Segment { seq: MSS, len: 1000, retransmission: true, cwr: false }]);
+        assert_eq!(s.ssthresh_bytes(), 2_000.0, "whole segments {halving}");
+        assert_eq!(s.cwnd_uninflated_bytes(), cwnd, "whole segments {halving}");
+    }
+}
+
+/// After a timeout ns-2's `send_one` still answers the first two duplicate
+/// ACKs, with the next segment of the go-back-N resend (`t_seqno_`); ns-3
+/// counts no duplicate ACK in `CA_LOSS`, and the RFCs' rules send only new
+/// data by it.
+#[test]
+fn after_a_timeout_ns2_s_limited_transmit_resends_the_next_segment() {
+    let resend = |index: u64| vec![Segment { seq: index * MSS, len: MSS as u32, retransmission: true, cwr: false }];
+    for rules in [Rules::Ns2, Rules::Rfc, Rules::Ns3] {
+        let mut s = limited_sender(TcpConfig { rules, limited_transmit: true, ..TcpConfig::ns2() }, 10, 20);
+        let mut out = Vec::new();
+        let t = s.rto_deadline().unwrap();
+        s.on_timeout(t, &mut out);
+        assert_eq!(out, resend(0), "{rules:?}");
+        let first = dupacks(&mut s, 0, 1, t);
+        let second = dupacks(&mut s, 0, 1, t);
+        if rules == Rules::Ns2 {
+            assert_eq!((first, second), (resend(1), resend(2)));
+        } else {
+            assert!(first.is_empty() && second.is_empty(), "{rules:?}");
+        }
+        assert!(dupacks(&mut s, 0, 1, t).is_empty(), "{rules:?}: no fast retransmit below recover");
+        assert_eq!(s.stats.fast_retransmits, 0);
     }
 }

@@ -219,7 +219,7 @@ fn a_burst_of_losses_in_a_large_window_keeps_the_windows_in_bounds() {
                 variant,
                 rules,
                 partial_ack_timer: PartialAckTimer::Impatient,
-                limited_transmit: rules == Rules::Ns3,
+                limited_transmit: rules != Rules::Rfc,
                 timestamps: rules == Rules::Ns3,
                 byte_counting: false,
                 window: 10_000,
@@ -279,7 +279,7 @@ fn byte_counting_opens_the_window_twice_as_fast_under_delayed_acks() {
 ///   1000·2000/25000 = 80 bytes with byte counting, 1000²/25000 = 40 without.
 #[test]
 fn byte_counting_grows_the_window_by_hand() {
-    let ack = |to: u64| Ack { ack: to * MSS, sack: [(0, 0); 3], sack_len: 0, ts_echo: Time::ZERO };
+    let ack = |to: u64| Ack { ack: to * MSS, sack: [(0, 0); 3], sack_len: 0, ts_echo: Time::ZERO, ece: false };
     for (byte_counting, slow_start_steps, avoidance_step) in
         [(true, [2000.0, 2000.0], 80.0), (false, [1000.0; 2], 40.0)]
     {

@@ -38,7 +38,7 @@ pub mod sched;
 pub mod time;
 
 pub use framing::Framing;
-pub use packet::{Colour, DropReason, Packet};
+pub use packet::{Colour, DropReason, Ecn, Packet};
 pub use queue::{Qdisc, QdiscConfig};
 pub use rng::Rng;
 pub use time::Time;

@@ -1,7 +1,8 @@
 //! What a queue sees of a packet.
 //!
 //! A [`Packet`] carries the header fields per-hop behaviours act on (flow,
-//! class codepoint, colour, size) and the time stamps measurement needs. The
+//! class codepoint, colour, ECN field, size) and the time stamps measurement
+//! needs. The
 //! transport's own header (TCP sequence numbers and the like) rides in `meta`,
 //! opaque to every mechanism here.
 
@@ -17,6 +18,33 @@ pub enum Colour {
     Red = 2,
 }
 
+/// The ECN field of the IP header (RFC 3168 §5): the two bits beside the
+/// DSCP, with their codepoints' values. A transport that speaks ECN sends
+/// ECT(0); a router's AQM that would drop an ECT packet early may set CE
+/// instead (see [`crate::queue::classful`]). ECT(1) is carried but no
+/// mechanism here tells it from ECT(0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum Ecn {
+    /// Not-ECT: the transport does not speak ECN; congestion means a drop.
+    #[default]
+    NotEct = 0b00,
+    /// ECT(1).
+    Ect1 = 0b01,
+    /// ECT(0), what an ECN-capable TCP sends (RFC 3168 §6.1.1).
+    Ect0 = 0b10,
+    /// CE, Congestion Experienced: set by a router instead of a drop.
+    Ce = 0b11,
+}
+
+impl Ecn {
+    /// ECT(0) or ECT(1): a router may mark the packet instead of dropping it.
+    #[inline]
+    pub fn is_ect(self) -> bool {
+        matches!(self, Ecn::Ect0 | Ecn::Ect1)
+    }
+}
+
 /// A packet as it waits in a queue.
 #[derive(Clone, Debug)]
 pub struct Packet<M> {
@@ -26,6 +54,8 @@ pub struct Packet<M> {
     pub class: u8,
     /// Drop precedence.
     pub colour: Colour,
+    /// The IP header's ECN field.
+    pub ecn: Ecn,
     /// IP packet size in bytes, headers included.
     pub size: u32,
     /// When the source created it.
@@ -80,5 +110,18 @@ impl DropReason {
             DropReason::LossModule => "loss_module",
             DropReason::Deadline => "deadline",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ECN field fits in the padding: a packet is as small as before
+    /// it was added (32 bytes without transport data).
+    #[test]
+    fn the_ecn_field_costs_no_space() {
+        assert_eq!(std::mem::size_of::<Ecn>(), 1);
+        assert_eq!(std::mem::size_of::<Packet<()>>(), 32);
     }
 }

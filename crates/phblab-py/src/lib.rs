@@ -63,20 +63,27 @@ fn load(text: &str, source_name: &str, overrides: &[String], backend: Backend) -
 /// or "emulate": what that backend cannot run is refused too); raises
 /// `ScenarioError` or returns a short description of the scenario, with its
 /// link directions (`"a->b"`, the scopes a time series may name),
-/// generated ones included.
+/// generated ones included. With `advise`, also its `warnings`
+/// (`phb_sim::advice`: what it will not measure as it seems to), which
+/// need every group's route.
 #[pyfunction]
-#[pyo3(signature = (text, source_name = "<string>", overrides = Vec::new(), backend = "simulate"))]
+#[pyo3(signature = (text, source_name = "<string>", overrides = Vec::new(), backend = "simulate", advise = false))]
 fn validate<'py>(
     py: Python<'py>,
     text: &str,
     source_name: &str,
     overrides: Vec<String>,
     backend: &str,
+    advise: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let backend = Backend::from_name(backend)
         .ok_or_else(|| PyValueError::new_err(format!("backend {backend:?}: one of simulate, emulate")))?;
     let scenario = load(text, source_name, &overrides, backend)?;
     let d = PyDict::new(py);
+    if advise {
+        let routes = phb_sim::net::routing::group_routes(&scenario);
+        d.set_item("warnings", phb_sim::advice::warnings(&scenario, &routes))?;
+    }
     d.set_item("name", &scenario.name)?;
     d.set_item("duration_s", scenario.run.duration.as_secs_f64())?;
     d.set_item("warmup_s", scenario.run.warmup.as_secs_f64())?;
@@ -154,6 +161,7 @@ fn run<'py>(
         parquet.set_item(&table.name, PyBytes::new(py, &bytes))?;
     }
     d.set_item("parquet", parquet)?;
+    d.set_item("warnings", &output.warnings)?;
     let classes = output.table("classes").expect("every run has a classes table");
     d.set_item("classes", columns(py, classes)?)?;
     Ok(d)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import itertools
 import os
+import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -487,6 +488,11 @@ def load_entry(path: str | os.PathLike, root: str | os.PathLike | None = None) -
     return entry
 
 
+#: a `[reproduce]` table header, found in a file that is not valid TOML:
+#: an entry whose mistake must be reported, not skipped
+_REPRODUCE_HEADER = re.compile(r"^\s*\[\s*reproduce\s*[\].]", re.MULTILINE)
+
+
 def load_catalog(root: str | os.PathLike | None = None, errors: list[CatalogError] | None = None) -> list[Entry]:
     """Every entry under `root` (default `default_catalog()`), by id.
 
@@ -496,12 +502,19 @@ def load_catalog(root: str | os.PathLike | None = None, errors: list[CatalogErro
     entries = []
     for path in sorted(root.rglob("*.toml")):
         try:
-            doc = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError, RecursionError):
+            text = path.read_text(encoding="utf-8")
+            doc = tomllib.loads(text)
+        except (tomllib.TOMLDecodeError, RecursionError) as e:
+            if not _REPRODUCE_HEADER.search(text):
+                continue  # not an entry (a scenario the catalog does not list)
+            doc, failure = None, CatalogError(f"{path}: not valid TOML: {e}")
+        except (UnicodeDecodeError, OSError):
             continue
-        if "reproduce" not in doc:
+        if doc is not None and "reproduce" not in doc:
             continue
         try:
+            if doc is None:
+                raise failure
             entries.append(load_entry(path, root))
         except CatalogError as e:
             if errors is None:

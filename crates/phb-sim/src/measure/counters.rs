@@ -13,6 +13,8 @@ pub struct Counts {
     pub departed_bytes: u64,
     /// Indexed by `DropReason as usize`.
     pub drops: [u64; DropReason::ALL.len()],
+    /// Packets CE-marked instead of dropped (ECN); they also depart.
+    pub marks: u64,
     pub arrival_cells: u64,
     pub departed_cells: u64,
     pub dropped_cells: u64,
@@ -34,6 +36,7 @@ impl Counts {
             departures: self.departures - earlier.departures,
             departed_bytes: self.departed_bytes - earlier.departed_bytes,
             drops,
+            marks: self.marks - earlier.marks,
             arrival_cells: self.arrival_cells - earlier.arrival_cells,
             departed_cells: self.departed_cells - earlier.departed_cells,
             dropped_cells: self.dropped_cells - earlier.dropped_cells,
@@ -86,6 +89,12 @@ impl ClassStats {
     pub fn drop(&mut self, reason: DropReason) {
         self.total.drops[reason as usize] += 1;
         self.interval_drops += 1;
+    }
+
+    /// A packet is CE-marked instead of dropped (ECN).
+    #[inline]
+    pub fn mark(&mut self) {
+        self.total.marks += 1;
     }
 
     /// A packet of `bytes` and `cells` cells (0 without cell framing)

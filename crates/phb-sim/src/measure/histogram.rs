@@ -5,9 +5,15 @@
 //! 1/128 (0.8%) of the true sample. Ranges are allocated only when a value
 //! falls in them, so memory follows the spread of the delays, not the number
 //! of samples. Mean (from an exact sum) and maximum are exact.
+//!
+//! [`DelayHistogram::coarse_buckets`] gives the distribution itself, with
+//! eight buckets merged into one (16 per power of two: 6.25% wide), for the
+//! `delay_histogram` table.
 
 const SUB_BITS: u32 = 7;
 const SUB: usize = 1 << SUB_BITS;
+/// Buckets merged into one by [`DelayHistogram::coarse_buckets`].
+const MERGED: usize = 8;
 
 #[derive(Clone, Debug, Default)]
 pub struct DelayHistogram {
@@ -94,6 +100,29 @@ impl DelayHistogram {
     pub fn clear(&mut self) {
         *self = DelayHistogram::default();
     }
+
+    /// The non-empty buckets, eight merged into one, in ascending order:
+    /// `(lower, upper, count)`, every counted value in `[lower, upper)`
+    /// nanoseconds. Below 128 ns the buckets are 8 ns wide; above, each
+    /// power-of-two range `[2^k, 2^(k+1))` has 16 of width `2^k / 16`.
+    pub fn coarse_buckets(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
+        self.ranges.iter().enumerate().flat_map(|(range, buckets)| {
+            buckets.iter().flat_map(move |buckets| {
+                buckets.chunks(MERGED).enumerate().filter_map(move |(c, chunk)| {
+                    let count: u64 = chunk.iter().sum();
+                    let first = (c * MERGED) as u64;
+                    let (lower, upper) = match range {
+                        0 => (first, first + MERGED as u64),
+                        _ => {
+                            let shift = range as u32 - 1;
+                            ((SUB as u64 + first) << shift, (SUB as u64 + first + MERGED as u64) << shift)
+                        }
+                    };
+                    (count > 0).then_some((lower, upper, count))
+                })
+            })
+        })
+    }
 }
 
 #[cfg(test)]
@@ -119,7 +148,36 @@ mod tests {
         assert_eq!((h.mean(), h.quantile(0.5), h.max()), (None, None, None));
     }
 
+    #[test]
+    fn coarse_buckets_of_small_and_large_values() {
+        let mut h = DelayHistogram::default();
+        for v in [0, 7, 8, 1000, 1010, 1_000_000] {
+            h.record(v);
+        }
+        // 1000 and 1010 lie in [512, 1024): 16 buckets of 32 ns; [992, 1024) holds both.
+        let buckets: Vec<_> = h.coarse_buckets().collect();
+        assert_eq!(buckets, vec![(0, 8, 2), (8, 16, 1), (992, 1024, 2), (983_040, 1_015_808, 1)]);
+    }
+
     proptest! {
+        #[test]
+        fn coarse_buckets_hold_every_value_once(values in proptest::collection::vec(0u64..10_000_000_000, 1..300)) {
+            let mut h = DelayHistogram::default();
+            for &v in &values {
+                h.record(v);
+            }
+            let buckets: Vec<_> = h.coarse_buckets().collect();
+            prop_assert_eq!(buckets.iter().map(|b| b.2).sum::<u64>(), values.len() as u64);
+            for w in buckets.windows(2) {
+                prop_assert!(w[0].1 <= w[1].0, "buckets overlap or are out of order: {:?}", w);
+            }
+            for (lower, upper, count) in &buckets {
+                let inside = values.iter().filter(|&&v| *lower <= v && v < *upper).count() as u64;
+                prop_assert_eq!(inside, *count, "bucket [{}, {})", lower, upper);
+                prop_assert!((upper - lower) as f64 <= (*lower).max(128) as f64 / 16.0, "[{}, {}) is wider than 1/16", lower, upper);
+            }
+        }
+
         #[test]
         fn quantiles_are_within_a_bucket_of_the_exact_rank(mut values in proptest::collection::vec(0u64..10_000_000_000, 1..500), q in 0.0f64..1.0) {
             let mut h = DelayHistogram::default();

@@ -45,6 +45,9 @@ pub struct Meta {
     pub kind: Kind,
     /// SACK blocks the ACK carries.
     pub sack_len: u8,
+    /// TCP ACK: ECN-Echo; TCP data: Congestion Window Reduced (RFC 3168 §6.1).
+    pub ece: bool,
+    pub cwr: bool,
 }
 
 impl Meta {
@@ -128,3 +131,16 @@ impl SackBlocks {
 
 /// A packet as the simulator moves it.
 pub type SimPacket = phb::Packet<Meta>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A simulated packet is 64 bytes (one cache line; the metadata 32),
+    /// the ECN field and the ECE and CWR flags included: they fit in padding.
+    #[test]
+    fn a_packet_is_one_cache_line() {
+        assert_eq!(std::mem::size_of::<Meta>(), 32);
+        assert_eq!(std::mem::size_of::<SimPacket>(), 64);
+    }
+}

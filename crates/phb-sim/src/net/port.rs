@@ -8,7 +8,7 @@
 
 use std::collections::VecDeque;
 
-use phb::classify::Conditioner;
+use phb::classify::{Conditioner, ConditionerCounts};
 use phb::queue::Counter;
 use phb::{Framing, Qdisc, Rng, Time};
 
@@ -41,6 +41,8 @@ pub struct Port {
     pub wire: VecDeque<SimPacket>,
     /// Per class (index into the scenario's classes): queueing statistics.
     pub stats: Vec<ClassStats>,
+    /// The conditioner's counts when the warm-up ended (`None` before).
+    pub conditioner_at_warmup: Option<ConditionerCounts>,
     /// The qdisc's own counters when the warm-up ended (empty before).
     pub counters_at_warmup: Vec<Counter>,
 }
@@ -72,6 +74,7 @@ impl Port {
             wake_pending: false,
             wire: VecDeque::new(),
             stats: vec![ClassStats::default(); classes],
+            conditioner_at_warmup: None,
             counters_at_warmup: Vec::new(),
         }
     }

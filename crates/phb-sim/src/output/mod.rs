@@ -87,9 +87,12 @@ pub struct RunOutput {
     /// work in packets.
     pub packet_hops: u64,
     /// `classes` (per class and scope), `flows`, `transfers`, `timeseries`
-    /// (long form; empty unless a sample interval is set) and `delay_ratios`
-    /// (empty unless `run.delay_ratios` asks).
+    /// (long form; empty unless a sample interval is set), `delay_ratios`
+    /// (empty unless `run.delay_ratios` asks), `counters`,
+    /// `delay_histogram` and `conditioners`.
     pub tables: Vec<Table>,
+    /// What the scenario will not measure as it seems to (`crate::advice`).
+    pub warnings: Vec<String>,
 }
 
 impl RunOutput {

@@ -11,7 +11,9 @@
 //!   flow-count schedules, no TCP profile that follows a simulator's rules,
 //!   no phased applications (a socket's buffer cannot withdraw data), no
 //!   Reno loss recovery (Linux has NewReno and SACK), one SACK setting per
-//!   host namespace, UDP packets of at least their headers, and at most
+//!   host namespace, no ECN (neither a TCP group's `ecn` nor a buffer's:
+//!   the kernel's `tcp_ecn` and the router's CE marking are not wired up),
+//!   UDP packets of at least their headers, and at most
 //!   [`EMULATE_MAX_FLOWS`] flows and 65 534 nodes (its port and address
 //!   numbering, `phb-emu`'s `plan.rs`).
 
@@ -88,6 +90,11 @@ fn not_emulable(scenario: &Scenario) -> Option<(String, String)> {
     if let Some(l) = scenario.links.iter().position(|l| l.framing != phb::Framing::None) {
         return refuse(format!("links[{l}].framing"), "ATM cell framing is not emulated");
     }
+    if let Some(l) =
+        scenario.links.iter().position(|l| [&l.qdisc_ab, &l.qdisc_ba].iter().any(|q| q.buffers.iter().any(|b| b.ecn)))
+    {
+        return refuse(format!("links[{l}]"), "ECN marking (a buffer's `ecn`) is not emulated yet");
+    }
     if scenario.nodes.len() > EMULATE_MAX_NODES {
         return refuse("nodes".into(), &format!("emulation addresses at most {EMULATE_MAX_NODES} nodes"));
     }
@@ -106,6 +113,12 @@ fn not_emulable(scenario: &Scenario) -> Option<(String, String)> {
                 }
             }
             Transport::Tcp(t) => {
+                if t.config.ecn {
+                    return refuse(
+                        key("ecn"),
+                        "ECN-capable TCP (the kernel's tcp_ecn per namespace) is not emulated yet",
+                    );
+                }
                 if t.config.rules != Rules::Rfc {
                     return refuse(
                         key("profile"),
@@ -197,6 +210,26 @@ profile = "linux"
         assert_eq!((key.as_str(), line, column), ("traffic[0].profile", 18, 1));
         assert!(message.contains("`phblab emulate` cannot run it"), "{message}");
         assert!(load_for(&ns2, "s.toml", &[], Backend::Simulate).is_ok());
+    }
+
+    /// ECN is simulated only: the emulator refuses a TCP group's `ecn` and a
+    /// qdisc's, naming the key, rather than run without marks.
+    #[test]
+    fn emulation_refuses_ecn() {
+        let tcp = format!("{TCP}ecn = true\n");
+        let (key, line, _, message) = refused(&tcp, Backend::Emulate);
+        assert_eq!((key.as_str(), line), ("traffic[0].ecn", 19));
+        assert!(message.contains("not emulated"), "{message}");
+        assert!(load_for(&tcp, "s.toml", &[], Backend::Simulate).is_ok());
+
+        let red = TCP.replace(
+            "delay = \"1ms\"\n",
+            "delay = \"1ms\"\nqdisc = \"red\"\n[qdiscs.red]\nkind = \"red\"\nlimit = \"50pkt\"\nmin_th = 5\nmax_th = 15\necn = true\n",
+        );
+        let (key, _, _, message) = refused(&red, Backend::Emulate);
+        assert_eq!(key, "links[0]");
+        assert!(message.contains("ECN marking"), "{message}");
+        assert!(load_for(&red, "s.toml", &[], Backend::Simulate).is_ok());
     }
 
     #[test]

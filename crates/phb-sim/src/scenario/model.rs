@@ -32,6 +32,19 @@ pub struct Scenario {
     pub lsps: Vec<LspDef>,
 }
 
+impl Scenario {
+    /// The qdisc of port `p`: link `p / 2`, from `a` towards `b` for an
+    /// even `p` (the simulator's and the emulator's port numbering).
+    pub fn port_qdisc(&self, p: usize) -> &QdiscConfig {
+        let link = &self.links[p / 2];
+        if p.is_multiple_of(2) {
+            &link.qdisc_ab
+        } else {
+            &link.qdisc_ba
+        }
+    }
+}
+
 /// An AF LSP (Bouras & Sevasti 2008, Sections 3–5): the TWAM at its
 /// ingress, the window input that feeds it, and the channel on which it
 /// signals `W_LSP^cwnd` to the DWRED queues that name it.
@@ -177,6 +190,11 @@ pub struct LinkDef {
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrafficGroup {
     pub name: String,
+    /// The generator and template that made the group (`"<generator
+    /// name>.<template key>"`, e.g. `"wide.traffic"`); empty for a group
+    /// the file wrote. Results carry it, so that a generated family of
+    /// groups can be summed as one.
+    pub generator: String,
     pub count: u32,
     /// Source and destination hosts (indices into [`Scenario::nodes`]).
     pub src: usize,

@@ -102,6 +102,8 @@ pub struct Qdisc {
     pub alpha: Option<f64>,
     pub max_burst: Option<Quantity>,
     pub derandomize: Option<bool>,
+    /// ECN marking instead of early drops (RFC 3168 §5).
+    pub ecn: Option<bool>,
     pub count: Option<bool>,
     pub average_all: Option<bool>,
     /// DWRED: `min_th = b·max_th` (eq. 12).
@@ -220,6 +222,8 @@ pub struct Buffer {
     pub alpha: Option<f64>,
     pub max_burst: Option<Quantity>,
     pub derandomize: Option<bool>,
+    /// ECN marking instead of early drops (RFC 3168 §5).
+    pub ecn: Option<bool>,
     /// F-RED and DI-RO: Floyd & Jacobson's spacing of the discards.
     pub count: Option<bool>,
     /// DI-RO: every frame updates the average, not only out-of-profile ones.
@@ -531,6 +535,10 @@ pub struct Traffic {
     pub delack_timeout: Option<Quantity>,
     pub slow_start_restart: Option<bool>,
     pub byte_counting: Option<bool>,
+    pub limited_transmit: Option<bool>,
+    pub whole_segment_halving: Option<bool>,
+    /// ECN-capable transport (RFC 3168 §6.1).
+    pub ecn: Option<bool>,
     pub congestion: Option<Congestion>,
     pub trace: Option<bool>,
     pub app: Option<AppKind>,

@@ -4,7 +4,7 @@
 
 use phb::aqm::red::RedParams;
 use phb::aqm::Limit;
-use phb::queue::{BufferPolicy, QdiscConfig, QueueConfig, SchedulerKind};
+use phb::queue::{BufferConfig, BufferPolicy, QdiscConfig, QueueConfig, SchedulerKind};
 use phb::Time;
 use proptest::prelude::*;
 
@@ -175,16 +175,19 @@ fn a_full_scenario_parses_into_the_exact_model() {
     let prio = QdiscConfig {
         queues: vec![QueueConfig { name: "voice".into(), buffer: 1 }, QueueConfig { name: "data".into(), buffer: 0 }],
         buffers: vec![
-            BufferPolicy::Red(RedParams {
-                min_th: 10.0,
-                max_th: 30.0,
-                w_q: 0.01,
-                limit: Limit::Packets(100),
-                gentle: false,
-                ..RedParams::default()
-            })
-            .into(),
-            BufferPolicy::DropTail { limit: Limit::Packets(10) }.into(),
+            BufferConfig {
+                name: "shared".into(),
+                ..BufferPolicy::Red(RedParams {
+                    min_th: 10.0,
+                    max_th: 30.0,
+                    w_q: 0.01,
+                    limit: Limit::Packets(100),
+                    gentle: false,
+                    ..RedParams::default()
+                })
+                .into()
+            },
+            BufferConfig { name: "small".into(), ..BufferPolicy::DropTail { limit: Limit::Packets(10) }.into() },
         ],
         classify: vec![(46, 0), (0, 1)],
         default_queue: 1,
@@ -261,6 +264,7 @@ fn a_full_scenario_parses_into_the_exact_model() {
         groups: vec![
             TrafficGroup {
                 name: "voip".into(),
+                generator: String::new(),
                 count: 10,
                 src: 0,
                 dst: 2,
@@ -280,6 +284,7 @@ fn a_full_scenario_parses_into_the_exact_model() {
             },
             TrafficGroup {
                 name: "bulk".into(),
+                generator: String::new(),
                 count: 1,
                 src: 1,
                 dst: 2,
@@ -299,6 +304,7 @@ fn a_full_scenario_parses_into_the_exact_model() {
             },
             TrafficGroup {
                 name: "stream".into(),
+                generator: String::new(),
                 count: 1,
                 src: 1,
                 dst: 2,
@@ -807,9 +813,10 @@ fn a_tcp_group_takes_its_profile_and_overrides() {
     );
 }
 
-/// `ns2_2004` is ns-2's TCP with the timer defaults of 2001–2004: the
-/// packet and window defaults of `ns2`, RTO bounds 1 s and 100000 s,
-/// initial RTO 6 s; keys still override it.
+/// `ns2_2004` is ns-2's TCP with the defaults of 2001–2004: the packet,
+/// window and Limited Transmit defaults of `ns2`, RTO bounds 1 s and
+/// 100000 s, initial RTO 6 s, the window halved to whole segments; keys
+/// still override it.
 #[test]
 fn the_ns2_2004_profile_has_that_era_s_timers() {
     let scenario = load(&with_traffic("kind = \"tcp\"\nprofile = \"ns2_2004\"\nmss = \"460B\""), "f", &[]).unwrap();
@@ -819,6 +826,7 @@ fn the_ns2_2004_profile_has_that_era_s_timers() {
         min_rto: Time::from_secs(1),
         initial_rto: Time::from_secs(6),
         max_rto: Time::from_secs(100_000),
+        whole_segment_halving: true,
         ..crate::tcp::TcpConfig::ns2()
     };
     assert_eq!(tcp.config, expected);
@@ -850,9 +858,11 @@ fn the_ns3_profile_is_ns3_s_defaults_with_a_window_of_128_kib() {
         rules: Rules::Ns3,
         partial_ack_timer: PartialAckTimer::Impatient,
         limited_transmit: true,
+        whole_segment_halving: false,
         timestamps: true,
         slow_start_restart: false,
         byte_counting: false,
+        ecn: false,
     };
     assert_eq!(ns3, expected);
     assert_eq!(TcpConfig::profile("ns3"), Some(expected.clone()));
@@ -865,6 +875,44 @@ fn the_ns3_profile_is_ns3_s_defaults_with_a_window_of_128_kib() {
     assert_eq!(config(""), expected);
     assert_eq!(config("mss = \"1448B\"").window, 131_072 / 1448);
     assert_eq!(config("mss = \"1448B\"\nwindow = 500").window, 500);
+}
+
+/// `limited_transmit` (RFC 3042) is on in `ns2`, `ns2_2004` and `ns3`, off
+/// in `linux` and `stcp`; `whole_segment_halving` (ns-2's `precisionReduce_
+/// false`) on in `ns2_2004` only. A group may set either; the second only
+/// under ns-2's rules, where a sender reads it.
+#[test]
+fn limited_transmit_and_whole_segment_halving_are_tcp_keys() {
+    use crate::tcp::TcpConfig;
+    for (name, limited, halving) in [
+        ("ns2", true, false),
+        ("ns2_2004", true, true),
+        ("linux", false, false),
+        ("ns3", true, false),
+        ("stcp", false, false),
+    ] {
+        let profile = TcpConfig::profile(name).unwrap();
+        assert_eq!((profile.limited_transmit, profile.whole_segment_halving), (limited, halving), "{name}");
+    }
+    let config = |extra: &str| {
+        let scenario = load(&with_traffic(&format!("kind = \"tcp\"\n{extra}")), "f", &[]).unwrap();
+        let Transport::Tcp(tcp) = &scenario.groups.last().unwrap().transport else { panic!("not TCP") };
+        tcp.config.clone()
+    };
+    let set = config("profile = \"ns2_2004\"\nlimited_transmit = false\nwhole_segment_halving = false");
+    assert_eq!(set, TcpConfig { limited_transmit: false, whole_segment_halving: false, ..TcpConfig::ns2_2004() });
+    assert!(config("profile = \"linux\"\nlimited_transmit = true").limited_transmit);
+    assert!(config("whole_segment_halving = true").whole_segment_halving);
+    let err =
+        load(&with_traffic("kind = \"tcp\"\nprofile = \"ns3\"\nwhole_segment_halving = true"), "f", &[]).unwrap_err();
+    assert!(err.to_string().contains("whole_segment_halving") && err.to_string().contains("ns-2's rules"), "{err}");
+    let err = load(
+        &with_traffic("kind = \"cbr\"\npacket_size = \"100B\"\nrate = \"1Mbps\"\nlimited_transmit = true"),
+        "f",
+        &[],
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("only to kind = \"tcp\""), "{err}");
 }
 
 /// `slow_start_restart` (RFC 5681 §4.1, ns-2's `slow_start_restart_`) is off

@@ -33,7 +33,8 @@ pub enum Rules {
     /// `cwnd_` as partial ACKs deflated it (`exit_recovery_fix_ 0`); NewReno
     /// sends at most two new segments per ACK while recovering
     /// (`send_much(0, 0, 2)`); fast retransmit restarts the timer
-    /// (`reset_rtx_timer(1, 0)`).
+    /// (`reset_rtx_timer(1, 0)`); Limited Transmit, when on, sends one
+    /// segment per duplicate ACK (`send_one`), after a timeout too.
     Ns2,
     /// ns-3's `TcpSocketBase` with `TcpNewReno` and `TcpClassicRecovery`
     /// (`tcp-socket-base.cc`, `tcp-congestion-ops.cc`,
@@ -96,9 +97,20 @@ pub struct TcpConfig {
     pub rules: Rules,
     /// NewReno: which partial ACKs restart the retransmission timer.
     pub partial_ack_timer: PartialAckTimer,
-    /// Limited Transmit (RFC 3042): the first `dupthresh − 1` duplicate
-    /// ACKs each let one new segment go.
+    /// Limited Transmit (RFC 3042 §2): each of the first `dupthresh − 1`
+    /// duplicate ACKs lets one segment go if the receiver's window allows
+    /// it and at most `cwnd + (dupthresh − 1)·SMSS` is then outstanding,
+    /// `cwnd` unchanged. ns-2's `singledup_ 1` (`ns-default.tcl`, the
+    /// default since 2001/11/28; `TcpAgent::send_one` in `tcp.cc`); ns-3's
+    /// `LimitedTransmit` attribute.
     pub limited_transmit: bool,
+    /// ns-2's `precisionReduce_ false` (`ns-default.tcl`: its default until
+    /// 2006/01/24): fast retransmit halves `cwnd_` to whole segments,
+    /// `(int)(window() / 2)` with `window()` the `int` of `min(cwnd_,
+    /// wnd_)` (`TcpAgent::slowdown` in `tcp.cc`); off, to half of
+    /// `windowd()`, exactly. `ssthresh_` is whole segments either way. Only
+    /// [`Rules::Ns2`] reads it.
+    pub whole_segment_halving: bool,
     /// Timestamps (RFC 7323): every ACK that acknowledges new data gives an
     /// RTT sample, from the send time of the segment whose timestamp it
     /// echoes (retransmissions included); without them one segment is
@@ -119,6 +131,18 @@ pub struct TcpConfig {
     /// `min(acked, MSS)` and `MSS²/cwnd` per ACK (ns-2, ns-3). On in the
     /// `linux` profile only.
     pub byte_counting: bool,
+    /// ECN (RFC 3168 §6.1): data segments go out ECT(0) (retransmissions
+    /// not-ECT, §6.1.5), the receiver echoes a CE mark with ECE on its ACKs
+    /// until a segment with CWR arrives, and the sender halves its window
+    /// for an ECE at most once per window of data and sets CWR on the next
+    /// new segment (see the sender). Both ends of a connection share the
+    /// setting, so the negotiation (ECN-setup SYN and SYN-ACK) is taken to
+    /// succeed exactly when it is on. Off in every profile: ns-2's
+    /// `ecn_` is 0, ns-3's `UseEcn` is `Off`, and Linux's default
+    /// `net.ipv4.tcp_ecn = 2` accepts ECN when the peer asks but never
+    /// asks itself, so a connection the simulated source opens does not
+    /// use it.
+    pub ecn: bool,
 }
 
 impl TcpConfig {
@@ -131,7 +155,9 @@ impl TcpConfig {
     /// ACKs (100 ms when turned on); ns-2's recovery rules ([`Rules::Ns2`])
     /// with `newreno_changes1_ 1` (the timer reset by the first partial ACK
     /// only: [`PartialAckTimer::Impatient`]) and `partial_window_deflation_
-    /// 1`, both defaults since 2003/05/05.
+    /// 1`, both defaults since 2003/05/05; Limited Transmit (`singledup_
+    /// 1`, the default since 2001/11/28) and the window halved exactly
+    /// (`precisionReduce_ true`, the default since 2006/01/24).
     pub fn ns2() -> TcpConfig {
         TcpConfig {
             variant: Variant::NewReno,
@@ -149,10 +175,12 @@ impl TcpConfig {
             delack_timeout: Time::from_millis(100),
             rules: Rules::Ns2,
             partial_ack_timer: PartialAckTimer::Impatient,
-            limited_transmit: false,
+            limited_transmit: true,
+            whole_segment_halving: false,
             timestamps: false,
             slow_start_restart: false,
             byte_counting: false,
+            ecn: false,
         }
     }
 
@@ -160,13 +188,15 @@ impl TcpConfig {
     /// Vukadinović thesis was defended in October 2004): [`TcpConfig::ns2`]
     /// with that era's `ns-default.tcl` timer defaults, a minimum RTO of 1 s
     /// (`minrto_ 1`, set on 2001/05/14, lowered to 0.2 s on 2004/10/14), an
-    /// initial RTO of 6 s (`rtxcur_init_ 6.0` until 2006/01/21) and no
-    /// practical maximum (`maxrto_ 100000`).
+    /// initial RTO of 6 s (`rtxcur_init_ 6.0` until 2006/01/21), no
+    /// practical maximum (`maxrto_ 100000`), and fast retransmit halving the
+    /// window to whole segments (`precisionReduce_ false` until 2006/01/24).
     pub fn ns2_2004() -> TcpConfig {
         TcpConfig {
             min_rto: Time::from_secs(1),
             initial_rto: Time::from_secs(6),
             max_rto: Time::from_secs(100_000),
+            whole_segment_halving: true,
             ..TcpConfig::ns2()
         }
     }
@@ -194,9 +224,11 @@ impl TcpConfig {
             rules: Rules::Rfc,
             partial_ack_timer: PartialAckTimer::Impatient,
             limited_transmit: false,
+            whole_segment_halving: false,
             timestamps: false,
             slow_start_restart: false,
             byte_counting: true,
+            ecn: false,
         }
     }
 
@@ -228,9 +260,11 @@ impl TcpConfig {
             rules: Rules::Ns3,
             partial_ack_timer: PartialAckTimer::Impatient,
             limited_transmit: true,
+            whole_segment_halving: false,
             timestamps: true,
             slow_start_restart: false,
             byte_counting: false,
+            ecn: false,
         }
     }
 
@@ -265,9 +299,11 @@ impl TcpConfig {
             rules: Rules::Rfc,
             partial_ack_timer: PartialAckTimer::Impatient,
             limited_transmit: false,
+            whole_segment_halving: false,
             timestamps: false,
             slow_start_restart: false,
             byte_counting: false,
+            ecn: false,
         }
     }
 

@@ -16,6 +16,10 @@
 //!   (ns-3's `TcpSocketBase::ProcessOptionTimestamp`): a delayed ACK echoes
 //!   the first of its segments, a duplicate ACK the last in-order one, the
 //!   ACK of a filled hole the retransmission.
+//! - ECN-Echo (RFC 3168 §6.1.3): after a CE-marked data segment, every ACK
+//!   carries ECE until a segment with CWR arrives (a CWR segment that is
+//!   itself CE-marked keeps the echo on). A CE mark does not hasten the
+//!   ACK (ns-2's sinks; Linux acknowledges at once, `tcp_ecn_check_ce`).
 
 use phb::Time;
 
@@ -30,6 +34,9 @@ pub struct Ack {
     /// The timestamp echoed (RFC 7323 `TSecr`): the send time of the
     /// segment `TS.Recent` came from.
     pub ts_echo: Time,
+    /// ECN-Echo (RFC 3168 §6.1.3): a CE-marked segment arrived and no
+    /// CWR since.
+    pub ece: bool,
 }
 
 impl Ack {
@@ -64,6 +71,8 @@ pub struct Receiver {
     last_ack_sent: u64,
     /// Bytes delivered in order to the application.
     pub delivered: u64,
+    /// ACKs carry ECN-Echo.
+    ece: bool,
 }
 
 impl Receiver {
@@ -82,6 +91,7 @@ impl Receiver {
             ts_newest: Time::ZERO,
             last_ack_sent: 0,
             delivered: 0,
+            ece: false,
         }
     }
 
@@ -94,7 +104,7 @@ impl Receiver {
         self.unacked = 0;
         self.delack_deadline = None;
         self.last_ack_sent = self.rcv_nxt;
-        let mut ack = Ack { ack: self.rcv_nxt, ts_echo: self.ts_recent, ..Ack::default() };
+        let mut ack = Ack { ack: self.rcv_nxt, ts_echo: self.ts_recent, ece: self.ece, ..Ack::default() };
         if !self.sack || self.out_of_order.is_empty() {
             return ack;
         }
@@ -128,6 +138,17 @@ impl Receiver {
         });
         let at = self.out_of_order.partition_point(|r| r.start < merged.start);
         self.out_of_order.insert(at, merged);
+    }
+
+    /// The ECN signals of the data segment about to be passed to
+    /// [`Receiver::on_segment`]: its IP header's CE mark and its CWR flag.
+    pub fn on_ecn(&mut self, ce: bool, cwr: bool) {
+        if cwr {
+            self.ece = false;
+        }
+        if ce {
+            self.ece = true;
+        }
     }
 
     /// A data segment `[seq, seq + len)`, sent at `sent_at` (its
@@ -186,6 +207,31 @@ mod tests {
 
     fn receiver(sack: bool, delayed: bool) -> Receiver {
         Receiver::new(1000, sack, delayed, Time::from_millis(100))
+    }
+
+    /// RFC 3168 §6.1.3: after a CE-marked segment every ACK carries ECE
+    /// until a segment with CWR arrives; a CWR segment that is itself
+    /// CE-marked keeps the echo on; delayed ACKs carry it too.
+    #[test]
+    fn ece_is_echoed_from_a_ce_mark_until_cwr() {
+        let mut r = receiver(false, false);
+        let segment = |r: &mut Receiver, i: u64, ce: bool, cwr: bool| {
+            r.on_ecn(ce, cwr);
+            r.on_segment(i * 1000, 1000, Time::ZERO, Time::ZERO).expect("ACK every segment").ece
+        };
+        assert!(!segment(&mut r, 0, false, false));
+        assert!(segment(&mut r, 1, true, false), "the CE-marked segment's ACK");
+        assert!(segment(&mut r, 2, false, false), "and the ones after it");
+        assert!(segment(&mut r, 3, false, false));
+        assert!(!segment(&mut r, 4, false, true), "CWR ends the echo");
+        assert!(!segment(&mut r, 5, false, false));
+        assert!(segment(&mut r, 6, true, true), "a CE-marked CWR segment keeps it");
+        assert!(segment(&mut r, 7, false, false));
+
+        let mut delayed = receiver(false, true);
+        delayed.on_ecn(true, false);
+        assert_eq!(delayed.on_segment(0, 1000, Time::ZERO, Time::ZERO), None, "a CE mark does not hasten the ACK");
+        assert!(delayed.on_delack_timeout().unwrap().ece);
     }
 
     #[test]

@@ -32,7 +32,14 @@
 //!   §3.2 step 4) so that duplicate ACKs of data sent before the timeout
 //!   start no fast retransmit.
 //! - Limited Transmit (RFC 3042) when configured: each of the first
-//!   `dupthresh − 1` duplicate ACKs lets one new segment go.
+//!   `dupthresh − 1` duplicate ACKs lets one segment go beyond `cwnd`, so
+//!   that at most `cwnd + (dupthresh − 1)·SMSS` is outstanding, within the
+//!   receiver's window, `cwnd` unchanged. Under ns-2's rules (`send_one` in
+//!   `tcp.cc`, called by `TcpAgent::recv`, `RenoTcpAgent::recv` and
+//!   `NewRenoTcpAgent::recv` for `dupacks_ < numdupacks_` with `singledup_`)
+//!   one segment per duplicate ACK, after a timeout too, where the next
+//!   segment is the go-back-N resend of old data; under the others new
+//!   data only outside recovery from a timeout.
 //! - RTT: one segment timed at a time, never a retransmitted one (Karn), or
 //!   with timestamps (RFC 7323) a sample from every ACK of new data.
 
@@ -50,6 +57,9 @@ pub struct Segment {
     pub seq: u64,
     pub len: u32,
     pub retransmission: bool,
+    /// CWR (RFC 3168 §6.1.2): the first new segment after a window
+    /// reduction of an ECN-capable sender.
+    pub cwr: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -87,6 +97,8 @@ pub struct SenderStats {
     pub retransmissions: u64,
     pub fast_retransmits: u64,
     pub timeouts: u64,
+    /// Window halvings for an ECN-Echo (RFC 3168 §6.1.2).
+    pub ecn_reductions: u64,
 }
 
 pub struct Sender {
@@ -139,6 +151,12 @@ pub struct Sender {
     cwnd_clock: Option<Time>,
     /// [`Sender::stop_clock`] was called: the clock never runs again.
     cwnd_clock_stopped: bool,
+    /// ECN (RFC 3168 §6.1.2): `snd_max` at the last window reduction (for
+    /// an ECN-Echo, a fast retransmit or a timeout); an ECN-Echo is acted
+    /// on only once an ACK goes beyond it, so at most once per window.
+    ecn_recover: Option<u64>,
+    /// ECN: the next new segment carries CWR.
+    cwr_pending: bool,
 }
 
 impl Sender {
@@ -170,6 +188,8 @@ impl Sender {
             cwnd_integral: CwndIntegral::default(),
             cwnd_clock: None,
             cwnd_clock_stopped: false,
+            ecn_recover: None,
+            cwr_pending: false,
             cfg,
         }
     }
@@ -362,8 +382,12 @@ impl Sender {
     }
 
     /// Sends `seg` and records what the timer and RTT estimator need.
-    fn emit(&mut self, seg: Segment, now: Time, out: &mut Vec<Segment>) {
+    fn emit(&mut self, mut seg: Segment, now: Time, out: &mut Vec<Segment>) {
         self.stats.segments_sent += 1;
+        if self.cwr_pending && !seg.retransmission {
+            seg.cwr = true;
+            self.cwr_pending = false;
+        }
         if seg.retransmission {
             self.stats.retransmissions += 1;
             if self.in_loss {
@@ -390,7 +414,7 @@ impl Sender {
 
     /// A new segment of `len` bytes at `snd_max`.
     fn new_segment(&mut self, len: u64) -> Segment {
-        let seg = Segment { seq: self.snd_max, len: len as u32, retransmission: false };
+        let seg = Segment { seq: self.snd_max, len: len as u32, retransmission: false, cwr: false };
         self.outstanding.push_back(Sent { seq: seg.seq, len: seg.len, sacked: false, retransmitted: false });
         self.snd_max += len;
         self.snd_nxt = self.snd_max;
@@ -421,6 +445,12 @@ impl Sender {
         } else {
             usize::MAX
         };
+        self.transmit_window(burst, now, out);
+    }
+
+    /// Sends at most `burst` whole segments up to `snd_una + window`:
+    /// first what a timeout left to resend (below `snd_max`), then new data.
+    fn transmit_window(&mut self, burst: usize, now: Time, out: &mut Vec<Segment>) {
         let edge = self.snd_una + self.window();
         let mut sent = 0;
         while sent < burst {
@@ -431,7 +461,7 @@ impl Sender {
                     break;
                 }
                 self.snd_nxt = s.end();
-                Segment { seq: s.seq, len: s.len, retransmission: true }
+                Segment { seq: s.seq, len: s.len, retransmission: true, cwr: false }
             } else {
                 let len = self.next_new_len();
                 if len == 0 || self.snd_max + len > edge {
@@ -493,7 +523,7 @@ impl Sender {
         if let Some(i) = hole {
             self.outstanding[i].retransmitted = true;
             let s = self.outstanding[i];
-            return Some(Segment { seq: s.seq, len: s.len, retransmission: true });
+            return Some(Segment { seq: s.seq, len: s.len, retransmission: true, cwr: false });
         }
         let len = self.next_new_len();
         if len > 0 && self.snd_max + len <= self.snd_una + self.rwnd_bytes() {
@@ -505,7 +535,7 @@ impl Sender {
         })?;
         self.outstanding[unsacked].retransmitted = true;
         let s = self.outstanding[unsacked];
-        Some(Segment { seq: s.seq, len: s.len, retransmission: true })
+        Some(Segment { seq: s.seq, len: s.len, retransmission: true, cwr: false })
     }
 
     fn transmit_sack(&mut self, now: Time, out: &mut Vec<Segment>) {
@@ -533,6 +563,7 @@ impl Sender {
     /// reduced, `recover` set, the first unacknowledged segment resent.
     fn enter_recovery(&mut self, now: Time, out: &mut Vec<Segment>) {
         self.stats.fast_retransmits += 1;
+        self.window_reduced();
         let mss = self.mss as f64;
         let window = self.cwnd.min(self.rwnd_bytes() as f64);
         self.ssthresh = self.reduced_ssthresh(false);
@@ -546,6 +577,10 @@ impl Sender {
                 // cwnd_ itself (`CLOSE_CWND_HALF`) and sets dupwnd_ = 3.
                 self.cwnd = match self.cfg.rules {
                     Rules::Rfc | Rules::Ns3 => self.ssthresh,
+                    // `precisionReduce_ false`: `(int)(window() / 2)`.
+                    Rules::Ns2 if self.cfg.whole_segment_halving => {
+                        ((window / mss).floor() / 2.0).floor().max(1.0) * mss
+                    }
                     Rules::Ns2 => (window / 2.0).max(mss),
                 };
                 // ns-3: the segments the duplicate ACKs reported, out of the
@@ -556,7 +591,7 @@ impl Sender {
                     _ => self.cfg.dupthresh,
                 };
                 self.inflation = reported as f64 * mss;
-                self.emit(Segment { seq: first.seq, len: first.len, retransmission: true }, now, out);
+                self.emit(Segment { seq: first.seq, len: first.len, retransmission: true, cwr: false }, now, out);
                 if self.cfg.rules == Rules::Ns2 {
                     // `reset_rtx_timer(1, 0)` in `dupack_action`.
                     self.rto_deadline = Some(now + self.rtt.rto());
@@ -567,7 +602,7 @@ impl Sender {
                 self.cwnd = self.ssthresh;
                 self.inflation = 0.0;
                 self.outstanding[0].retransmitted = true;
-                self.emit(Segment { seq: first.seq, len: first.len, retransmission: true }, now, out);
+                self.emit(Segment { seq: first.seq, len: first.len, retransmission: true, cwr: false }, now, out);
                 self.transmit_sack(now, out);
             }
         }
@@ -580,14 +615,49 @@ impl Sender {
         if self.cfg.variant == Variant::Sack {
             self.apply_sack(ack.blocks());
         }
+        let echo = self.cfg.ecn && ack.ece;
+        if echo && !self.in_recovery && !self.in_loss && self.ecn_recover.is_none_or(|r| ack.ack > r) {
+            self.on_ecn_echo();
+        }
         if ack.ack > self.snd_una {
-            self.on_new_ack(ack.ack, ack.ts_echo, now, out);
+            self.on_new_ack(ack.ack, ack.ts_echo, echo, now, out);
         } else if ack.ack == self.snd_una && self.snd_una < self.snd_max {
             self.on_duplicate_ack(now, out);
         }
     }
 
-    fn on_new_ack(&mut self, ack: u64, ts_echo: Time, now: Time, out: &mut Vec<Segment>) {
+    /// ECN-Echo (RFC 3168 §6.1.2): congestion is treated as a loss would
+    /// be, without a retransmission: `ssthresh` and `cwnd` halved as on a
+    /// fast retransmit (by the profile's rules), CWR on the next new
+    /// segment, and no further reaction until the data now outstanding is
+    /// acknowledged. Not modelled: with a window of one segment the RFC
+    /// waits for the retransmission timer before sending again.
+    fn on_ecn_echo(&mut self) {
+        self.stats.ecn_reductions += 1;
+        let mss = self.mss as f64;
+        let window = self.cwnd.min(self.rwnd_bytes() as f64);
+        self.ssthresh = self.reduced_ssthresh(false);
+        self.cwnd = match self.cfg.rules {
+            Rules::Ns2 if self.cfg.variant != Variant::Sack => (window / 2.0).max(mss),
+            _ => self.ssthresh,
+        };
+        self.inflation = 0.0;
+        self.window_reduced();
+    }
+
+    /// The window was reduced (ECN-Echo, fast retransmit or timeout): an
+    /// ECN-capable sender sets CWR on its next new segment and ignores
+    /// ECN-Echo for the data outstanding now (RFC 3168 §6.1.2).
+    fn window_reduced(&mut self) {
+        if self.cfg.ecn {
+            self.cwr_pending = true;
+            self.ecn_recover = Some(self.snd_max);
+        }
+    }
+
+    /// New data acknowledged up to `ack`; `echo`: the ACK carried an
+    /// ECN-Echo, and then the window does not grow (RFC 3168 §6.1.2).
+    fn on_new_ack(&mut self, ack: u64, ts_echo: Time, echo: bool, now: Time, out: &mut Vec<Segment>) {
         let acked = ack - self.snd_una;
         if self.cfg.timestamps {
             // RFC 7323 §4.1; ns-3's `EstimateRtt` with `Timestamp` on.
@@ -626,7 +696,9 @@ impl Sender {
             }
         } else {
             self.inflation = 0.0;
-            self.open_window(acked);
+            if !echo {
+                self.open_window(acked);
+            }
         }
         if self.in_loss && self.recover.is_some_and(|recover| ack >= recover) {
             self.in_loss = false;
@@ -645,7 +717,7 @@ impl Sender {
     fn partial_ack(&mut self, acked: u64, now: Time, out: &mut Vec<Segment>) {
         let mss = self.mss as f64;
         let first = self.outstanding[0];
-        self.emit(Segment { seq: first.seq, len: first.len, retransmission: true }, now, out);
+        self.emit(Segment { seq: first.seq, len: first.len, retransmission: true, cwr: false }, now, out);
         let add_back = if acked >= self.mss { mss } else { 0.0 };
         let deflate = acked as f64;
         if self.cfg.rules == Rules::Ns3 {
@@ -712,12 +784,18 @@ impl Sender {
         let sack_loss = self.cfg.variant == Variant::Sack && self.is_lost(0);
         if (self.dupacks >= self.cfg.dupthresh || sack_loss) && self.may_fast_retransmit() {
             self.enter_recovery(now, out);
-        } else if self.cfg.limited_transmit && self.dupacks < self.cfg.dupthresh && !self.in_loss {
-            // RFC 3042: one new segment per duplicate ACK, cwnd unchanged
-            // (ns-3: `AddRenoSack` in `CA_DISORDER`); no duplicate ACK
-            // counts during recovery from a timeout (`CA_LOSS`).
+        } else if self.cfg.limited_transmit
+            && self.dupacks < self.cfg.dupthresh
+            && (self.cfg.rules == Rules::Ns2 || !self.in_loss)
+        {
+            // RFC 3042: one segment beyond cwnd per duplicate ACK, cwnd
+            // unchanged. ns-2's `send_one`: the one segment at `t_seqno_`
+            // if `t_seqno_ <= highest_ack_ + cwnd_ + dupacks_` (and within
+            // `wnd_`), after a timeout too. ns-3 (`AddRenoSack` in
+            // `CA_DISORDER`) counts no duplicate ACK in `CA_LOSS`.
             self.inflation = (self.dupacks as u64 * self.mss) as f64;
-            self.transmit(now, out);
+            let burst = if self.cfg.rules == Rules::Ns2 { 1 } else { usize::MAX };
+            self.transmit_window(burst, now, out);
         }
     }
 
@@ -741,6 +819,7 @@ impl Sender {
         self.dupacks = 0;
         // RFC 6582 §3.2 step 4; RFC 6675 §5.1.
         self.recover = Some(self.snd_max);
+        self.window_reduced();
         self.high_sacked = 0;
         for s in self.outstanding.iter_mut() {
             s.sacked = false;

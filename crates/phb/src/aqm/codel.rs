@@ -248,6 +248,20 @@ impl CoDel {
         }
     }
 
+    /// The packet `on_dequeue` at `now` just said to drop was ECN-capable
+    /// and leaves marked instead (RFC 8289 §5's ECN note; Linux's codel
+    /// with `ecn`): the dequeue ends with it. Entering the dropping state,
+    /// nothing more changes (`drop_next` is set); in the dropping state,
+    /// the next drop is scheduled by the control law from `drop_next`, as
+    /// Linux's `codel_dequeue` does before `goto end`, without looking at
+    /// the packet behind.
+    pub fn on_marked(&mut self, now: Time) {
+        if let Pending::InLoop(t) = std::mem::replace(&mut self.pending, Pending::None) {
+            debug_assert_eq!(t, now, "a mark follows the on_dequeue that asked for the drop");
+            self.drop_next = self.control_law(self.drop_next, self.count);
+        }
+    }
+
     /// The `while (now >= drop_next && dropping)` test for the current head.
     fn drop_in_loop(&mut self, now: Time) -> bool {
         if now >= self.drop_next {

@@ -129,6 +129,11 @@ impl Pie {
     /// ([`LimitRule::Fits`]): RFC 8033's `queue_.is_full()` leaves the rule open.
     pub const LIMIT_RULE: LimitRule = LimitRule::Fits;
 
+    /// `mark_ecnth` (RFC 8033 §5.1): with ECN on, an ECN-capable packet is
+    /// marked instead of dropped only while `drop_prob` is at most this;
+    /// above it PIE drops (Linux's pie: `MAX_PROB / 10`).
+    pub const MARK_ECNTH: f64 = 0.1;
+
     pub fn new(params: PieParams, rng: Rng) -> Pie {
         Pie {
             drop_prob: 0.0,

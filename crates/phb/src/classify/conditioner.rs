@@ -100,6 +100,11 @@ impl Counts {
         self.packets += 1;
         self.bytes += size as u64;
     }
+
+    /// The counts between an earlier snapshot and these.
+    pub fn since(self, earlier: Counts) -> Counts {
+        Counts { packets: self.packets - earlier.packets, bytes: self.bytes - earlier.bytes }
+    }
 }
 
 /// What one rule has done so far.
@@ -126,6 +131,29 @@ impl RuleStats {
     pub fn colour(&self, colour: Colour) -> Counts {
         self.by_colour[colour as usize]
     }
+
+    /// What the rule did between an earlier snapshot and now.
+    pub fn since(&self, earlier: &RuleStats) -> RuleStats {
+        let mut by_colour = self.by_colour;
+        for (now, then) in by_colour.iter_mut().zip(earlier.by_colour) {
+            *now = now.since(then);
+        }
+        RuleStats {
+            matched: self.matched.since(earlier.matched),
+            by_colour,
+            passed: self.passed.since(earlier.passed),
+            remarked: self.remarked.since(earlier.remarked),
+            dropped: self.dropped.since(earlier.dropped),
+        }
+    }
+}
+
+/// A snapshot of a conditioner's statistics (at the end of a warm-up, say):
+/// per rule, in rule order, and the packets no rule matched.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ConditionerCounts {
+    pub rules: Vec<RuleStats>,
+    pub unmatched: Counts,
 }
 
 /// Checks that every `Mark` action sets a codepoint in 0..=63.
@@ -248,6 +276,11 @@ impl Conditioner {
     /// Packets no rule matched (passed unchanged).
     pub fn unmatched(&self) -> Counts {
         self.unmatched
+    }
+
+    /// Every rule's statistics and the unmatched count, as they are now.
+    pub fn counts(&self) -> ConditionerCounts {
+        ConditionerCounts { rules: self.stats.clone(), unmatched: self.unmatched }
     }
 }
 
@@ -682,6 +715,7 @@ mod tests {
             flow: 1,
             class: DF,
             colour: Green,
+            ecn: crate::Ecn::NotEct,
             size: 100,
             created: Time::ZERO,
             enqueued: Time::ZERO,

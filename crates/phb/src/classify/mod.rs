@@ -18,5 +18,7 @@ pub mod conditioner;
 pub mod dscp;
 pub mod multifield;
 
-pub use conditioner::{Conditioner, ConditionerConfig, Counts, MeterConfig, Rule, RuleConfig, RuleStats, Verdict};
+pub use conditioner::{
+    Conditioner, ConditionerConfig, ConditionerCounts, Counts, MeterConfig, Rule, RuleConfig, RuleStats, Verdict,
+};
 pub use multifield::{Match, Matcher, PacketKey, Protocol};

@@ -34,6 +34,29 @@
 //!
 //! Time stamps: a packet's `enqueued` is set when it is admitted.
 //!
+//! **ECN marking** (RFC 3168 §5, §7). A buffer with `ecn` on marks where it
+//! would drop early: when its policy decides an early drop
+//! ([`DropReason::EarlyDrop`]) of an ECN-capable packet (ECT(0) or ECT(1)),
+//! the packet's ECN field becomes CE and it joins the queue instead,
+//! provided the buffer's hard limit admits it (else it is an overflow
+//! drop, as ns-2's RED drops a marked packet the full queue cannot take).
+//! The policy's own state moves as for the drop (RED's count restarts,
+//! PIE's `accu_prob` too), as in ns-2's `REDQueue::drop_early` and Linux's
+//! red, pie and codel. What stays a drop: a not-ECT packet; an overflow;
+//! a forced drop ([`DropReason::ForcedDrop`], RED's average above `max_th`,
+//! or `2·max_th` when gentle) — RFC 3168 §7 lets a router drop rather than
+//! mark under high congestion, and ns-2's RED (`setbit_` only in
+//! `drop_early`) does; Linux's red marks there too unless `harddrop` is
+//! set, which this does not follow. PIE marks only while its drop
+//! probability is at most [`Pie::MARK_ECNTH`] (RFC 8033 §5.1, Linux's
+//! pie: 10%); above it, it drops. CoDel marks at dequeue the packet it
+//! would drop (RFC 8289 §5, Linux's codel `ecn`): the packet leaves marked
+//! and CoDel schedules its next drop as after a drop
+//! ([`CoDel::on_marked`]). Policies that mark: RED, WRED, DWRED, RIO,
+//! Adaptive RED, CoDel and PIE; a buffer whose victim is chosen by PLR or
+//! PLC does not mark (they decide which packet leaves, not whether one is
+//! signalled).
+//!
 //! **Framing.** The qdisc knows its link's [`Framing`]. On an ATM link
 //! (AAL5) every buffer also counts the cells of what it holds
 //! ([`Backlog::cells`]), which is what F-RED, DI-RO and a limit in cells
@@ -58,9 +81,9 @@ use crate::aqm::rio::{Rio, RioParams};
 use crate::aqm::wred::{Wred, WredParams};
 use crate::aqm::{Amount, Backlog, Limit, LimitRule};
 use crate::framing::Framing;
-use crate::packet::{DropReason, Packet};
+use crate::packet::{DropReason, Ecn, Packet};
 use crate::queue::jobs::JobsParams;
-use crate::queue::Dropped;
+use crate::queue::{Departure, Dropped};
 use crate::rng::Rng;
 use crate::sched::{
     AnySched, BacklogUnit, Beds, Bpr, BprPlus, CappedPriority, Drr, Dwfq, ExVc, Head, Mdp, Pad, Priority, Scfq,
@@ -141,6 +164,21 @@ impl BufferPolicy {
         }
     }
 
+    /// Whether the policy can mark ECN-capable packets instead of dropping
+    /// them early (see the module docs).
+    pub fn marks_ecn(&self) -> bool {
+        matches!(
+            self,
+            BufferPolicy::Red(_)
+                | BufferPolicy::Wred(_)
+                | BufferPolicy::Dwred(_)
+                | BufferPolicy::Rio(_)
+                | BufferPolicy::AdaptiveRed(_)
+                | BufferPolicy::CoDel(_)
+                | BufferPolicy::Pie(_)
+        )
+    }
+
     fn validate(&self) -> Result<(), String> {
         match self {
             BufferPolicy::DropTail { limit } => limit.validate(),
@@ -182,17 +220,24 @@ pub enum Victim {
     Plc { x: f64 },
 }
 
-/// A buffer: the policy that admits packets, and who pays when it drops.
+/// A buffer: a name for results, the policy that admits packets, who pays
+/// when it drops, and whether it marks ECN-capable packets instead of
+/// dropping them early.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BufferConfig {
+    /// The scenario's name of the buffer (labels its AQM average in time
+    /// series); empty for a buffer built from a policy alone.
+    pub name: String,
     pub policy: BufferPolicy,
     pub victim: Victim,
+    /// ECN marking (module docs); off by default, as Linux's `ecn` flag.
+    pub ecn: bool,
 }
 
 impl From<BufferPolicy> for BufferConfig {
-    /// A buffer that drops the arrival, as its policy says.
+    /// An unnamed buffer that drops the arrival, as its policy says, and never marks.
     fn from(policy: BufferPolicy) -> BufferConfig {
-        BufferConfig { policy, victim: Victim::Arrival }
+        BufferConfig { name: String::new(), policy, victim: Victim::Arrival, ecn: false }
     }
 }
 
@@ -353,7 +398,7 @@ impl QdiscConfig {
         match (self.queues.as_slice(), self.buffers.as_slice(), &self.scheduler) {
             (
                 [_],
-                [BufferConfig { policy: BufferPolicy::DropTail { limit }, victim: Victim::Arrival }],
+                [BufferConfig { policy: BufferPolicy::DropTail { limit }, victim: Victim::Arrival, .. }],
                 SchedulerKind::StrictPriority,
             ) => Some(*limit),
             _ => None,
@@ -386,6 +431,18 @@ impl QdiscConfig {
         }
         for (b, buffer) in self.buffers.iter().enumerate() {
             buffer.policy.validate()?;
+            if buffer.ecn && !buffer.policy.marks_ecn() {
+                return Err(format!(
+                    "ecn: buffer {b}'s policy does not mark; ECN marking is for red, wred, dwred, rio_c, rio_d, \
+                     adaptive_red, codel and pie"
+                ));
+            }
+            if buffer.ecn && buffer.victim != Victim::Arrival {
+                return Err(format!(
+                    "ecn: buffer {b} chooses its victims with PLR or PLC, which decide which packet is dropped; \
+                     marking needs the arrival to be the victim"
+                ));
+            }
             if let BufferPolicy::LossRatio(p) = &buffer.policy {
                 let reference = self.buffers.get(p.reads).map(|r| &r.policy);
                 if p.reads == b {
@@ -566,9 +623,21 @@ struct Buffer {
     /// The policy's rule for `limit`.
     rule: LimitRule,
     victim: VictimState,
+    /// Marks ECN-capable packets instead of dropping them early.
+    ecn: bool,
 }
 
 impl Buffer {
+    /// Whether the policy marks (rather than drops) now, an early drop
+    /// being decided: PIE only at low drop probability (RFC 8033 §5.1).
+    #[inline]
+    fn marks_now(&self) -> bool {
+        match &self.admission {
+            Admission::Pie(pie) => pie.drop_prob() <= Pie::MARK_ECNTH,
+            _ => true,
+        }
+    }
+
     #[inline]
     fn add(&mut self, size: u32, cells: u32, colour: usize) {
         let b = &mut self.backlog;
@@ -635,7 +704,7 @@ impl<M> Classful<M> {
             .buffers
             .iter()
             .enumerate()
-            .map(|(b, BufferConfig { policy, .. })| {
+            .map(|(b, BufferConfig { policy, ecn, .. })| {
                 let mut stream = || Rng::derive(seeds.next_u64(), "buffer");
                 let admission = match policy {
                     BufferPolicy::DropTail { limit } => Admission::DropTail(*limit),
@@ -665,6 +734,7 @@ impl<M> Classful<M> {
                     limit: policy.limit(),
                     rule: policy.limit_rule(),
                     victim,
+                    ecn: *ecn,
                 }
             })
             .collect();
@@ -696,7 +766,11 @@ impl<M> Classful<M> {
         self.queue_of_codepoint[(codepoint & 63) as usize] as usize
     }
 
-    pub fn enqueue(&mut self, mut pkt: Packet<M>, now: Time, dropped: &mut Dropped<M>) {
+    /// Offers an arriving packet at `now`: it joins its queue, or it (or
+    /// packets a victim rule pushes out) goes onto `dropped` with the
+    /// reason. `true` when the buffer admitted it with a CE mark it set
+    /// instead of an early drop (see the module docs).
+    pub fn enqueue(&mut self, mut pkt: Packet<M>, now: Time, dropped: &mut Dropped<M>) -> bool {
         let q = self.classify(pkt.class);
         let b = self.queues[q].buffer;
         // A coupled buffer reads the probability of the one it follows first.
@@ -724,14 +798,23 @@ impl<M> Classful<M> {
             Admission::FRed(fred) => fred.on_arrival(backlog.held(), Amount::packet(size, cells), now),
             Admission::DiRo(diro) => diro.on_arrival(backlog.held(), Amount::packet(size, cells), colour, now),
         };
-        let verdict = match buffer.victim {
+        let mut verdict = match buffer.victim {
             VictimState::Arrival => verdict,
             VictimState::Plr { .. } => self.plr_victim(q, size, verdict, now, dropped),
             VictimState::Plc { .. } => self.plc_victim(q, size, verdict, now, dropped),
         };
+        let buffer = &self.buffers[b];
+        let marked = verdict == Some(DropReason::EarlyDrop) && buffer.ecn && pkt.ecn.is_ect() && buffer.marks_now();
+        if marked {
+            verdict = (!buffer.limit.admits_in(buffer.rule, buffer.backlog.held(), Amount::packet(size, cells)))
+                .then_some(DropReason::Overflow);
+        }
         if let Some(reason) = verdict {
             dropped.push((pkt, reason));
-            return;
+            return false;
+        }
+        if marked {
+            pkt.ecn = Ecn::Ce;
         }
         self.buffers[b].add(size, cells, colour as usize);
         self.pkts += 1;
@@ -746,6 +829,7 @@ impl<M> Classful<M> {
             self.heads[q] = Some(Head { size: wire, enqueued: now });
         }
         self.scheduler.on_enqueue(q, wire, now);
+        marked
     }
 
     /// Queue `q`'s head changed (or it emptied): what the scheduler sees.
@@ -900,8 +984,8 @@ impl<M> Classful<M> {
 
     /// The link is free at `now`: the next packet to send, if the scheduler
     /// allows one. Packets a dequeue-time policy (CoDel) drops on the way
-    /// are pushed onto `dropped`.
-    pub fn dequeue(&mut self, now: Time, dropped: &mut Dropped<M>) -> Option<Packet<M>> {
+    /// are pushed onto `dropped`; one it marks instead leaves CE-marked.
+    pub fn dequeue(&mut self, now: Time, dropped: &mut Dropped<M>) -> Option<Departure<M>> {
         self.mark_idle_buffers(now);
         loop {
             let framing = self.framing;
@@ -931,7 +1015,15 @@ impl<M> Classful<M> {
                 _ => false,
             };
             if !drop {
-                return Some(pkt);
+                return Some(Departure { pkt, marked: false });
+            }
+            if buffer.ecn && pkt.ecn.is_ect() {
+                if let Admission::CoDel(codel) = &mut buffer.admission {
+                    codel.on_marked(now);
+                }
+                let mut pkt = pkt;
+                pkt.ecn = Ecn::Ce;
+                return Some(Departure { pkt, marked: true });
             }
             dropped.push((pkt, DropReason::EarlyDrop));
             if self.buffers[b].backlog.pkts == 0 {
@@ -1019,10 +1111,19 @@ impl<M> Classful<M> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::Colour;
+    use crate::packet::{Colour, Ecn};
 
     fn pkt(class: u8, size: u32, flow: u32) -> Packet<()> {
-        Packet { flow, class, colour: Colour::Green, size, created: Time::ZERO, enqueued: Time::ZERO, meta: () }
+        Packet {
+            flow,
+            class,
+            colour: Colour::Green,
+            ecn: Ecn::NotEct,
+            size,
+            created: Time::ZERO,
+            enqueued: Time::ZERO,
+            meta: (),
+        }
     }
 
     #[test]
@@ -1036,7 +1137,8 @@ mod tests {
             dropped.iter().map(|(p, r)| (p.flow, *r)).collect::<Vec<_>>(),
             vec![(3, DropReason::Overflow), (4, DropReason::Overflow)]
         );
-        let order: Vec<u32> = std::iter::from_fn(|| q.dequeue(Time::ZERO, &mut Vec::new())).map(|p| p.flow).collect();
+        let order: Vec<u32> =
+            std::iter::from_fn(|| q.dequeue(Time::ZERO, &mut Vec::new())).map(|d| d.pkt.flow).collect();
         assert_eq!(order, vec![0, 1, 2]);
         assert_eq!((q.len_packets(), q.len_bytes()), (0, 0));
     }
@@ -1056,7 +1158,7 @@ mod tests {
     fn enqueue_stamps_the_time() {
         let mut q: Classful<()> = Classful::new(&QdiscConfig::fifo(Limit::Packets(3)), 1_000_000, Rng::derive(0, "q"));
         q.enqueue(pkt(0, 100, 0), Time::from_millis(7), &mut Vec::new());
-        assert_eq!(q.dequeue(Time::from_millis(9), &mut Vec::new()).unwrap().enqueued, Time::from_millis(7));
+        assert_eq!(q.dequeue(Time::from_millis(9), &mut Vec::new()).unwrap().pkt.enqueued, Time::from_millis(7));
     }
 
     fn two_class_shared(policy: BufferPolicy) -> QdiscConfig {
@@ -1077,7 +1179,8 @@ mod tests {
         q.enqueue(pkt(0, 100, 1), Time::ZERO, &mut dropped);
         q.enqueue(pkt(46, 100, 2), Time::ZERO, &mut dropped);
         q.enqueue(pkt(12, 100, 3), Time::ZERO, &mut dropped); // unlisted: default (tcp)
-        let order: Vec<u32> = std::iter::from_fn(|| q.dequeue(Time::ZERO, &mut Vec::new())).map(|p| p.flow).collect();
+        let order: Vec<u32> =
+            std::iter::from_fn(|| q.dequeue(Time::ZERO, &mut Vec::new())).map(|d| d.pkt.flow).collect();
         assert_eq!(order, vec![2, 1, 3]);
     }
 
@@ -1230,7 +1333,7 @@ mod tests {
         for (flow, class) in [(1, tcp), (2, tcp), (11, udp), (12, udp)] {
             q.enqueue(pkt(class, 500, flow), Time::ZERO, &mut dropped);
         }
-        assert_eq!(q.dequeue(Time::ZERO, &mut dropped).map(|p| p.flow), Some(11));
+        assert_eq!(q.dequeue(Time::ZERO, &mut dropped).map(|d| d.pkt.flow), Some(11));
         for (flow, class) in [(13, udp), (3, tcp), (4, tcp)] {
             q.enqueue(pkt(class, 500, flow), Time::ZERO, &mut dropped);
         }
@@ -1349,10 +1452,10 @@ mod tests {
 #[cfg(test)]
 mod framed {
     use super::*;
-    use crate::packet::Colour;
+    use crate::packet::{Colour, Ecn};
 
     fn pkt(class: u8, size: u32, flow: u32, colour: Colour) -> Packet<()> {
-        Packet { flow, class, colour, size, created: Time::ZERO, enqueued: Time::ZERO, meta: () }
+        Packet { flow, class, colour, ecn: Ecn::NotEct, size, created: Time::ZERO, enqueued: Time::ZERO, meta: () }
     }
 
     fn framed(cfg: &QdiscConfig) -> Classful<()> {
@@ -1391,7 +1494,7 @@ mod framed {
             let mut q: Classful<()> = Classful::with_framing(&cfg, 50_000_000, framing, Rng::derive(0, "q"));
             q.enqueue(pkt(0, 40, 1, Colour::Green), Time::ZERO, &mut Vec::new());
             q.enqueue(pkt(8, 30, 2, Colour::Green), Time::ZERO, &mut Vec::new());
-            assert_eq!(q.dequeue(Time::ZERO, &mut Vec::new()).unwrap().flow, first, "{framing:?}");
+            assert_eq!(q.dequeue(Time::ZERO, &mut Vec::new()).unwrap().pkt.flow, first, "{framing:?}");
         }
     }
 
@@ -1441,7 +1544,7 @@ mod framed {
 #[cfg(test)]
 mod properties {
     use super::*;
-    use crate::packet::Colour;
+    use crate::packet::{Colour, Ecn};
     use proptest::prelude::{any, prop_assert, prop_assert_eq, prop_oneof, proptest, Just, Strategy};
 
     /// An operation on a two-queue qdisc: offer a packet of a class and
@@ -1552,10 +1655,10 @@ mod properties {
                         seq += 1;
                         let colour = [Colour::Green, Colour::Yellow, Colour::Red][colour as usize];
                         let class = if udp { 46 } else { 0 };
-                        q.enqueue(Packet { flow: 0, class, colour, size, created: now, enqueued: now, meta: seq }, now, &mut dropped);
+                        q.enqueue(Packet { flow: 0, class, colour, ecn: Ecn::NotEct, size, created: now, enqueued: now, meta: seq }, now, &mut dropped);
                     }
                     Op::Take => {
-                        if let Some(p) = q.dequeue(now, &mut dropped) {
+                        if let Some(Departure { pkt: p, .. }) = q.dequeue(now, &mut dropped) {
                             taken += 1;
                             let queue = usize::from(p.class != 46);
                             prop_assert!(last_seen[queue].is_none_or(|s| s < p.meta), "out of order");
@@ -1604,7 +1707,7 @@ mod properties {
                             (p, lr.params().limit.admits(LossRatio::LIMIT_RULE, b.pkts, b.bytes, size))
                         });
                         let before = dropped.len();
-                        q.enqueue(Packet { flow: 0, class, colour: Colour::Green, size, created: now, enqueued: now, meta: seq }, now, &mut dropped);
+                        q.enqueue(Packet { flow: 0, class, colour: Colour::Green, ecn: Ecn::NotEct, size, created: now, enqueued: now, meta: seq }, now, &mut dropped);
                         if let Some((p, fits)) = coupled {
                             let verdict = dropped.get(before).map(|(_, r)| *r);
                             let expected = match (fits, p) {
@@ -1621,7 +1724,7 @@ mod properties {
                     }
                     Op::Take => {
                         let udp_waiting = !q.queues[udp_queue].packets.is_empty();
-                        if let Some(p) = q.dequeue(now, &mut dropped) {
+                        if let Some(Departure { pkt: p, .. }) = q.dequeue(now, &mut dropped) {
                             taken += 1;
                             let queue = usize::from(p.class != 46);
                             if victim == 0 {
@@ -1656,5 +1759,259 @@ mod properties {
                 prop_assert_eq!(offered, taken + dropped.len() as u64 + queued);
             }
         }
+    }
+}
+
+/// ECN marking (RFC 3168 §5 and §7, RFC 8289's and RFC 8033's ECN rules).
+#[cfg(test)]
+mod ecn {
+    use super::*;
+    use crate::aqm::Thresholds;
+    use crate::packet::{Colour, Ecn};
+
+    fn pkt(ecn: Ecn, flow: u32) -> Packet<()> {
+        Packet {
+            flow,
+            class: 0,
+            colour: Colour::Green,
+            ecn,
+            size: 1000,
+            created: Time::ZERO,
+            enqueued: Time::ZERO,
+            meta: (),
+        }
+    }
+
+    fn with_ecn(policy: BufferPolicy, ecn: bool) -> Classful<()> {
+        let mut config = QdiscConfig::single(policy);
+        config.buffers[0].ecn = ecn;
+        Classful::new(&config, 10_000_000, Rng::derive(7, "ecn"))
+    }
+
+    fn red(min_th: f64, max_th: f64, max_p: f64, limit: u64) -> BufferPolicy {
+        let limit = Limit::Packets(limit);
+        BufferPolicy::Red(RedParams { min_th, max_th, max_p, w_q: 1.0, limit, gentle: false, ..RedParams::default() })
+    }
+
+    /// Offers not-ECT packets until `n` are queued (both twins alike: ECN
+    /// changes nothing for them).
+    fn fill(q: &mut Classful<()>, n: u64) {
+        let mut dropped = Vec::new();
+        for flow in 0..100_000 {
+            if q.len_packets() == n {
+                return;
+            }
+            assert!(!q.enqueue(pkt(Ecn::NotEct, flow), Time::ZERO, &mut dropped), "a not-ECT packet is never marked");
+            assert!(dropped.iter().all(|(p, _)| p.ecn == Ecn::NotEct));
+            dropped.clear();
+        }
+        panic!("could not fill the queue to {n}");
+    }
+
+    /// RED with `ecn` marks an ECT arrival exactly where the same RED
+    /// without it drops one early: the backlog held at 5 packets (between
+    /// `min_th` and `max_th`, the average equal to it with `w_q = 1`), the
+    /// two twins see the same averages and draw the same numbers, so the
+    /// marked arrivals are the dropped ones, and the marked ones join the
+    /// queue carrying CE.
+    #[test]
+    fn red_marks_where_it_would_drop_early() {
+        let mut marking = with_ecn(red(3.0, 8.0, 0.1, 100), true);
+        let mut dropping = with_ecn(red(3.0, 8.0, 0.1, 100), false);
+        fill(&mut marking, 5);
+        fill(&mut dropping, 5);
+        let (mut marks, mut drops) = (Vec::new(), Vec::new());
+        let mut dropped = Vec::new();
+        for flow in 1_000_000..1_002_000 {
+            let now = Time::from_micros(flow as u64);
+            if marking.enqueue(pkt(Ecn::Ect0, flow), now, &mut dropped) {
+                marks.push(flow);
+            }
+            assert!(dropped.is_empty(), "an ECT packet marked early is not dropped");
+            if marking.len_packets() > 5 {
+                let d = marking.dequeue(now, &mut dropped).expect("backlogged");
+                assert!(!d.marked, "RED marks on arrival");
+                assert_eq!(d.pkt.ecn == Ecn::Ce, marks.contains(&d.pkt.flow));
+            }
+            dropping.enqueue(pkt(Ecn::Ect0, flow), now, &mut dropped);
+            for (p, reason) in dropped.drain(..) {
+                assert_eq!(reason, DropReason::EarlyDrop);
+                drops.push(p.flow);
+            }
+            if dropping.len_packets() > 5 {
+                dropping.dequeue(now, &mut dropped);
+            }
+        }
+        assert!(marks.len() > 50, "{} marks", marks.len());
+        assert_eq!(marks, drops);
+    }
+
+    /// RFC 3168 §7 and ns-2's RED: above `max_th` (not gentle) an ECT
+    /// arrival is still a forced drop, and one the full buffer cannot hold
+    /// is an overflow even when RED decided an early drop; a not-ECT arrival
+    /// is dropped early as without ECN.
+    #[test]
+    fn forced_drops_overflows_and_not_ect_packets_are_still_dropped() {
+        let mut q = with_ecn(red(3.0, 8.0, 0.1, 100), true);
+        fill(&mut q, 8);
+        let mut dropped = Vec::new();
+        for flow in 0..50 {
+            assert!(!q.enqueue(pkt(Ecn::Ect0, flow), Time::ZERO, &mut dropped));
+        }
+        assert!(dropped.iter().all(|(_, r)| *r == DropReason::ForcedDrop) && dropped.len() == 50);
+
+        let mut full = with_ecn(red(2.0, 50.0, 1.0, 5), true);
+        fill(&mut full, 5);
+        dropped.clear();
+        for flow in 0..200 {
+            assert!(!full.enqueue(pkt(Ecn::Ect1, flow), Time::ZERO, &mut dropped));
+        }
+        assert!(dropped.iter().all(|(_, r)| *r == DropReason::Overflow) && dropped.len() == 200);
+
+        let mut q = with_ecn(red(3.0, 8.0, 0.1, 100), true);
+        fill(&mut q, 5);
+        dropped.clear();
+        for flow in 0..500 {
+            assert!(!q.enqueue(pkt(Ecn::NotEct, flow), Time::ZERO, &mut dropped));
+            q.dequeue(Time::ZERO, &mut Vec::new());
+        }
+        assert!(dropped.iter().any(|(_, r)| *r == DropReason::EarlyDrop));
+    }
+
+    /// The DiffServ droppers mark the same way (WRED, RIO: one curve per
+    /// colour; here the red colour's).
+    #[test]
+    fn wred_and_rio_mark_too() {
+        let curves =
+            [Thresholds::new(30.0, 60.0, 0.02), Thresholds::new(20.0, 40.0, 0.05), Thresholds::new(2.0, 8.0, 0.2)];
+        let policies = [
+            BufferPolicy::Wred(WredParams {
+                thresholds: curves,
+                w_q: 1.0,
+                limit: Limit::Packets(100),
+                ..WredParams::default()
+            }),
+            BufferPolicy::Rio(RioParams {
+                thresholds: curves,
+                w_q: [1.0; 3],
+                limit: Limit::Packets(100),
+                ..RioParams::default()
+            }),
+        ];
+        for policy in policies {
+            let mut q = with_ecn(policy.clone(), true);
+            let (mut marks, mut dropped) = (0, Vec::new());
+            for flow in 0..2000 {
+                let mut p = pkt(Ecn::Ect0, flow);
+                p.colour = Colour::Red;
+                marks += u32::from(q.enqueue(p, Time::ZERO, &mut dropped));
+                if q.len_packets() > 5 {
+                    q.dequeue(Time::ZERO, &mut dropped);
+                }
+            }
+            assert!(marks > 50 && dropped.is_empty(), "{policy:?}: {marks} marks, {} drops", dropped.len());
+        }
+    }
+
+    /// CoDel with `ecn` (RFC 8289 §5, Linux's codel): a standing queue of
+    /// ECT packets is signalled with marks at dequeue — the packet CoDel
+    /// would drop leaves CE-marked and nothing is dropped — at the pace of
+    /// the control law: the first mark where the twin without ECN drops
+    /// first, the later ones INTERVAL/√count apart.
+    #[test]
+    fn codel_marks_at_dequeue_on_the_control_law() {
+        let run = |ecn: bool, mark: Ecn| {
+            let mut q = with_ecn(BufferPolicy::CoDel(CoDelParams::default()), ecn);
+            let (mut signals, mut dropped) = (Vec::new(), Vec::new());
+            // 1000-byte packets every 1 ms, served every 1.1 ms: the queue grows.
+            let mut flow = 0;
+            for tick in 0..6000u64 {
+                let now = Time::from_micros(tick * 100);
+                if tick % 10 == 0 {
+                    q.enqueue(pkt(mark, flow), now, &mut dropped);
+                    flow += 1;
+                }
+                if tick % 11 == 0 {
+                    if let Some(d) = q.dequeue(now, &mut dropped) {
+                        if d.marked {
+                            assert_eq!(d.pkt.ecn, Ecn::Ce);
+                            signals.push(now);
+                        }
+                    }
+                }
+                signals.extend(dropped.drain(..).map(|(_, r)| {
+                    assert_eq!(r, DropReason::EarlyDrop);
+                    now
+                }));
+            }
+            signals
+        };
+        let marks = run(true, Ecn::Ect0);
+        let drops = run(false, Ecn::Ect0);
+        assert!(marks.len() >= 3, "{marks:?}");
+        assert_eq!(marks[0], drops[0]);
+        // Entering the state, count = 1: the next signal INTERVAL later;
+        // then count = 2: INTERVAL/√2 after that (each at the next dequeue
+        // on the 1.1 ms grid).
+        let within =
+            |gap: Time, law_us: u64| gap >= Time::from_micros(law_us) && gap < Time::from_micros(law_us + 1100);
+        assert!(within(marks[1] - marks[0], 100_000), "{marks:?}");
+        assert!(within(marks[2] - marks[1], 70_711), "{marks:?}");
+        assert_eq!(run(true, Ecn::NotEct), drops, "a not-ECT packet is dropped as without ECN");
+    }
+
+    /// PIE with `ecn` (RFC 8033 §5.1, Linux's pie): an ECT arrival PIE would
+    /// drop is marked while `drop_prob ≤ mark_ecnth` (10%) and dropped
+    /// above it.
+    #[test]
+    fn pie_marks_only_at_low_drop_probability() {
+        let mut q = with_ecn(BufferPolicy::Pie(PieParams { max_burst: Time::ZERO, ..PieParams::default() }), true);
+        let prob = |q: &Classful<()>| match &q.buffers[0].admission {
+            Admission::Pie(pie) => pie.drop_prob(),
+            _ => unreachable!(),
+        };
+        let (mut marked_at, mut dropped_at, mut dropped) = (Vec::new(), Vec::new(), Vec::new());
+        // Arrivals every 0.5 ms, departures every 1 ms: the delay, and PIE's
+        // probability, keep growing.
+        for tick in 0..8000u64 {
+            let now = Time::from_micros(tick * 500);
+            if q.enqueue(pkt(Ecn::Ect0, tick as u32), now, &mut dropped) {
+                marked_at.push(prob(&q));
+            }
+            for (_, reason) in dropped.drain(..) {
+                if reason == DropReason::EarlyDrop {
+                    dropped_at.push(prob(&q));
+                }
+            }
+            if tick % 2 == 0 {
+                q.dequeue(now, &mut dropped);
+            }
+        }
+        assert!(marked_at.len() > 10 && dropped_at.len() > 10, "{} marks, {} drops", marked_at.len(), dropped_at.len());
+        assert!(marked_at.iter().all(|&p| p <= Pie::MARK_ECNTH));
+        assert!(dropped_at.iter().all(|&p| p > Pie::MARK_ECNTH));
+    }
+
+    /// `ecn` is for the policies that drop early, with the arrival as victim.
+    #[test]
+    fn only_early_droppers_whose_arrival_pays_mark() {
+        let mut config = QdiscConfig::fifo(Limit::Packets(10));
+        config.buffers[0].ecn = true;
+        assert!(config.validate().unwrap_err().contains("does not mark"));
+        let mut plr = QdiscConfig {
+            queues: vec![QueueConfig { name: "a".into(), buffer: 0 }, QueueConfig { name: "b".into(), buffer: 0 }],
+            buffers: vec![BufferConfig {
+                name: String::new(),
+                policy: red(3.0, 8.0, 0.1, 100),
+                victim: Victim::Plr { sigma: vec![1.0, 2.0], memory: PlrMemory::Infinite },
+                ecn: false,
+            }],
+            classify: vec![(0, 0), (1, 1)],
+            default_queue: 1,
+            scheduler: SchedulerKind::StrictPriority,
+        };
+        assert!(plr.validate().is_ok());
+        plr.buffers[0].ecn = true;
+        assert!(plr.validate().unwrap_err().contains("PLR or PLC"));
     }
 }

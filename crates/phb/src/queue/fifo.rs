@@ -83,13 +83,22 @@ impl<M> Fifo<M> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::Colour;
+    use crate::packet::{Colour, Ecn};
     use crate::queue::{Classful, QdiscConfig};
     use crate::rng::Rng;
     use proptest::prelude::*;
 
     fn pkt(size: u32, flow: u32) -> Packet<()> {
-        Packet { flow, class: 0, colour: Colour::Green, size, created: Time::ZERO, enqueued: Time::ZERO, meta: () }
+        Packet {
+            flow,
+            class: 0,
+            colour: Colour::Green,
+            ecn: Ecn::NotEct,
+            size,
+            created: Time::ZERO,
+            enqueued: Time::ZERO,
+            meta: (),
+        }
     }
 
     proptest! {
@@ -118,7 +127,7 @@ mod tests {
                     classful.enqueue(pkt(size, i as u32), now, &mut b);
                 } else {
                     let got = fifo.dequeue().map(|p| (p.flow, p.enqueued));
-                    let expected = classful.dequeue(now, &mut b).map(|p| (p.flow, p.enqueued));
+                    let expected = classful.dequeue(now, &mut b).map(|d| (d.pkt.flow, d.pkt.enqueued));
                     prop_assert_eq!(got, expected);
                 }
                 let drops = |d: &Dropped<()>| d.iter().map(|(p, r)| (p.flow, *r)).collect::<Vec<_>>();

@@ -850,12 +850,21 @@ impl<M> Jobs<M> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::Colour;
+    use crate::packet::{Colour, Ecn};
 
     const MS: f64 = 1e-3;
 
     fn pkt(class: u8, size: u32, flow: u32) -> Packet<()> {
-        Packet { flow, class, colour: Colour::Green, size, created: Time::ZERO, enqueued: Time::ZERO, meta: () }
+        Packet {
+            flow,
+            class,
+            colour: Colour::Green,
+            ecn: Ecn::NotEct,
+            size,
+            created: Time::ZERO,
+            enqueued: Time::ZERO,
+            meta: (),
+        }
     }
 
     /// Classes 0..n take codepoints 0..n.
@@ -1180,7 +1189,7 @@ mod tests {
 #[cfg(test)]
 mod properties {
     use super::*;
-    use crate::packet::Colour;
+    use crate::packet::{Colour, Ecn};
     use proptest::prelude::{prop_assert, prop_assert_eq, prop_oneof, proptest, Just, Strategy};
 
     #[derive(Clone, Debug)]
@@ -1257,7 +1266,7 @@ mod properties {
                             tail.is_some_and(|t| !cl.has_l || (dropped_bytes + t as u64) as f64 <= cl.l * arrived as f64)
                         });
                         let before = (q.counters().relax_loss, dropped.len());
-                        let pkt = Packet { flow: 0, class, colour: Colour::Green, size, created: now, enqueued: now, meta: seq };
+                        let pkt = Packet { flow: 0, class, colour: Colour::Green, ecn: Ecn::NotEct, size, created: now, enqueued: now, meta: seq };
                         q.enqueue(pkt, now, &mut dropped);
                         for (p, r) in &dropped[before.1..] {
                             prop_assert!(matches!(r, DropReason::Overflow | DropReason::Eviction | DropReason::Deadline));

@@ -40,6 +40,14 @@ pub use jobs::{Jobs, JobsClass, JobsParams};
 /// path allocates nothing.
 pub type Dropped<M> = Vec<(Packet<M>, DropReason)>;
 
+/// A packet a discipline hands to its link, and whether the discipline set
+/// its CE mark on the way out (CoDel's ECN marking at dequeue).
+#[derive(Debug)]
+pub struct Departure<M> {
+    pub pkt: Packet<M>,
+    pub marked: bool,
+}
+
 /// One of a discipline's own counts of its decisions (JoBS' relaxations,
 /// for instance), for the result tables: qdisc-wide (`queue: None`) or of
 /// one queue.
@@ -99,24 +107,32 @@ impl<M> Qdisc<M> {
     }
 
     /// Offers an arriving packet at `now`. A packet it drops (this one or
-    /// others) is pushed onto `dropped` with its reason.
+    /// others) is pushed onto `dropped` with its reason. `true` when it
+    /// admitted the packet with a CE mark it set instead of an early drop
+    /// (ECN, [`classful`]).
     #[inline]
-    pub fn enqueue(&mut self, pkt: Packet<M>, now: Time, dropped: &mut Dropped<M>) {
+    pub fn enqueue(&mut self, pkt: Packet<M>, now: Time, dropped: &mut Dropped<M>) -> bool {
         match self {
-            Qdisc::Fifo(q) => q.enqueue(pkt, now, dropped),
+            Qdisc::Fifo(q) => {
+                q.enqueue(pkt, now, dropped);
+                false
+            }
             Qdisc::Classful(q) => q.enqueue(pkt, now, dropped),
-            Qdisc::Jobs(q) => q.enqueue(pkt, now, dropped),
+            Qdisc::Jobs(q) => {
+                q.enqueue(pkt, now, dropped);
+                false
+            }
         }
     }
 
     /// The link is free at `now`: the packet to transmit next, if any.
     /// Packets dropped at dequeue (CoDel) are pushed onto `dropped`.
     #[inline]
-    pub fn dequeue(&mut self, now: Time, dropped: &mut Dropped<M>) -> Option<Packet<M>> {
+    pub fn dequeue(&mut self, now: Time, dropped: &mut Dropped<M>) -> Option<Departure<M>> {
         match self {
-            Qdisc::Fifo(q) => q.dequeue(),
+            Qdisc::Fifo(q) => q.dequeue().map(|pkt| Departure { pkt, marked: false }),
             Qdisc::Classful(q) => q.dequeue(now, dropped),
-            Qdisc::Jobs(q) => q.dequeue(now),
+            Qdisc::Jobs(q) => q.dequeue(now).map(|pkt| Departure { pkt, marked: false }),
         }
     }
 

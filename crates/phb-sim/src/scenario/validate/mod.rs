@@ -527,7 +527,9 @@ impl Context<'_> {
         ];
         let single = |policy: raw::Policy, what: &str| -> Result<QdiscConfig> {
             self.only(path, what, classful_keys, &[])?;
-            Ok(QdiscConfig::single(self.policy(path, policy, &keys, what)?))
+            let mut config = QdiscConfig::single(self.policy(path, policy, &keys, what)?);
+            config.buffers[0].ecn = keys.ecn.unwrap_or(false);
+            Ok(config)
         };
         let config = match q.kind {
             raw::QdiscKind::Fifo => single(raw::Policy::Droptail, "a fifo qdisc")?,
@@ -626,7 +628,12 @@ impl Context<'_> {
             .map(|(b, policy)| {
                 let bpath = format!("{}[{b}]", join(path, "buffers"));
                 let victim = self.victim(path, &bpath, b, &buffers_raw[b], q.scheduler, queues_raw, &queue_buffer)?;
-                Ok(BufferConfig { policy, victim })
+                Ok(BufferConfig {
+                    name: buffers_raw[b].name.clone(),
+                    policy,
+                    victim,
+                    ecn: buffers_raw[b].ecn.unwrap_or(false),
+                })
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(QdiscConfig { queues, buffers, classify, default_queue, scheduler })
@@ -907,8 +914,13 @@ impl Context<'_> {
                 Some(names) => Some(self.pinned_path(&key("path"), names, nodes, links, src, dst)?),
                 None => None,
             };
+            let generator = self
+                .origins
+                .group_source(i)
+                .map_or(String::new(), |(g, template)| format!("{}.{template}", self.generators[g].name));
             out.push(TrafficGroup {
                 name: name.clone(),
+                generator,
                 count,
                 src,
                 dst,

@@ -43,6 +43,7 @@ pub(super) struct PolicyKeys<'a> {
     pub alpha: Option<f64>,
     pub max_burst: &'a Option<Quantity>,
     pub derandomize: Option<bool>,
+    pub ecn: Option<bool>,
     pub count: Option<bool>,
     pub average_all: Option<bool>,
     pub b: Option<f64>,
@@ -75,6 +76,7 @@ macro_rules! policy_keys {
             alpha: $r.alpha,
             max_burst: &$r.max_burst,
             derandomize: $r.derandomize,
+            ecn: $r.ecn,
             count: $r.count,
             average_all: $r.average_all,
             b: $r.b,
@@ -85,8 +87,8 @@ macro_rules! policy_keys {
 pub(super) use policy_keys;
 
 const RED_KEYS: &[&str] =
-    &["limit", "min_th", "max_th", "w_q", "max_p", "mean_pktsize", "gentle", "wait", "ns1_compat", "mode"];
-const COLOURED_KEYS: &[&str] = &["limit", "green", "yellow", "red", "w_q", "mean_pktsize", "gentle", "wait"];
+    &["limit", "min_th", "max_th", "w_q", "max_p", "mean_pktsize", "gentle", "wait", "ns1_compat", "mode", "ecn"];
+const COLOURED_KEYS: &[&str] = &["limit", "green", "yellow", "red", "w_q", "mean_pktsize", "gentle", "wait", "ecn"];
 const ADAPTIVE_KEYS: &[&str] = &[
     "limit",
     "min_th",
@@ -100,17 +102,19 @@ const ADAPTIVE_KEYS: &[&str] = &[
     "mean_pktsize",
     "gentle",
     "wait",
+    "ecn",
 ];
 const DWRED_KEYS: &[&str] =
-    &["limit", "min_th", "max_th", "max_p", "b", "lsp", "w_q", "mean_pktsize", "gentle", "wait"];
-const CODEL_KEYS: &[&str] = &["limit", "target", "interval", "maxpacket", "count_reuse"];
-const PIE_KEYS: &[&str] = &["limit", "target", "t_update", "alpha", "beta", "max_burst", "mean_pktsize", "derandomize"];
+    &["limit", "min_th", "max_th", "max_p", "b", "lsp", "w_q", "mean_pktsize", "gentle", "wait", "ecn"];
+const CODEL_KEYS: &[&str] = &["limit", "target", "interval", "maxpacket", "count_reuse", "ecn"];
+const PIE_KEYS: &[&str] =
+    &["limit", "target", "t_update", "alpha", "beta", "max_burst", "mean_pktsize", "derandomize", "ecn"];
 const FRED_KEYS: &[&str] = &["limit", "min_th", "max_th", "w_q", "max_p", "mean_pktsize", "count"];
 const DIRO_KEYS: &[&str] = &["limit", "min_th", "max_th", "w_q", "max_p", "mean_pktsize", "count", "average_all"];
 
 impl PolicyKeys<'_> {
     /// Every policy key and whether it is set.
-    pub(super) fn present(&self) -> [(&'static str, bool); 28] {
+    pub(super) fn present(&self) -> [(&'static str, bool); 29] {
         [
             ("limit", self.limit.is_some()),
             ("min_th", self.min_th.is_some()),
@@ -136,6 +140,7 @@ impl PolicyKeys<'_> {
             ("alpha", self.alpha.is_some()),
             ("max_burst", self.max_burst.is_some()),
             ("derandomize", self.derandomize.is_some()),
+            ("ecn", self.ecn.is_some()),
             ("count", self.count.is_some()),
             ("average_all", self.average_all.is_some()),
             ("b", self.b.is_some()),

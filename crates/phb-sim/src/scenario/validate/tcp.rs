@@ -8,10 +8,10 @@ use crate::apps::{AppModel, PhaseMode, SizeDist};
 use crate::scenario::location::join;
 use crate::scenario::model::TcpFlow;
 use crate::scenario::raw::{self, AppKind, PhaseKind, SizeDistKind, TcpProfile, TcpVariant};
-use crate::tcp::{TcpConfig, Variant};
+use crate::tcp::{Rules, TcpConfig, Variant};
 
 /// The keys only TCP groups take, and whether each is set.
-fn tcp_keys(t: &raw::Traffic) -> [(&'static str, bool); 23] {
+fn tcp_keys(t: &raw::Traffic) -> [(&'static str, bool); 26] {
     [
         ("profile", t.profile.is_some()),
         ("variant", t.variant.is_some()),
@@ -29,6 +29,9 @@ fn tcp_keys(t: &raw::Traffic) -> [(&'static str, bool); 23] {
         ("delack_timeout", t.delack_timeout.is_some()),
         ("slow_start_restart", t.slow_start_restart.is_some()),
         ("byte_counting", t.byte_counting.is_some()),
+        ("limited_transmit", t.limited_transmit.is_some()),
+        ("whole_segment_halving", t.whole_segment_halving.is_some()),
+        ("ecn", t.ecn.is_some()),
         ("congestion", t.congestion.is_some()),
         ("trace", t.trace.is_some()),
         ("app", t.app.is_some()),
@@ -121,8 +124,17 @@ impl Context<'_> {
             delack_timeout: self.time_or(&key("delack_timeout"), &t.delack_timeout, base.delack_timeout)?,
             slow_start_restart: t.slow_start_restart.unwrap_or(base.slow_start_restart),
             byte_counting: t.byte_counting.unwrap_or(base.byte_counting),
+            limited_transmit: t.limited_transmit.unwrap_or(base.limited_transmit),
+            whole_segment_halving: t.whole_segment_halving.unwrap_or(base.whole_segment_halving),
+            ecn: t.ecn.unwrap_or(base.ecn),
             ..base
         };
+        if config.whole_segment_halving && config.rules != Rules::Ns2 {
+            return Err(self.err(
+                &key("whole_segment_halving"),
+                "applies only to ns-2's rules (profile = \"ns2\" or \"ns2_2004\")",
+            ));
+        }
         if config.initial_rto == Time::ZERO {
             return Err(self.err(&key("initial_rto"), "must be positive"));
         }
