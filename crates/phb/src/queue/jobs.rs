@@ -850,21 +850,11 @@ impl<M> Jobs<M> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{Colour, Ecn};
 
     const MS: f64 = 1e-3;
 
     fn pkt(class: u8, size: u32, flow: u32) -> Packet<()> {
-        Packet {
-            flow,
-            class,
-            colour: Colour::Green,
-            ecn: Ecn::NotEct,
-            size,
-            created: Time::ZERO,
-            enqueued: Time::ZERO,
-            meta: (),
-        }
+        Packet::for_test(class, size, flow)
     }
 
     /// Classes 0..n take codepoints 0..n.
