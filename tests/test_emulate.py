@@ -210,6 +210,37 @@ def test_a_files_application_runs_on_real_tcp(tmp_path):
     _wait_gone()
 
 
+def test_ecn_marks_instead_of_drops_on_real_tcp(tmp_path):
+    """scenarios/examples/dumbbell-ecn.toml emulated (16 Linux TCP flows with
+    `net.ipv4.tcp_ecn = 1` in their hosts' namespaces into RED with `ecn`):
+    the router sets CE in the real headers where RED would drop early, the
+    receivers echo it (the senders' `tcpi_delivered_ce`) and the senders
+    retransmit nothing; the same run without ECN drops instead."""
+    _privileged()
+    example = ROOT / "scenarios" / "examples" / "dumbbell-ecn.toml"
+    figures = {}
+    for ecn in ("true", "false"):
+        out = tmp_path / ecn
+        switches = ["qdiscs.bottleneck.ecn", "traffic[0].ecn", "traffic[1].ecn"]
+        sets = [arg for key in switches for arg in ("--set", f"{key}={ecn}")]
+        command = ["emulate", str(example), "--out", str(out), "--quiet", "--set", 'run.warmup="4s"']
+        assert main(command + ["--duration", "8s"] + sets) == 0
+        bottleneck = pd.read_parquet(out / "classes.parquet").set_index("scope").loc["r1->r2"]
+        flows = pd.read_parquet(out / "flows.parquet")
+        emulation = json.loads((out / "summary.json").read_text())["emulation"]
+        figures[ecn] = (bottleneck, flows, emulation)
+    bottleneck, flows, emulation = figures["true"]
+    assert bottleneck.marked > 20 and bottleneck.drop_early + bottleneck.drop_forced + bottleneck.drop_overflow == 0
+    assert flows.marked_pkts.sum() == bottleneck.marked
+    assert emulation["ecn_flows"] == 16 and emulation["delivered_ce"] >= bottleneck.marked, emulation
+    assert flows.retransmissions.sum() <= 5, flows
+    bottleneck, flows, emulation = figures["false"]
+    assert bottleneck.marked == 0 and bottleneck.drop_early > 20
+    assert emulation["ecn_flows"] == 0 and emulation["delivered_ce"] == 0, emulation
+    assert flows.retransmissions.sum() >= bottleneck.drop_early, flows
+    _wait_gone()
+
+
 def test_sigint_stops_the_run_and_leaves_nothing(tmp_path):
     _privileged()
     before = _network_state()

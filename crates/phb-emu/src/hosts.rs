@@ -46,19 +46,20 @@ pub fn create(plan: &Plan) -> Result<Vec<Host>, String> {
     let root = sys::current_netns().map_err(|e| format!("reading the current network namespace: {e}"))?;
     let mut hosts = Vec::with_capacity(plan.hosts.len());
     for &node in &plan.hosts {
-        let host = create_one(node, plan.sack[node]);
+        let host = create_one(node, plan.sack[node], plan.ecn[node]);
         sys::enter_netns(root.as_raw_fd()).map_err(|e| format!("returning to the original namespace: {e}"))?;
         hosts.push(host?);
     }
     Ok(hosts)
 }
 
-fn create_one(node: usize, sack: bool) -> Result<Host, String> {
+fn create_one(node: usize, sack: bool, ecn: bool) -> Result<Host, String> {
     let name = device_name(std::process::id(), node);
     let step = |what: &str, e: std::io::Error| format!("host namespace of node {node}: {what}: {e}");
     let netns = sys::new_netns().map_err(|e| step("creating", e))?;
     sys::sysctl("net/ipv6/conf/default/disable_ipv6", "1").map_err(|e| step("disabling IPv6", e))?;
     sys::sysctl("net/ipv4/tcp_sack", if sack { "1" } else { "0" }).map_err(|e| step("tcp_sack", e))?;
+    sys::sysctl("net/ipv4/tcp_ecn", if ecn { "1" } else { "2" }).map_err(|e| step("tcp_ecn", e))?;
     sys::configure_interface("lo", None, 65536).map_err(|e| step("loopback", e))?;
     let tun = sys::open_tun(&name).map_err(|e| step("TUN device", e))?;
     sys::configure_interface(&name, Some((host_addr(node), 16)), 1500).map_err(|e| step("address", e))?;
