@@ -58,7 +58,7 @@ CAUSES = {
 #: a failing check without a cause
 UNEXPLAINED = "unexplained"
 #: per-class series of a run's time series (`timeseries.parquet`)
-CLASS_SERIES = {"delay_mean_s", "throughput_bps", "offered_bps", "loss_rate"}
+CLASS_SERIES = {"delay_mean_s", "throughput_bps", "offered_bps", "loss_rate", "busy_loss_rate"}
 #: series that add up over classes (an `interval_value` or `when` over a list of classes)
 ADDITIVE_SERIES = {"throughput_bps", "offered_bps"}
 TIMESERIES_KINDS = ("interval_ratio", "interval_value")
