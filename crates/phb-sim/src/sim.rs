@@ -204,7 +204,7 @@ impl<'s> Sim<'s> {
             class_of_codepoint[class.codepoint as usize] = index as u8;
         }
         let mut routes = RoutesBuilder::default();
-        let mut flows = Vec::new();
+        let mut flows = Vec::with_capacity(scenario.groups.iter().map(|g| g.count as usize).sum());
         for (g, (group, path)) in scenario.groups.iter().zip(&group_routes).enumerate() {
             let line_rate_bps = path.data.first().map_or(0, |&port| ports[port].rate_bps);
             let route = routes.add(&path.data);
@@ -971,7 +971,7 @@ impl<'s> Sim<'s> {
         let lost = total(|f| f.total.lost + f.total.acks_lost);
         let dropped_at_ports: u64 = self.ports.iter().flat_map(|p| &p.stats).map(|s| s.total.dropped()).sum();
         let queued: u64 = self.ports.iter().map(|p| p.qdisc.len_packets()).sum();
-        let on_wires = self.wires.len() as u64;
+        let on_wires = self.wires.in_flight() as u64;
         if lost != dropped_at_ports || sent != received + lost + queued + on_wires {
             return Err(RunError::Conservation(format!(
                 "sent {sent} != received {received} + dropped {lost} (ports counted {dropped_at_ports}) + queued {queued} + on wires {on_wires}"

@@ -45,7 +45,7 @@ impl Wires {
     }
 
     /// Packets on the wires.
-    pub fn len(&self) -> usize {
+    pub fn in_flight(&self) -> usize {
         self.slots.len() - self.free.len()
     }
 }
@@ -69,14 +69,14 @@ mod tests {
         };
         let a = wires.put(3, pkt(1));
         let b = wires.put(4, pkt(2));
-        assert_eq!(wires.len(), 2);
+        assert_eq!(wires.in_flight(), 2);
         let (port, p) = wires.take(a);
         assert_eq!((port, p.flow), (3, 1));
-        assert_eq!(wires.len(), 1);
+        assert_eq!(wires.in_flight(), 1);
         // The freed slot is used again; nothing grows.
         assert_eq!(wires.put(5, pkt(3)), a);
         assert_eq!(wires.take(b).1.flow, 2);
         assert_eq!(wires.take(a).0, 5);
-        assert_eq!(wires.len(), 0);
+        assert_eq!(wires.in_flight(), 0);
     }
 }
