@@ -29,7 +29,7 @@ use crate::engine::{EventList, WheelEventList};
 use crate::flow::{Flow, FlowTransport};
 use crate::measure::{ClassStats, DelayRatioMeter, RatioSummary, Totals};
 use crate::net::routing::{group_routes, RoutesBuilder};
-use crate::net::{Kind, Meta, Port, Routes, SackBlocks, SimPacket};
+use crate::net::{Kind, Meta, Port, Routes, SackBlocks, SimPacket, Wires};
 use crate::output::RunOutput;
 use crate::report;
 use crate::scenario::{LspMarker, Scenario, WindowInput};
@@ -81,7 +81,7 @@ enum Event {
     AppWake(u32),
     /// Port `0` has finished serialising a packet.
     TxDone(u32),
-    /// The oldest packet on port `0`'s wire reaches the far node.
+    /// The packet in slot `0` of the wires reaches the far node.
     Arrive(u32),
     /// Port `0`'s qdisc held packets back (a rate cap) until now.
     PortWake(u32),
@@ -113,6 +113,8 @@ pub(crate) struct Sim<'s> {
     dropped: Vec<(SimPacket, DropReason)>,
     /// The SACK blocks of the ACKs in flight.
     sacks: SackBlocks,
+    /// The packets on the wires.
+    wires: Wires,
     measuring: bool,
     pub events_processed: u64,
     pub series: report::TimeSeries,
@@ -202,7 +204,7 @@ impl<'s> Sim<'s> {
             class_of_codepoint[class.codepoint as usize] = index as u8;
         }
         let mut routes = RoutesBuilder::default();
-        let mut flows = Vec::new();
+        let mut flows = Vec::with_capacity(scenario.groups.iter().map(|g| g.count as usize).sum());
         for (g, (group, path)) in scenario.groups.iter().zip(&group_routes).enumerate() {
             let line_rate_bps = path.data.first().map_or(0, |&port| ports[port].rate_bps);
             let route = routes.add(&path.data);
@@ -309,6 +311,7 @@ impl<'s> Sim<'s> {
             class_of_codepoint,
             dropped: Vec::new(),
             sacks: SackBlocks::default(),
+            wires: Wires::default(),
             measuring: scenario.run.warmup == Time::ZERO,
             events_processed: 0,
             series: report::TimeSeries::default(),
@@ -399,10 +402,9 @@ impl<'s> Sim<'s> {
                         self.start_transmission(port);
                     }
                 }
-                Event::Arrive(port) => {
-                    let port = &mut self.ports[port as usize];
-                    let pkt = port.wire.pop_front().expect("an arrival event has a packet on the wire");
-                    let node = port.to;
+                Event::Arrive(slot) => {
+                    let (port, pkt) = self.wires.take(slot);
+                    let node = self.ports[port as usize].to;
                     self.forward(node, pkt);
                 }
                 Event::Sample => {
@@ -811,10 +813,10 @@ impl<'s> Sim<'s> {
         port.stats[class].depart_link(pkt.size, port.framing.cells(pkt.size), wait, waited, self.measuring);
         let done = self.now + port.transmission(pkt.size);
         port.busy = true;
-        port.wire.push_back(pkt);
         let arrival = done + port.delay;
+        let slot = self.wires.put(p as u32, pkt);
         self.events.push(done, Event::TxDone(p as u32));
-        self.events.push(arrival, Event::Arrive(p as u32));
+        self.events.push(arrival, Event::Arrive(slot));
     }
 
     /// The part of the measured period since `enqueued` (0 during the warm-up).
@@ -969,7 +971,7 @@ impl<'s> Sim<'s> {
         let lost = total(|f| f.total.lost + f.total.acks_lost);
         let dropped_at_ports: u64 = self.ports.iter().flat_map(|p| &p.stats).map(|s| s.total.dropped()).sum();
         let queued: u64 = self.ports.iter().map(|p| p.qdisc.len_packets()).sum();
-        let on_wires: u64 = self.ports.iter().map(|p| p.wire.len() as u64).sum();
+        let on_wires = self.wires.in_flight() as u64;
         if lost != dropped_at_ports || sent != received + lost + queued + on_wires {
             return Err(RunError::Conservation(format!(
                 "sent {sent} != received {received} + dropped {lost} (ports counted {dropped_at_ports}) + queued {queued} + on wires {on_wires}"

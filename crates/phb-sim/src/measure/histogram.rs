@@ -2,9 +2,12 @@
 //!
 //! Values (nanoseconds) below 128 have a bucket each; above, each power-of-two
 //! range is split into 128 equal buckets, so a reported percentile lies within
-//! 1/128 (0.8%) of the true sample. Ranges are allocated only when a value
-//! falls in them, so memory follows the spread of the delays, not the number
-//! of samples. Mean (from an exact sum) and maximum are exact.
+//! 1/128 (0.8%) of the true sample. Storage is allocated only where values
+//! fall, a chunk of 16 buckets (128 bytes) at a time, found through an
+//! index of two bytes per chunk up to the largest value, so memory follows
+//! the spread of the delays, not the number of samples (a range touched by
+//! one value costs a chunk, not its 128 buckets), and a record is two
+//! array look-ups. Mean (from an exact sum) and maximum are exact.
 //!
 //! [`DelayHistogram::coarse_buckets`] gives the distribution itself, with
 //! eight buckets merged into one (16 per power of two: 6.25% wide), for the
@@ -14,12 +17,20 @@ const SUB_BITS: u32 = 7;
 const SUB: usize = 1 << SUB_BITS;
 /// Buckets merged into one by [`DelayHistogram::coarse_buckets`].
 const MERGED: usize = 8;
+/// Buckets allocated together (a multiple of `MERGED`).
+const CHUNK: usize = 16;
+/// Chunks in a range.
+const CHUNKS: usize = SUB / CHUNK;
 
 #[derive(Clone, Debug, Default)]
 pub struct DelayHistogram {
-    /// `ranges[k]` counts values in `[2^(k+6), 2^(k+7))` for k ≥ 1, and
-    /// `ranges[0]` the values below 128 directly.
-    ranges: Vec<Option<Box<[u64; SUB]>>>,
+    /// Per chunk of `CHUNK` buckets, in ascending order of value (chunk `c`
+    /// of range `k` at `k·CHUNKS + c`; range `k ≥ 1` counts values in
+    /// `[2^(k+6), 2^(k+7))`, range 0 the values below 128 directly): 0 if
+    /// no value fell in it, else one more than its place in `chunks`.
+    index: Vec<u16>,
+    /// The chunks' bucket counts, in the order they were first needed.
+    chunks: Vec<[u64; CHUNK]>,
     count: u64,
     sum: u128,
     max: u64,
@@ -51,10 +62,17 @@ impl DelayHistogram {
     #[inline]
     pub fn record(&mut self, value: u64) {
         let (range, sub) = Self::locate(value);
-        if range >= self.ranges.len() {
-            self.ranges.resize_with(range + 1, || None);
+        let slot = range * CHUNKS + sub / CHUNK;
+        if slot >= self.index.len() {
+            self.index.resize(slot + 1, 0);
         }
-        self.ranges[range].get_or_insert_with(|| Box::new([0; SUB]))[sub] += 1;
+        if self.index[slot] == 0 {
+            // Grown one chunk at a time: a histogram keeps no spare chunks.
+            self.chunks.reserve_exact(1);
+            self.chunks.push([0; CHUNK]);
+            self.index[slot] = self.chunks.len() as u16;
+        }
+        self.chunks[self.index[slot] as usize - 1][sub % CHUNK] += 1;
         self.count += 1;
         self.sum += value as u128;
         self.max = self.max.max(value);
@@ -85,16 +103,25 @@ impl DelayHistogram {
         }
         let rank = ((q.clamp(0.0, 1.0) * self.count as f64).ceil() as u64).max(1);
         let mut seen = 0;
-        for (range, buckets) in self.ranges.iter().enumerate() {
-            let Some(buckets) = buckets else { continue };
-            for (sub, &n) in buckets.iter().enumerate() {
+        for (range, first, buckets) in self.chunks() {
+            for (j, &n) in buckets.iter().enumerate() {
                 seen += n;
                 if seen >= rank {
-                    return Some(Self::representative(range, sub).min(self.max as f64));
+                    return Some(Self::representative(range, first + j).min(self.max as f64));
                 }
             }
         }
         Some(self.max as f64)
+    }
+
+    /// The allocated chunks in ascending order of value: `(range, first
+    /// bucket, counts)`. Buckets of absent chunks count nothing.
+    fn chunks(&self) -> impl Iterator<Item = (usize, usize, &[u64; CHUNK])> + '_ {
+        self.index
+            .iter()
+            .enumerate()
+            .filter(|(_, &at)| at > 0)
+            .map(|(slot, &at)| (slot / CHUNKS, slot % CHUNKS * CHUNK, &self.chunks[at as usize - 1]))
     }
 
     pub fn clear(&mut self) {
@@ -106,20 +133,18 @@ impl DelayHistogram {
     /// nanoseconds. Below 128 ns the buckets are 8 ns wide; above, each
     /// power-of-two range `[2^k, 2^(k+1))` has 16 of width `2^k / 16`.
     pub fn coarse_buckets(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
-        self.ranges.iter().enumerate().flat_map(|(range, buckets)| {
-            buckets.iter().flat_map(move |buckets| {
-                buckets.chunks(MERGED).enumerate().filter_map(move |(c, chunk)| {
-                    let count: u64 = chunk.iter().sum();
-                    let first = (c * MERGED) as u64;
-                    let (lower, upper) = match range {
-                        0 => (first, first + MERGED as u64),
-                        _ => {
-                            let shift = range as u32 - 1;
-                            ((SUB as u64 + first) << shift, (SUB as u64 + first + MERGED as u64) << shift)
-                        }
-                    };
-                    (count > 0).then_some((lower, upper, count))
-                })
+        self.chunks().flat_map(|(range, start, buckets)| {
+            buckets.chunks(MERGED).enumerate().filter_map(move |(c, merged)| {
+                let count: u64 = merged.iter().sum();
+                let first = (start + c * MERGED) as u64;
+                let (lower, upper) = match range {
+                    0 => (first, first + MERGED as u64),
+                    _ => {
+                        let shift = range as u32 - 1;
+                        ((SUB as u64 + first) << shift, (SUB as u64 + first + MERGED as u64) << shift)
+                    }
+                };
+                (count > 0).then_some((lower, upper, count))
             })
         })
     }

@@ -8,9 +8,11 @@
 
 pub mod port;
 pub mod routing;
+pub mod wires;
 
 pub use port::Port;
 pub use routing::Routes;
+pub use wires::Wires;
 
 /// What a packet is, for the host that receives it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

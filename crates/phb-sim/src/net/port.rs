@@ -2,17 +2,15 @@
 //! element, an output qdisc, a transmitter and the wire.
 //!
 //! The transmitter sends one packet at a time at the link rate; the wire
-//! delays each by the propagation delay. Packets on the wire arrive in the
-//! order they left (the delay is fixed), so they wait in a FIFO and events
-//! only name the port, keeping events small.
-
-use std::collections::VecDeque;
+//! delays each by the propagation delay. Packets on the wire wait in the
+//! network's one slab ([`super::Wires`]), so that a port holds no buffer of
+//! its own for them.
 
 use phb::classify::{Conditioner, ConditionerCounts};
 use phb::queue::Counter;
 use phb::{Framing, Qdisc, Rng, Time};
 
-use super::{Meta, SimPacket};
+use super::Meta;
 use crate::measure::ClassStats;
 
 pub struct Port {
@@ -37,8 +35,6 @@ pub struct Port {
     pub busy: bool,
     /// A wake-up event is scheduled for a qdisc that held packets back.
     pub wake_pending: bool,
-    /// Packets serialised or being serialised, not yet at the far end.
-    pub wire: VecDeque<SimPacket>,
     /// Per class (index into the scenario's classes): queueing statistics.
     pub stats: Vec<ClassStats>,
     /// The conditioner's counts when the warm-up ended (`None` before).
@@ -72,7 +68,6 @@ impl Port {
             loss_rng,
             busy: false,
             wake_pending: false,
-            wire: VecDeque::new(),
             stats: vec![ClassStats::default(); classes],
             conditioner_at_warmup: None,
             counters_at_warmup: Vec::new(),
