@@ -69,10 +69,16 @@ pub fn unsupported(scenario: &Scenario, backend: Backend) -> Option<(String, Str
 }
 
 fn not_simulable(scenario: &Scenario) -> Option<(String, String)> {
+    if let Some(command) = scenario.commands.first() {
+        return Some((
+            format!("traffic[{}].kind", command.index),
+            "a command runs a real program in a host's namespace: only with `phblab emulate`".into(),
+        ));
+    }
     scenario.groups.iter().enumerate().find_map(|(g, group)| match &group.transport {
         Transport::Tcp(tcp) => match tcp.congestion {
             Some(c) if c != Congestion::Reno => Some((
-                format!("traffic[{g}].congestion"),
+                format!("traffic[{}].congestion", scenario.traffic_index(g)),
                 format!("the simulator's TCP is Reno/NewReno/SACK; \"{}\" runs only with `phblab emulate`", c.name()),
             )),
             _ => None,
@@ -98,7 +104,7 @@ fn not_emulable(scenario: &Scenario) -> Option<(String, String)> {
     let mut ecn: Vec<Option<(bool, usize)>> = vec![None; scenario.nodes.len()];
     let mut flows = 0usize;
     for (g, group) in scenario.groups.iter().enumerate() {
-        let key = |k: &str| format!("traffic[{g}].{k}");
+        let key = |k: &str| format!("traffic[{}].{k}", scenario.traffic_index(g));
         if group.windows.is_some() {
             return refuse(key("schedule"), "flow-count schedules are not emulated yet");
         }
@@ -116,7 +122,7 @@ fn not_emulable(scenario: &Scenario) -> Option<(String, String)> {
                             &format!("ECN is asked for per host namespace (net.ipv4.tcp_ecn), and traffic[{h}] sending from the same host uses the other setting"),
                         )
                     }
-                    _ => ecn[group.src] = Some((t.config.ecn, g)),
+                    _ => ecn[group.src] = Some((t.config.ecn, scenario.traffic_index(g))),
                 }
                 if t.config.rules != Rules::Rfc {
                     return refuse(
@@ -148,7 +154,7 @@ fn not_emulable(scenario: &Scenario) -> Option<(String, String)> {
                                 &format!("SACK is set per host namespace, and traffic[{h}] at the same host uses the other setting"),
                             )
                         }
-                        _ => sack[host] = Some((with_sack, g)),
+                        _ => sack[host] = Some((with_sack, scenario.traffic_index(g))),
                     }
                 }
             }
@@ -158,7 +164,54 @@ fn not_emulable(scenario: &Scenario) -> Option<(String, String)> {
             return refuse(key("count"), &format!("emulation runs at most {EMULATE_MAX_FLOWS} flows"));
         }
     }
+    not_runnable_command(scenario).map(|(key, why)| (key, format!("{why} (`phblab emulate` cannot run it)")))
+}
+
+/// The first command whose program cannot be found, or whose class differs
+/// from another command's at the same host (the router gives a host's
+/// other packets one class), and why.
+fn not_runnable_command(scenario: &Scenario) -> Option<(String, String)> {
+    // Per host: the class of its commands that set one, and the entry.
+    let mut class_at: Vec<Option<(usize, usize)>> = vec![None; scenario.nodes.len()];
+    for command in &scenario.commands {
+        let key = |k: &str| format!("traffic[{}].{k}", command.index);
+        let program = &command.argv[0];
+        if find_program(program, command.env.iter().find(|(v, _)| v == "PATH").map(|(_, p)| p.as_str())).is_none() {
+            let where_ = if program.contains('/') { "no such executable file" } else { "not found on PATH" };
+            return Some((key("argv"), format!("{program:?}: {where_}")));
+        }
+        if let Some(class) = command.class {
+            match class_at[command.host] {
+                Some((other, i)) if other != class => return Some((
+                    key("class"),
+                    format!(
+                        "traffic[{i}] at the same host gives its packets class {}; a host's commands share one class",
+                        scenario.classes[other].name
+                    ),
+                )),
+                _ => class_at[command.host] = Some((class, command.index)),
+            }
+        }
+    }
     None
+}
+
+/// Where `program` is: itself if it holds a `/`, else the first
+/// executable file of that name in `path` (the command's own `PATH`) or
+/// this process's `PATH`.
+pub fn find_program(program: &str, path: Option<&str>) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable =
+        |p: &std::path::Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    if program.contains('/') {
+        let p = std::path::PathBuf::from(program);
+        return executable(&p).then_some(p);
+    }
+    let search = match path {
+        Some(p) => p.to_owned(),
+        None => std::env::var("PATH").unwrap_or_default(),
+    };
+    search.split(':').filter(|d| !d.is_empty()).map(|d| std::path::Path::new(d).join(program)).find(|p| executable(p))
 }
 
 #[cfg(test)]
