@@ -262,4 +262,29 @@ mod tests {
         assert_eq!(node_of_addr([192, 168, 0, 1]), None);
         assert_eq!(node_of_addr([10, 77, 0, 0]), None);
     }
+
+    /// Programs' packets are routed only to and from program hosts (a
+    /// command's or the shell's), along the shortest path, and take the
+    /// class of their source's commands, else of their destination's.
+    #[test]
+    fn programs_packets_are_routed_to_and_from_program_hosts() {
+        let text = "[run]\nduration = \"1s\"\n[classes]\nbe = 0\nef = 46\n[nodes]\nhosts = [\"a\", \"b\", \"c\"]\n\
+                    routers = [\"r\"]\n[[links]]\nbetween = [\"a\", \"r\"]\nrate = \"1Mbps\"\ndelay = \"1ms\"\n\
+                    [[links]]\nbetween = [\"b\", \"r\"]\nrate = \"1Mbps\"\ndelay = \"1ms\"\n\
+                    [[links]]\nbetween = [\"c\", \"r\"]\nrate = \"1Mbps\"\ndelay = \"1ms\"\n\
+                    [[traffic]]\nname = \"x\"\nkind = \"command\"\nhost = \"a\"\nargv = [\"sh\"]\nclass = \"ef\"\n";
+        let scenario = phb_sim::load_for(text, "t", &[], phb_sim::Backend::Emulate).unwrap();
+        let (a, b, c, r) = (0, 1, 2, 3);
+        let plan = plan(&scenario, 1, None).unwrap();
+        let programs = &plan.programs;
+        let ports = |route: u32| -> Vec<usize> { (0..).map_while(|hop| plan.routes.next_port(route, hop)).collect() };
+        // Ports: link l's direction a->b is 2l, b->a is 2l + 1.
+        assert_eq!(ports(programs.route(a, b).unwrap()), vec![0, 3]);
+        assert_eq!(ports(programs.route(c, a).unwrap()), vec![4, 1]);
+        assert_eq!((programs.route(b, c), programs.route(a, r), programs.route(a, 9)), (None, None, None));
+        assert_eq!((programs.codepoint(a, b), programs.codepoint(b, a)), (Some(46), Some(46)));
+        let with_shell = super::plan(&scenario, 1, Some(c)).unwrap();
+        assert!(with_shell.programs.route(b, c).is_some());
+        assert_eq!(with_shell.programs.codepoint(b, c), None);
+    }
 }
