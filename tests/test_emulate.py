@@ -252,7 +252,7 @@ def _shell_emulation(tmp_path, duration: str) -> tuple[subprocess.Popen, Path]:
     script.write_text(
         f"echo $PHBLAB_HOST > {marks}/host; ip -4 -o addr show > {marks}/addr; sleep 1000 & echo $! > {marks}/pid\n"
         # ten datagrams to s1 (10.77.0.1), which the router forwards
-        "/usr/bin/python3 -c 'import socket; s = socket.socket(2, 2); [s.sendto(b\"x\", (\"10.77.0.1\", 9)) for _ in range(10)]'\n"
+        '/usr/bin/python3 -c \'import socket; s = socket.socket(2, 2); [s.sendto(b"x", ("10.77.0.1", 9)) for _ in range(10)]\'\n'
     )
     command = [sys.executable, "-m", "phblab", "emulate", str(DUMBBELL), "--out", str(tmp_path / "out")]
     command += ["--duration", duration, "--quiet", "--shell", "d1"]
@@ -409,27 +409,20 @@ def test_cleanup_stops_an_emulation_whose_owner_is_gone(tmp_path):
     assert emulate.cleanup() == []
 
 
-def test_cleanup_stops_what_a_shell_started_when_its_router_was_killed(tmp_path):
-    """SIGKILL of the router kills its shell (parent-death signal) but not
-    what the shell started in the background, which keeps the namespace:
-    it carries the emulation's mark, so `--cleanup` stops it once its owner
-    is gone."""
-    _privileged()
+def _kill_router_and_clean_up(command: list[str], pid_file: Path, stdin=None) -> None:
+    """Starts the router `command` marked with an owner that is gone, waits
+    for `pid_file` (the pids of programs it started in a namespace, the
+    last of which outlives the router), kills the router with SIGKILL and
+    checks that `--cleanup` stops that program and nothing is left."""
     before = _network_state()
-    out, pid_file = tmp_path / "out", tmp_path / "pid"
-    out.mkdir()
-    script = tmp_path / "script.sh"
-    script.write_text(f"sleep 1000 & echo $! > {pid_file}\n")
     env = {**os.environ, emulate.OWNER_VARIABLE: f"{os.getpid()}:1"}  # an owner that is gone
-    command = [str(_emulator()), "run", str(DUMBBELL), "--out", str(out), "--set", 'run.duration="30s"']
-    with script.open() as stdin:
-        router = subprocess.Popen(command + ["--shell", "d1"], stdin=stdin, stderr=subprocess.PIPE, env=env)
+    router = subprocess.Popen(command, stdin=stdin, stderr=subprocess.PIPE, env=env)
     try:
         deadline = time.monotonic() + 10
         while not pid_file.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         time.sleep(0.2)
-        program = int(pid_file.read_text())
+        program = int(pid_file.read_text().split()[-1])
     finally:
         router.kill()
         router.wait()
@@ -439,6 +432,32 @@ def test_cleanup_stops_what_a_shell_started_when_its_router_was_killed(tmp_path)
     assert _gone(program)
     _wait_gone()
     _assert_same_state(before, _network_state())
+
+
+def test_cleanup_stops_what_a_shell_started_when_its_router_was_killed(tmp_path):
+    """SIGKILL of the router kills its shell (parent-death signal) but not
+    what the shell started in the background, which keeps the namespace:
+    it carries the emulation's mark, so `--cleanup` stops it once its owner
+    is gone."""
+    _privileged()
+    out, pid_file = tmp_path / "out", tmp_path / "pid"
+    out.mkdir()
+    script = tmp_path / "script.sh"
+    script.write_text(f"sleep 1000 & echo $! > {pid_file}\n")
+    command = [str(_emulator()), "run", str(DUMBBELL), "--out", str(out), "--set", 'run.duration="30s"']
+    with script.open() as stdin:
+        _kill_router_and_clean_up(command + ["--shell", "d1"], pid_file, stdin)
+
+
+def test_cleanup_stops_what_a_command_started_when_its_router_was_killed(tmp_path):
+    """The same for a command: SIGKILL of the router kills the command
+    (parent-death signal), not its child, which `--cleanup` stops."""
+    _privileged()
+    out, pid_file = tmp_path / "out", tmp_path / "pids"
+    out.mkdir()
+    command = [str(_emulator()), "run", str(COMMANDS), "--out", str(out), "--set", 'run.duration="30s"']
+    command += ["--set", 'traffic[3].stop="30s"', "--set", f"traffic[3].env.PIDS_FILE={json.dumps(str(pid_file))}"]
+    _kill_router_and_clean_up(command, pid_file)
 
 
 def test_a_router_whose_starter_is_gone_does_not_start(tmp_path):
@@ -515,7 +534,9 @@ def test_the_simulator_refuses_a_command(tmp_path, capsys):
 
 def test_a_command_whose_program_is_missing_is_refused(tmp_path, capsys):
     _emulator()
-    status = main(["emulate", str(COMMANDS), "--out", str(tmp_path / "out"), "--set", 'traffic[2].argv=["no-such-program-x"]'])
+    status = main(
+        ["emulate", str(COMMANDS), "--out", str(tmp_path / "out"), "--set", 'traffic[2].argv=["no-such-program-x"]']
+    )
     err = capsys.readouterr().err
     assert status == 2
     assert err.count("\n") == 1 and "traffic[2].argv" in err and "not found on PATH" in err, err
