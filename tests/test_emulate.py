@@ -541,3 +541,21 @@ def test_a_command_whose_program_is_missing_is_refused(tmp_path, capsys):
     assert status == 2
     assert err.count("\n") == 1 and "traffic[2].argv" in err and "not found on PATH" in err, err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_commands_example_serves_web_downloads_through_the_wfq(tmp_path):
+    """scenarios/examples/emulate-commands.toml, 4 s: curl's downloads from
+    http.server cross the bottleneck in class web, beside the TCP flows."""
+    _privileged()
+    example = ROOT / "scenarios" / "examples" / "emulate-commands.toml"
+    out = tmp_path / "out"
+    assert (
+        main(["emulate", str(example), "--out", str(out), "--duration", "4s", "--set", 'run.warmup="1s"', "--quiet"])
+        == 0
+    )
+    classes = pd.read_parquet(out / "classes.parquet").set_index(["scope", "class"])
+    assert classes.loc[("r1->r2", "web"), "departures"] > 100
+    assert classes.loc[("r1->r2", "data"), "departures"] > 100
+    downloads = (out / "commands" / "2.out").read_text().splitlines()
+    assert downloads and all(" B in " in line for line in downloads), downloads
+    _wait_gone()
