@@ -167,7 +167,7 @@ fn not_emulable(scenario: &Scenario) -> Option<(String, String)> {
     not_runnable_command(scenario).map(|(key, why)| (key, format!("{why} (`phblab emulate` cannot run it)")))
 }
 
-/// The first command whose program cannot be found, or whose class differs
+/// The first command whose program or working directory cannot be found, or whose class differs
 /// from another command's at the same host (the router gives a host's
 /// other packets one class), and why.
 fn not_runnable_command(scenario: &Scenario) -> Option<(String, String)> {
@@ -179,6 +179,9 @@ fn not_runnable_command(scenario: &Scenario) -> Option<(String, String)> {
         if find_program(program, command.env.iter().find(|(v, _)| v == "PATH").map(|(_, p)| p.as_str())).is_none() {
             let where_ = if program.contains('/') { "no such executable file" } else { "not found on PATH" };
             return Some((key("argv"), format!("{program:?}: {where_}")));
+        }
+        if let Some(cwd) = command.cwd.as_deref().filter(|d| !std::path::Path::new(d).is_dir()) {
+            return Some((key("cwd"), format!("{cwd:?}: not a directory")));
         }
         if let Some(class) = command.class {
             match class_at[command.host] {
@@ -362,6 +365,8 @@ profile = "linux"
         let own_path = with_command("host = \"a\"\nargv = [\"sh\"]\nenv = { PATH = \"/nowhere\" }");
         assert_eq!(refused(&own_path, Backend::Emulate).0, "traffic[0].argv");
         assert!(load_for(&with_command("host = \"a\"\nargv = [\"sh\"]"), "s.toml", &[], Backend::Emulate).is_ok());
+        let cwd = with_command("host = \"a\"\nargv = [\"sh\"]\ncwd = \"/no/such/dir\"");
+        assert_eq!(refused(&cwd, Backend::Emulate).0, "traffic[0].cwd");
     }
 
     /// The router gives a host's programs' packets one class.
