@@ -24,6 +24,7 @@ from phblab.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 DUMBBELL = ROOT / "tests" / "emulate" / "dumbbell-tcp.toml"
+COMMANDS = ROOT / "tests" / "emulate" / "commands.toml"
 
 
 def _emulator() -> Path:
@@ -250,6 +251,8 @@ def _shell_emulation(tmp_path, duration: str) -> tuple[subprocess.Popen, Path]:
     script = tmp_path / "script.sh"
     script.write_text(
         f"echo $PHBLAB_HOST > {marks}/host; ip -4 -o addr show > {marks}/addr; sleep 1000 & echo $! > {marks}/pid\n"
+        # ten datagrams to s1 (10.77.0.1), which the router forwards
+        '/usr/bin/python3 -c \'import socket; s = socket.socket(2, 2); [s.sendto(b"x", ("10.77.0.1", 9)) for _ in range(10)]\'\n'
     )
     command = [sys.executable, "-m", "phblab", "emulate", str(DUMBBELL), "--out", str(tmp_path / "out")]
     command += ["--duration", duration, "--quiet", "--shell", "d1"]
@@ -280,6 +283,8 @@ def test_a_shell_runs_in_a_host_namespace_and_nothing_it_starts_outlives_the_run
     assert _gone(int((marks / "pid").read_text()))
     flows = pd.read_parquet(tmp_path / "out" / "flows.parquet")
     assert (flows.received_pkts > 0).all()
+    facts = json.loads((tmp_path / "out" / "summary.json").read_text())["emulation"]
+    assert facts["other_packets"] >= 10 and facts["other_delivered"] >= 10, facts
     _wait_gone()
     _assert_same_state(before, _network_state())
 
@@ -404,27 +409,20 @@ def test_cleanup_stops_an_emulation_whose_owner_is_gone(tmp_path):
     assert emulate.cleanup() == []
 
 
-def test_cleanup_stops_what_a_shell_started_when_its_router_was_killed(tmp_path):
-    """SIGKILL of the router kills its shell (parent-death signal) but not
-    what the shell started in the background, which keeps the namespace:
-    it carries the emulation's mark, so `--cleanup` stops it once its owner
-    is gone."""
-    _privileged()
+def _kill_router_and_clean_up(command: list[str], pid_file: Path, stdin=None) -> None:
+    """Starts the router `command` marked with an owner that is gone, waits
+    for `pid_file` (the pids of programs it started in a namespace, the
+    last of which outlives the router), kills the router with SIGKILL and
+    checks that `--cleanup` stops that program and nothing is left."""
     before = _network_state()
-    out, pid_file = tmp_path / "out", tmp_path / "pid"
-    out.mkdir()
-    script = tmp_path / "script.sh"
-    script.write_text(f"sleep 1000 & echo $! > {pid_file}\n")
     env = {**os.environ, emulate.OWNER_VARIABLE: f"{os.getpid()}:1"}  # an owner that is gone
-    command = [str(_emulator()), "run", str(DUMBBELL), "--out", str(out), "--set", 'run.duration="30s"']
-    with script.open() as stdin:
-        router = subprocess.Popen(command + ["--shell", "d1"], stdin=stdin, stderr=subprocess.PIPE, env=env)
+    router = subprocess.Popen(command, stdin=stdin, stderr=subprocess.PIPE, env=env)
     try:
         deadline = time.monotonic() + 10
         while not pid_file.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         time.sleep(0.2)
-        program = int(pid_file.read_text())
+        program = int(pid_file.read_text().split()[-1])
     finally:
         router.kill()
         router.wait()
@@ -434,6 +432,32 @@ def test_cleanup_stops_what_a_shell_started_when_its_router_was_killed(tmp_path)
     assert _gone(program)
     _wait_gone()
     _assert_same_state(before, _network_state())
+
+
+def test_cleanup_stops_what_a_shell_started_when_its_router_was_killed(tmp_path):
+    """SIGKILL of the router kills its shell (parent-death signal) but not
+    what the shell started in the background, which keeps the namespace:
+    it carries the emulation's mark, so `--cleanup` stops it once its owner
+    is gone."""
+    _privileged()
+    out, pid_file = tmp_path / "out", tmp_path / "pid"
+    out.mkdir()
+    script = tmp_path / "script.sh"
+    script.write_text(f"sleep 1000 & echo $! > {pid_file}\n")
+    command = [str(_emulator()), "run", str(DUMBBELL), "--out", str(out), "--set", 'run.duration="30s"']
+    with script.open() as stdin:
+        _kill_router_and_clean_up(command + ["--shell", "d1"], pid_file, stdin)
+
+
+def test_cleanup_stops_what_a_command_started_when_its_router_was_killed(tmp_path):
+    """The same for a command: SIGKILL of the router kills the command
+    (parent-death signal), not its child, which `--cleanup` stops."""
+    _privileged()
+    out, pid_file = tmp_path / "out", tmp_path / "pids"
+    out.mkdir()
+    command = [str(_emulator()), "run", str(COMMANDS), "--out", str(out), "--set", 'run.duration="30s"']
+    command += ["--set", 'traffic[3].stop="30s"', "--set", f"traffic[3].env.PIDS_FILE={json.dumps(str(pid_file))}"]
+    _kill_router_and_clean_up(command, pid_file)
 
 
 def test_a_router_whose_starter_is_gone_does_not_start(tmp_path):
@@ -446,3 +470,92 @@ def test_a_router_whose_starter_is_gone_does_not_start(tmp_path):
     proc = subprocess.run([str(exe), "run", str(DUMBBELL), "--out", str(out)], capture_output=True, text=True, env=env)
     assert proc.returncode == 1 and "the process that started it has ended" in proc.stderr, proc.stderr
     assert list(out.iterdir()) == []
+
+
+def test_commands_run_in_hosts_and_their_packets_cross_the_router_in_their_class(tmp_path):
+    """tests/emulate/commands.toml: the sender's 200 datagrams are counted
+    in class bulk on both links (the router wrote bulk's codepoint into
+    them), those delivered are those the receiver counted, the outputs are
+    in commands/, and the sleeper's process group (it and its child) is
+    stopped at its stop (SIGTERM)."""
+    _privileged()
+    before = _network_state()
+    out = tmp_path / "out"
+    pids = tmp_path / "pids"
+    command = ["emulate", str(COMMANDS), "--out", str(out), "--quiet"]
+    assert main(command + ["--set", f"traffic[3].env.PIDS_FILE={json.dumps(str(pids))}"]) == 0
+    classes = pd.read_parquet(out / "classes.parquet").set_index(["scope", "class"])
+    assert classes.loc[("s1->r1", "bulk"), "arrivals"] == 200
+    bottleneck = classes.loc[("r1->d1", "bulk")]
+    assert bottleneck.arrivals == 200 and bottleneck.departures + bottleneck.dropped == 200
+    assert ("end-to-end", "bulk") not in classes.index
+    assert set(pd.read_parquet(out / "flows.parquet")["flow"]) == {"tcp"}
+    received = int((out / "commands" / "1.out").read_text())
+    assert received == bottleneck.departures
+    assert (out / "commands" / "2.out").read_text() == "sent 200\n"
+    facts = json.loads((out / "summary.json").read_text())["emulation"]
+    assert facts["other_packets"] == 200 and facts["other_delivered"] == received
+    ended = {c["name"]: (c["ended"], c["exit_code"], c["signal"]) for c in facts["commands"]}
+    assert ended == {"receiver": ("exited", 0, None), "sender": ("exited", 0, None), "sleeper": ("stopped", None, 15)}
+    assert all(_gone(int(pid)) for pid in pids.read_text().split())
+    _wait_gone()
+    _assert_same_state(before, _network_state())
+
+
+def test_sigint_stops_the_commands_and_leaves_nothing(tmp_path):
+    _privileged()
+    before = _network_state()
+    pids = tmp_path / "pids"
+    command = [sys.executable, "-m", "phblab", "emulate", str(COMMANDS), "--out", str(tmp_path / "out")]
+    command += ["--duration", "30s", "--set", 'traffic[3].stop="30s"', "--quiet"]
+    command += ["--set", f"traffic[3].env.PIDS_FILE={json.dumps(str(pids))}"]
+    proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 10
+    while not pids.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)
+    running = [int(pid) for pid in pids.read_text().split()]
+    assert len(running) == 2 and not any(_gone(pid) for pid in running)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=15)
+    assert proc.returncode == 130, err
+    assert all(_gone(pid) for pid in running)
+    _wait_gone()
+    _assert_same_state(before, _network_state())
+
+
+def test_the_simulator_refuses_a_command(tmp_path, capsys):
+    status = main(["run", str(COMMANDS), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.count("\n") == 1 and "traffic[1].kind" in err and "phblab emulate" in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_command_whose_program_is_missing_is_refused(tmp_path, capsys):
+    _emulator()
+    status = main(
+        ["emulate", str(COMMANDS), "--out", str(tmp_path / "out"), "--set", 'traffic[2].argv=["no-such-program-x"]']
+    )
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.count("\n") == 1 and "traffic[2].argv" in err and "not found on PATH" in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_commands_example_serves_web_downloads_through_the_wfq(tmp_path):
+    """scenarios/examples/emulate-commands.toml, 4 s: curl's downloads from
+    http.server cross the bottleneck in class web, beside the TCP flows."""
+    _privileged()
+    example = ROOT / "scenarios" / "examples" / "emulate-commands.toml"
+    out = tmp_path / "out"
+    assert (
+        main(["emulate", str(example), "--out", str(out), "--duration", "4s", "--set", 'run.warmup="1s"', "--quiet"])
+        == 0
+    )
+    classes = pd.read_parquet(out / "classes.parquet").set_index(["scope", "class"])
+    assert classes.loc[("r1->r2", "web"), "departures"] > 100
+    assert classes.loc[("r1->r2", "data"), "departures"] > 100
+    downloads = (out / "commands" / "2.out").read_text().splitlines()
+    assert downloads and all(" B in " in line for line in downloads), downloads
+    _wait_gone()

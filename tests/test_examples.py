@@ -1,6 +1,8 @@
 """Every scenario in scenarios/examples/ runs and reproduces its recorded
 summary (scenarios/examples/expected/<name>.json): the per-class rows of the
-`classes` table and per-group totals of the `flows` table.
+`classes` table and per-group totals of the `flows` table. Those that run
+only emulated (they run commands) are refused by the simulator here and
+emulated in tests/test_emulate.py.
 
 Runs are deterministic, so the comparison is tight (relative 1e-9, for
 float formatting only). After a deliberate change of behaviour, regenerate
@@ -47,7 +49,12 @@ def same(a, b) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
 
 
-@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.toml")), ids=lambda p: p.stem)
+EMULATION_ONLY = [p for p in sorted(EXAMPLES.glob("*.toml")) if 'kind = "command"' in p.read_text()]
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in sorted(EXAMPLES.glob("*.toml")) if p not in EMULATION_ONLY], ids=lambda p: p.stem
+)
 def test_example_reproduces_its_recorded_summary(path):
     got = digest(phblab.run(path))
     record = EXPECTED / f"{path.stem}.json"
@@ -56,3 +63,10 @@ def test_example_reproduces_its_recorded_summary(path):
     assert record.exists(), f"no recorded summary {record}; run with PHBLAB_UPDATE_EXPECTED=1 once"
     expected = json.loads(record.read_text())
     assert same(got, expected), f"{path.name} no longer reproduces {record.name}"
+
+
+def test_examples_that_run_commands_are_refused_by_the_simulator():
+    assert [p.stem for p in EMULATION_ONLY] == ["emulate-commands"]
+    for path in EMULATION_ONLY:
+        with pytest.raises(ValueError, match=r"traffic\[1\]\.kind: .*only with `phblab emulate`"):
+            phblab.run(path)

@@ -147,6 +147,7 @@ def emulate(
             raise EmulateError(message, bad_input=proc.returncode == 2)
         facts = json.loads((out / "emulation.json").read_text())
         parquet = {name: (out / f"{name}.parquet").read_bytes() for name in TABLES}
+        files = _command_outputs(out)
     summary = {
         "scenario": facts["scenario"],
         "scenario_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
@@ -161,7 +162,23 @@ def emulate(
         "congestion_control": facts["congestion_control"],
         "emulation": {k: v for k, v in facts.items() if k not in ("scenario", "seed", "duration_s", "warmup_s")},
     }
-    return Results(summary, parquet, None, text)
+    return Results(summary, parquet, None, text, files)
+
+
+def _command_outputs(out: Path) -> dict[str, bytes]:
+    """The standard output and error of the scenario's commands, which the
+    router wrote into `out/commands/` ({"commands/<i>.out": bytes, ...}),
+    read as regular files only, never through a link."""
+    files = {}
+    commands = out / "commands"
+    if not commands.is_dir() or commands.is_symlink():
+        return files
+    for path in sorted(commands.iterdir()):
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            if stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                files[f"commands/{path.name}"] = f.read()
+    return files
 
 
 def _version() -> str:

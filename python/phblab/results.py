@@ -93,6 +93,8 @@ class Results:
         conditioners: per edge conditioner, rule and colour, the packets
             matched and the colour's action; empty without a conditioner.
         scenario_text: the scenario the run was given, if known.
+        files: other files of the run, by path in its directory: an
+            emulation's `commands/<i>.out` and `.err` (`docs/emulation.md`).
     """
 
     def __init__(
@@ -101,9 +103,11 @@ class Results:
         parquet: Mapping[str, bytes | Path],
         classes: Mapping[str, list] | None = None,
         scenario_text: str | None = None,
+        files: Mapping[str, bytes] | None = None,
     ) -> None:
         self.summary = summary
         self._parquet = dict(parquet)
+        self.files = dict(files) if files is not None else {}
         self._classes_columns = dict(classes) if classes is not None else None
         self.scenario_text = scenario_text
         self.tables = _Tables(self._parquet)
@@ -229,6 +233,10 @@ class Results:
             (staging / "summary.json").write_text(text)
             if self.scenario_text is not None:
                 (staging / "scenario.toml").write_text(self.scenario_text, encoding="utf-8")
+            for name, data in self.files.items():
+                target = staging / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
         outdir.drop_stale_plots(out)
         return out
 

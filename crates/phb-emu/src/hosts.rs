@@ -66,16 +66,15 @@ fn create_one(node: usize, sack: bool, ecn: bool) -> Result<Host, String> {
     Ok(Host { node, netns, tun })
 }
 
-/// Starts `program args` inside `host`'s namespace, marked with the
+/// Makes `command` start inside the namespace `netns`, marked with the
 /// emulation's `owner` ([`sys::OWNER_VARIABLE`]) and killed when this
 /// process dies (checked before it runs: a child whose parent is already
 /// gone exits at once).
-pub fn spawn_in(host: &Host, program: &std::path::Path, args: &[String], owner: &str) -> std::io::Result<Child> {
+fn in_namespace(command: &mut Command, netns: &File, owner: &str) {
     use std::os::unix::process::CommandExt;
-    let ns = host.netns.as_raw_fd();
+    let ns = netns.as_raw_fd();
     let parent = std::process::id();
-    let mut command = Command::new(program);
-    command.args(args).env(sys::OWNER_VARIABLE, owner).stdin(Stdio::null()).stdout(Stdio::null());
+    command.env(sys::OWNER_VARIABLE, owner);
     // SAFETY: between fork and exec the child only makes system calls.
     unsafe {
         command.pre_exec(move || {
@@ -83,49 +82,98 @@ pub fn spawn_in(host: &Host, program: &std::path::Path, args: &[String], owner: 
             sys::die_with_parent(libc::SIGKILL, parent)
         });
     }
+}
+
+/// Starts `program args` inside `host`'s namespace ([`in_namespace`]),
+/// without standard input or output.
+pub fn spawn_in(host: &Host, program: &std::path::Path, args: &[String], owner: &str) -> std::io::Result<Child> {
+    let mut command = Command::new(program);
+    command.args(args).stdin(Stdio::null()).stdout(Stdio::null());
+    in_namespace(&mut command, &host.netns, owner);
     command.spawn()
 }
 
-/// A user's shell in a host's namespace ([`spawn_shell`]). Dropping it (at
-/// the run's end, on an error or while a panic unwinds) kills its whole
-/// process group, the shell and every program it started there, and takes
-/// the terminal back.
-pub struct Shell(Child);
+/// A process group started in a host's namespace ([`spawn_group`]): a
+/// command's or the `--shell`'s. Dropping it (at the run's end, on an
+/// error or while a panic unwinds) kills the whole group, the program and
+/// everything it started there, and reaps the program. The program is
+/// reaped only then, so the group's id cannot be reused before.
+pub struct Group {
+    child: Child,
+    killed: bool,
+}
+
+impl Group {
+    /// The program's pid, which is the group's id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends `signal` to every process of the group.
+    pub fn signal(&self, signal: libc::c_int) {
+        if !self.killed {
+            sys::signal_group(self.child.id(), signal);
+        }
+    }
+
+    /// Whether the program (the group's leader) has ended, without reaping it.
+    pub fn ended(&self) -> bool {
+        self.killed || sys::has_ended(self.child.id())
+    }
+
+    /// Kills the whole group (SIGKILL) and reaps the program; its exit
+    /// status (`None` if it was killed before).
+    pub fn kill(&mut self) -> Option<std::process::ExitStatus> {
+        if std::mem::replace(&mut self.killed, true) {
+            return None;
+        }
+        sys::signal_group(self.child.id(), libc::SIGKILL);
+        self.child.wait().ok()
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Starts `command` inside the namespace `netns` ([`in_namespace`]), in a
+/// process group of its own ([`Group`]).
+pub fn spawn_group(netns: &File, mut command: Command, owner: &str) -> std::io::Result<Group> {
+    use std::os::unix::process::CommandExt;
+    command.process_group(0);
+    in_namespace(&mut command, netns, owner);
+    Ok(Group { child: command.spawn()?, killed: false })
+}
+
+/// A user's shell in a host's namespace ([`spawn_shell`]): its [`Group`],
+/// killed when it is dropped, which then takes the terminal back.
+pub struct Shell(Group);
 
 /// Starts `shell` inside `host`'s namespace for the user, with this
 /// process's standard input and output (also as its standard error), marked with the emulation's `owner`
-/// ([`sys::OWNER_VARIABLE`]) and `PHBLAB_HOST=name`, in a process group of
-/// its own and killed when this process dies. When standard input is a
-/// terminal the shell's group becomes its foreground group (Ctrl-C then
-/// reaches the shell, not the emulation) until the [`Shell`] is dropped.
+/// and `PHBLAB_HOST=name`, in a process group of its own ([`spawn_group`]).
+/// When standard input is a terminal the shell's group becomes its
+/// foreground group (Ctrl-C then reaches the shell, not the emulation)
+/// until the [`Shell`] is dropped.
 pub fn spawn_shell(host: &Host, shell: &std::path::Path, name: &str, owner: &str) -> std::io::Result<Shell> {
-    use std::os::unix::process::CommandExt;
-    let ns = host.netns.as_raw_fd();
-    let parent = std::process::id();
     let mut command = Command::new(shell);
     // Its errors and prompt (a shell writes it on standard error) go to
     // standard output: the router's standard error is read by `phblab`.
     let stdout = std::io::stdout().as_fd().try_clone_to_owned()?;
-    command.env(sys::OWNER_VARIABLE, owner).env("PHBLAB_HOST", name).stderr(stdout).process_group(0);
-    // SAFETY: between fork and exec the child only makes system calls.
-    unsafe {
-        command.pre_exec(move || {
-            sys::enter_netns(ns)?;
-            sys::die_with_parent(libc::SIGKILL, parent)
-        });
-    }
-    let child = command.spawn()?;
-    sys::give_terminal(child.id());
+    command.env("PHBLAB_HOST", name).stderr(stdout);
+    let group = spawn_group(&host.netns, command, owner)?;
+    sys::give_terminal(group.id());
     // A shell that found itself in the background before it got the
     // terminal has stopped: it goes on now.
-    sys::signal_group(child.id(), libc::SIGCONT);
-    Ok(Shell(child))
+    group.signal(libc::SIGCONT);
+    Ok(Shell(group))
 }
 
 impl Drop for Shell {
     fn drop(&mut self) {
-        sys::signal_group(self.0.id(), libc::SIGKILL);
-        let _ = self.0.wait();
+        self.0.kill();
         sys::give_terminal(std::process::id());
     }
 }

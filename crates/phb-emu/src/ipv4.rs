@@ -22,8 +22,9 @@ pub struct Header {
 const TCP: u8 = 6;
 const UDP: u8 = 17;
 
-/// The headers of `packet`, if it is an IPv4 TCP or UDP packet whose
-/// headers fit in it (anything else the router does not forward).
+/// The headers of `packet`, if it is an IPv4 packet whose headers fit in
+/// it (anything else the router does not forward); the ports are 0 for a
+/// protocol other than TCP and UDP.
 pub fn parse(packet: &[u8]) -> Option<Header> {
     if packet.len() < 20 || packet[0] >> 4 != 4 {
         return None;
@@ -32,9 +33,12 @@ pub fn parse(packet: &[u8]) -> Option<Header> {
     let protocol = match packet[9] {
         TCP => Protocol::Tcp,
         UDP => Protocol::Udp,
-        _ => return None,
+        _ => Protocol::Other,
     };
-    let ports = packet.get(ihl..ihl + 4)?;
+    let ports = match protocol {
+        Protocol::Other => &[0; 4][..],
+        _ => packet.get(ihl..ihl + 4)?,
+    };
     let addr = |at: usize| [packet[at], packet[at + 1], packet[at + 2], packet[at + 3]];
     Some(Header {
         src: addr(12),
@@ -143,11 +147,12 @@ mod tests {
     }
 
     #[test]
-    fn other_packets_are_not_parsed() {
+    fn other_protocols_are_read_without_ports_and_non_ipv4_not_at_all() {
         assert_eq!(parse(&[0x60; 40]), None); // IPv6
-        let mut icmp = udp_packet(0);
+        let mut icmp = udp_packet(46 << 2);
         icmp[9] = 1;
-        assert_eq!(parse(&icmp), None);
+        let h = parse(&icmp[..20]).unwrap();
+        assert_eq!((h.protocol, h.src_port, h.dst_port, h.dscp), (Protocol::Other, 0, 0, 46));
         assert_eq!(parse(&udp_packet(0)[..21]), None);
     }
 }

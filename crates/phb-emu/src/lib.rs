@@ -17,6 +17,8 @@
 //! - [`ipv4`] — the header fields read (five-tuple, DSCP, ECN) and written
 //!   (DSCP, CE).
 //! - [`agent`] — the traffic agents run inside the namespaces.
+//! - [`commands`] — the scenario's commands (`kind = "command"`), programs
+//!   run in hosts' namespaces on the run's clock.
 //! - [`tcp_info`] — the kernel's TCP state of each sender, sampled by the
 //!   agents and read by the router at the end.
 //! - [`report`] — the result tables, as `phblab run` writes them (the
@@ -27,6 +29,7 @@
 //! Start with [`plan::plan`], then [`router::Router::run`].
 
 pub mod agent;
+pub mod commands;
 pub mod hosts;
 pub mod ipv4;
 pub mod plan;

@@ -33,7 +33,8 @@ use std::process::ExitCode;
 
 use phb::Time;
 use phb_emu::plan::{plan, CONGESTION_CONTROLS};
-use phb_emu::{agent, hosts, report, router, sys, tcp_info};
+use phb_emu::{agent, commands, hosts, report, router, sys, tcp_info};
+use phb_sim::scenario::NodeKind;
 use phb_sim::Scenario;
 
 /// Packet buffers of the router (2 KiB each).
@@ -149,7 +150,22 @@ fn run(args: &Args) -> Result<(), Failure> {
     let (scenario, congestion) = load(args)?;
     let seed = args.seed.unwrap_or(scenario.run.seed);
     let source = args.source_name.as_deref().unwrap_or(&args.positional[0]);
-    let plan = plan(&scenario, seed).map_err(|e| Failure::BadInput(format!("{source}: cannot be emulated: {e}")))?;
+    let is_host = |n: &usize| scenario.nodes[*n].kind == NodeKind::Host;
+    let shell_node = match &args.shell {
+        Some(name) => Some(
+            (0..scenario.nodes.len()).filter(is_host).find(|&n| scenario.nodes[n].name == *name).ok_or_else(|| {
+                let hosts: Vec<&str> =
+                    (0..scenario.nodes.len()).filter(is_host).map(|n| scenario.nodes[n].name.as_str()).collect();
+                Failure::BadInput(format!(
+                    "--shell {name}: not a host of the scenario (its hosts: {})",
+                    hosts.join(", ")
+                ))
+            })?,
+        ),
+        None => None,
+    };
+    let plan = plan(&scenario, seed, shell_node)
+        .map_err(|e| Failure::BadInput(format!("{source}: cannot be emulated: {e}")))?;
     if let Some(missing) = sys::missing_privileges() {
         return Err(Failure::BadInput(missing));
     }
@@ -157,13 +173,7 @@ fn run(args: &Args) -> Result<(), Failure> {
     if !out.is_dir() {
         return Err(Failure::BadInput(format!("--out {}: not a directory", out.display())));
     }
-    let shell_host = match &args.shell {
-        Some(name) => Some(plan.hosts.iter().position(|&n| scenario.nodes[n].name == *name).ok_or_else(|| {
-            let hosts: Vec<&str> = plan.hosts.iter().map(|&n| scenario.nodes[n].name.as_str()).collect();
-            Failure::BadInput(format!("--shell {name}: not a host of the scenario (its hosts: {})", hosts.join(", ")))
-        })?),
-        None => None,
-    };
+    let shell_host = shell_node.map(|node| plan.hosts.iter().position(|&n| n == node).expect("a host"));
     for (f, flow) in plan.flows.iter().enumerate().filter(|(_, f)| f.tcp) {
         let (asked, key) = match flow.congestion {
             Some(c) => (c.name(), format!("traffic[{}].congestion", flow.group)),
@@ -228,27 +238,45 @@ fn run(args: &Args) -> Result<(), Failure> {
     };
     let agent_nodes: Vec<String> = hosts.iter().map(|h| scenario.nodes[h.node].name.clone()).collect();
     let mut tun: Vec<Option<_>> = (0..scenario.nodes.len()).map(|_| None).collect();
-    let mut netns = Vec::with_capacity(hosts.len());
+    let mut netns: Vec<Option<std::fs::File>> = (0..scenario.nodes.len()).map(|_| None).collect();
     for host in hosts {
         tun[host.node] = Some(host.tun);
-        netns.push(host.netns);
+        netns[host.node] = Some(host.netns);
     }
+    let mut commands =
+        match commands::Commands::new(&scenario, netns.iter().map(Option::as_ref).collect(), &out, &owner, epoch) {
+            Ok(commands) => commands,
+            Err(e) => {
+                stop_agents(&mut agents);
+                return Err(Failure::Failed(format!("creating {}: {e}", out.join("commands").display())));
+            }
+        };
     let mut router = router::Router::new(&scenario, &plan, seed, tun, POOL_SLOTS);
     router.spin = Time::from_micros(args.spin_us.unwrap_or(0));
     sys::sleep_until(epoch);
     let cpu_at_start = sys::cpu_time();
-    let mut reached = router.run(epoch);
-    // The shell ending (or stopping) does not end the run: the router goes on.
-    while sys::child_ended() && shell.is_some() && !sys::stop_requested() && reached < scenario.run.duration {
-        sys::forget_child_ended();
-        if ended_agent(&mut agents, &agent_nodes).is_some() {
+    let end = scenario.run.duration;
+    // The router runs to the run's end, pausing for the commands' events;
+    // a command or the shell ending (or stopping) does not end the run.
+    let mut reached = Time::ZERO;
+    let mut failed = None;
+    while !sys::stop_requested() && reached < end {
+        if sys::child_ended() {
+            sys::forget_child_ended();
+            if ended_agent(&mut agents, &agent_nodes).is_some() {
+                break;
+            }
+        }
+        if let Err(e) = commands.act(reached) {
+            failed = Some(e);
             break;
         }
-        reached = router.run(epoch);
+        reached = router.run(epoch, commands.next_event().unwrap_or(end));
     }
     let cpu = sys::cpu_time() - cpu_at_start;
+    commands.finish();
     drop(shell.take());
-    if let Some(ended) = ended_agent(&mut agents, &agent_nodes) {
+    if let Some(ended) = ended_agent(&mut agents, &agent_nodes).or(failed) {
         stop_agents(&mut agents);
         return Err(Failure::Failed(ended));
     }
@@ -268,8 +296,14 @@ fn run(args: &Args) -> Result<(), Failure> {
     }
     let reports = tcp_info::read(&out, &samplers)
         .map_err(|e| Failure::Failed(format!("reading the agents' TCP_INFO samples: {e}")))?;
-    let facts =
-        report::Facts { seed, congestion: &congestion, reached_s: reached.as_secs_f64(), cpu_s: cpu.as_secs_f64() };
+    let outcomes = commands.outcomes();
+    let facts = report::Facts {
+        seed,
+        congestion: &congestion,
+        reached_s: reached.as_secs_f64(),
+        cpu_s: cpu.as_secs_f64(),
+        commands: &outcomes,
+    };
     report::write(&out, &scenario, &plan, &mut router, &reports, &facts)
         .map_err(|e| Failure::Failed(format!("writing results to {}: {e}", out.display())))
 }
@@ -289,7 +323,7 @@ fn run_agent(args: &Args) -> Result<(), Failure> {
     else {
         return Err(Failure::BadInput("agent needs --host, --seed, --epoch and --out".into()));
     };
-    let plan = plan(&scenario, seed).map_err(Failure::BadInput)?;
+    let plan = plan(&scenario, seed, None).map_err(Failure::BadInput)?;
     let setting = agent::Setting { host, seed, epoch: Time::from_nanos(epoch), congestion: &congestion, out };
     Err(Failure::Failed(agent::run(&scenario, &plan, &setting)))
 }

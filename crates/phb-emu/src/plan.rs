@@ -12,6 +12,13 @@
 //! [`SINK_PORT`] of its destination: the router reads the flow from the
 //! source port of data packets and the destination port of the reverse
 //! direction (TCP ACKs), so a five-tuple names one flow of the scenario.
+//!
+//! **Programs' packets.** A packet of no flow (a command's, `kind =
+//! "command"`, or one of a program the `--shell` started) is forwarded when
+//! it goes between two hosts one of which runs a command or the shell (a
+//! *program host*), along the shortest path ([`ProgramRoutes`]); it gets
+//! the class of its source's commands, else of its destination's, else
+//! keeps the codepoint its program set.
 
 use phb::{Rng, Time};
 use phb_sim::net::routing::{Routes, RoutesBuilder, Topology, Wanted};
@@ -81,6 +88,49 @@ pub struct Plan {
     /// it), or only accepts it when the peer asks (`2`, Linux's default,
     /// which the simulator's `ecn = false` follows).
     pub ecn: Vec<bool>,
+    pub programs: ProgramRoutes,
+}
+
+/// Marks a missing route in [`ProgramRoutes`].
+const NO_ROUTE: u32 = u32::MAX;
+
+/// The routes of programs' packets (module doc): from and to each program
+/// host, to and from every node, in flat tables (two lookups per packet).
+#[derive(Debug, Default)]
+pub struct ProgramRoutes {
+    /// Per node: its position among the program hosts, or [`NO_ROUTE`].
+    position: Vec<u32>,
+    /// Route from program host `p` to node `n` at `p * nodes + n`, and
+    /// from node `n` to it ([`NO_ROUTE`]: none, `n` is not a host or is `p`).
+    from: Vec<u32>,
+    to: Vec<u32>,
+    /// Per node: the codepoint its commands' `class` gives their packets.
+    codepoint: Vec<Option<u8>>,
+}
+
+impl ProgramRoutes {
+    /// The route of a programs' packet from host `src` to host `dst`, if
+    /// one of them is a program host.
+    pub fn route(&self, src: usize, dst: usize) -> Option<u32> {
+        let nodes = self.position.len();
+        if src >= nodes || dst >= nodes {
+            return None;
+        }
+        let found = if self.position[src] != NO_ROUTE {
+            self.from[self.position[src] as usize * nodes + dst]
+        } else if self.position[dst] != NO_ROUTE {
+            self.to[self.position[dst] as usize * nodes + src]
+        } else {
+            NO_ROUTE
+        };
+        (found != NO_ROUTE).then_some(found)
+    }
+
+    /// The codepoint a programs' packet from `src` to `dst` (nodes that
+    /// [`Self::route`] found a route between) is given, if any.
+    pub fn codepoint(&self, src: usize, dst: usize) -> Option<u8> {
+        self.codepoint[src].or(self.codepoint[dst])
+    }
 }
 
 /// A scenario feature the emulator cannot run: the key and why.
@@ -91,8 +141,9 @@ fn refuse(key: String, why: &str) -> String {
 /// Plans the flows of `scenario`, which was validated for the emulator
 /// (`phb_sim::load_for` with `Backend::Emulate`: what a real stack cannot
 /// carry is refused there, with the key's position); the error names a
-/// flow's key whose destination is unreachable.
-pub fn plan(scenario: &Scenario, seed: u64) -> Result<Plan, String> {
+/// flow's key whose destination is unreachable. `shell`: the host node a
+/// `--shell` runs in, a program host (module doc) besides the commands'.
+pub fn plan(scenario: &Scenario, seed: u64, shell: Option<usize>) -> Result<Plan, String> {
     let nodes = scenario.nodes.len();
     let forwards: Vec<bool> = scenario.nodes.iter().map(|n| n.kind == NodeKind::Router).collect();
     let topology = Topology::new(forwards.clone(), scenario.links.iter().map(|l| (l.a, l.b, l.delay)));
@@ -149,8 +200,54 @@ pub fn plan(scenario: &Scenario, seed: u64) -> Result<Plan, String> {
             });
         }
     }
-    let hosts = (0..nodes).filter(|&n| !forwards[n]).collect();
-    Ok(Plan { flows, routes: routes.finish(), hosts, sack, ecn })
+    let hosts: Vec<usize> = (0..nodes).filter(|&n| !forwards[n]).collect();
+    let programs = program_routes(scenario, &topology, &mut routes, &hosts, shell);
+    Ok(Plan { flows, routes: routes.finish(), hosts, sack, ecn, programs })
+}
+
+/// The routes from and to each program host (the commands' and `shell`),
+/// added to `routes`.
+fn program_routes(
+    scenario: &Scenario,
+    topology: &Topology,
+    routes: &mut RoutesBuilder,
+    hosts: &[usize],
+    shell: Option<usize>,
+) -> ProgramRoutes {
+    let nodes = scenario.nodes.len();
+    let mut programs =
+        ProgramRoutes { position: vec![NO_ROUTE; nodes], codepoint: vec![None; nodes], ..ProgramRoutes::default() };
+    let mut program_hosts = Vec::new();
+    for host in scenario.commands.iter().map(|c| c.host).chain(shell) {
+        if programs.position[host] == NO_ROUTE {
+            programs.position[host] = program_hosts.len() as u32;
+            program_hosts.push(host);
+        }
+    }
+    for command in &scenario.commands {
+        if let Some(class) = command.class {
+            programs.codepoint[command.host] = Some(scenario.classes[class].codepoint);
+        }
+    }
+    programs.from = vec![NO_ROUTE; program_hosts.len() * nodes];
+    programs.to = vec![NO_ROUTE; program_hosts.len() * nodes];
+    for (p, &program) in program_hosts.iter().enumerate() {
+        let others: Vec<usize> = hosts.iter().copied().filter(|&h| h != program).collect();
+        let wanted: Vec<Wanted> = others
+            .iter()
+            .flat_map(|&h| [Wanted::Shortest { src: program, dst: h }, Wanted::Shortest { src: h, dst: program }])
+            .collect();
+        let mut paths = topology.route_all(&wanted).into_iter();
+        for &h in &others {
+            if let Some(path) = paths.next().flatten() {
+                programs.from[p * nodes + h] = routes.add(&path);
+            }
+            if let Some(path) = paths.next().flatten() {
+                programs.to[p * nodes + h] = routes.add(&path);
+            }
+        }
+    }
+    programs
 }
 
 #[cfg(test)]
@@ -164,5 +261,30 @@ mod tests {
         }
         assert_eq!(node_of_addr([192, 168, 0, 1]), None);
         assert_eq!(node_of_addr([10, 77, 0, 0]), None);
+    }
+
+    /// Programs' packets are routed only to and from program hosts (a
+    /// command's or the shell's), along the shortest path, and take the
+    /// class of their source's commands, else of their destination's.
+    #[test]
+    fn programs_packets_are_routed_to_and_from_program_hosts() {
+        let text = "[run]\nduration = \"1s\"\n[classes]\nbe = 0\nef = 46\n[nodes]\nhosts = [\"a\", \"b\", \"c\"]\n\
+                    routers = [\"r\"]\n[[links]]\nbetween = [\"a\", \"r\"]\nrate = \"1Mbps\"\ndelay = \"1ms\"\n\
+                    [[links]]\nbetween = [\"b\", \"r\"]\nrate = \"1Mbps\"\ndelay = \"1ms\"\n\
+                    [[links]]\nbetween = [\"c\", \"r\"]\nrate = \"1Mbps\"\ndelay = \"1ms\"\n\
+                    [[traffic]]\nname = \"x\"\nkind = \"command\"\nhost = \"a\"\nargv = [\"sh\"]\nclass = \"ef\"\n";
+        let scenario = phb_sim::load_for(text, "t", &[], phb_sim::Backend::Emulate).unwrap();
+        let (a, b, c, r) = (0, 1, 2, 3);
+        let plan = plan(&scenario, 1, None).unwrap();
+        let programs = &plan.programs;
+        let ports = |route: u32| -> Vec<usize> { (0..).map_while(|hop| plan.routes.next_port(route, hop)).collect() };
+        // Ports: link l's direction a->b is 2l, b->a is 2l + 1.
+        assert_eq!(ports(programs.route(a, b).unwrap()), vec![0, 3]);
+        assert_eq!(ports(programs.route(c, a).unwrap()), vec![4, 1]);
+        assert_eq!((programs.route(b, c), programs.route(a, r), programs.route(a, 9)), (None, None, None));
+        assert_eq!((programs.codepoint(a, b), programs.codepoint(b, a)), (Some(46), Some(46)));
+        let with_shell = super::plan(&scenario, 1, Some(c)).unwrap();
+        assert!(with_shell.programs.route(b, c).is_some());
+        assert_eq!(with_shell.programs.codepoint(b, c), None);
     }
 }

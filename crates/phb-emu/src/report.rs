@@ -31,6 +31,7 @@ use phb_sim::{
     delay_ratios_table, transfers_table, ClassRows, FlowCounts, FlowFacts, SenderFigures, Table, TimeSeries, END_TO_END,
 };
 
+use crate::commands::Outcome;
 use crate::plan::Plan;
 use crate::router::Router;
 use crate::tcp_info::{self, FlowSummary, Reports, Sample};
@@ -127,6 +128,35 @@ pub struct Facts<'a> {
     pub reached_s: f64,
     /// CPU time the router used during the run (user and system).
     pub cpu_s: f64,
+    /// What became of the scenario's commands.
+    pub commands: &'a [Outcome<'a>],
+}
+
+/// The `commands` list of `emulation.json`: per command, its entry, name,
+/// host, when it started and was stopped, how it ended and its exit code
+/// or signal.
+fn commands_json(scenario: &Scenario, outcomes: &[Outcome]) -> String {
+    let seconds = |t: Option<phb::Time>| t.map_or("null".to_owned(), |t| json_number(t.as_secs_f64()));
+    let number = |n: Option<i32>| n.map_or("null".to_owned(), |n| n.to_string());
+    let items: Vec<String> = outcomes
+        .iter()
+        .map(|o| {
+            use std::os::unix::process::ExitStatusExt;
+            format!(
+                "{{\"traffic\": {}, \"name\": {}, \"host\": {}, \"started_s\": {}, \"stopped_s\": {}, \
+                 \"ended\": {}, \"exit_code\": {}, \"signal\": {}}}",
+                o.def.index,
+                json_string(&o.def.name),
+                json_string(&scenario.nodes[o.def.host].name),
+                seconds(o.started),
+                seconds(o.stopped),
+                json_string(o.how),
+                number(o.status.and_then(|s| s.code())),
+                number(o.status.and_then(|s| s.signal())),
+            )
+        })
+        .collect();
+    format!("[{}]", items.join(", "))
 }
 
 /// Writes `classes.parquet`, `flows.parquet`, `timeseries.parquet`,
@@ -168,7 +198,7 @@ pub fn write(
          \"congestion_control\": {},\n  \"forwarded\": {},\n  \"lateness_p50_s\": {},\n  \
          \"lateness_p99_s\": {},\n  \"lateness_max_s\": {},\n  \"foreign_packets\": {},\n  \"pool_exhausted\": {},\n  \
          \"write_errors\": {},\n  \"loop_turns\": {},\n  \"router_cpu_s\": {},\n  \"ecn_flows\": {},\n  \
-         \"delivered_ce\": {}\n}}\n",
+         \"delivered_ce\": {},\n  \"other_packets\": {},\n  \"other_delivered\": {},\n  \"commands\": {}\n}}\n",
         json_string(&scenario.name),
         facts.seed,
         json_number(scenario.run.duration.as_secs_f64()),
@@ -186,6 +216,9 @@ pub fn write(
         json_number(facts.cpu_s),
         summaries.iter().filter(|s| s.ecn).count(),
         summaries.iter().map(|s| s.delivered_ce).sum::<u64>(),
+        emu.other_packets,
+        emu.other_delivered,
+        commands_json(scenario, facts.commands),
     );
     crate::sys::write_new_file(&dir.join("emulation.json"), json.as_bytes())
 }

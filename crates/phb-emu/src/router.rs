@@ -23,6 +23,13 @@
 //! whatever the wake-up latency; the latency shows as a lateness of the
 //! deliveries, measured against their ideal times (`lateness`).
 //!
+//! Packets of no flow of the scenario between a program host and another
+//! host (`plan.rs`'s module doc: a command's, a `--shell` program's) are
+//! forwarded the same way as [`OTHER`] packets: their class is the one
+//! their source's (else destination's) commands give, written into the
+//! header, else their codepoint's; they are counted in the links' class
+//! rows, not in the flows' or end-to-end rows, and in [`EmuStats`].
+//!
 //! Packets live in a pool of fixed buffers allocated at start: a packet in
 //! a qdisc or on a wire is a [`Packet`] whose [`Meta`] names its buffer, so
 //! the loop allocates nothing per packet (the qdiscs' and wires' queues grow
@@ -42,6 +49,9 @@ use phb_sim::{ConditionerRows, CounterRows, FlowCounts, Table, TimeSeries};
 use crate::ipv4;
 use crate::plan::{node_of_addr, Plan, BASE_PORT};
 use crate::sys;
+
+/// The flow number of programs' packets (no flow of the scenario).
+pub const OTHER: u32 = u32::MAX;
 
 /// Bytes per packet buffer: more than the TUN devices' MTU.
 pub const BUFFER: usize = 2048;
@@ -106,8 +116,12 @@ pub struct EmuStats {
     pub lateness: DelayHistogram,
     /// Packets forwarded (each hop counted).
     pub forwarded: u64,
-    /// Packets read that belong to no flow (not forwarded).
+    /// Packets read that belong to no flow and go between no program host
+    /// and another host (not forwarded).
     pub foreign: u64,
+    /// Programs' packets read (forwarded), and delivered to their host.
+    pub other_packets: u64,
+    pub other_delivered: u64,
     /// Packets read while every buffer was in use (dropped).
     pub pool_exhausted: u64,
     /// Packets a host's TUN device refused.
@@ -238,9 +252,9 @@ impl<'s> Router<'s> {
     }
 
     /// Runs from `epoch` (the monotonic time of the run's time 0) until
-    /// the run's duration has passed, SIGINT/SIGTERM arrives or an agent
-    /// ends; returns the time reached.
-    pub fn run(&mut self, epoch: Time) -> Time {
+    /// run time `until` or the run's duration has passed, SIGINT/SIGTERM
+    /// arrives or a child process ends; returns the time reached.
+    pub fn run(&mut self, epoch: Time, until: Time) -> Time {
         let end = self.scenario.run.duration;
         let warmup = self.scenario.run.warmup;
         let hosts: Vec<usize> = (0..self.tun.len()).filter(|&n| self.tun[n].is_some()).collect();
@@ -261,6 +275,9 @@ impl<'s> Router<'s> {
                 self.finish_ratios();
                 return end;
             }
+            if now >= until {
+                return now;
+            }
             self.emu.turns += 1;
             if !self.warm && now >= warmup {
                 self.end_warmup();
@@ -274,7 +291,7 @@ impl<'s> Router<'s> {
                     self.read_host(host, now);
                 }
             }
-            let mut deadline = if self.warm { end } else { warmup };
+            let mut deadline = if self.warm { end } else { warmup }.min(until);
             deadline = deadline.min(self.next_sample.unwrap_or(end));
             for ratio in &self.ratios {
                 deadline = ratio.next.iter().fold(deadline, |d, &t| d.min(t));
@@ -429,6 +446,11 @@ impl<'s> Router<'s> {
         if written != bytes.len() as isize {
             self.emu.write_errors += 1;
         }
+        if pkt.flow == OTHER {
+            self.emu.other_delivered += 1;
+            self.pool.free.push(pkt.meta.slot);
+            return;
+        }
         let tcp = self.plan.flows[pkt.flow as usize].tcp;
         let flow = &mut self.flows[pkt.flow as usize];
         if pkt.meta.reverse {
@@ -487,11 +509,11 @@ impl<'s> Router<'s> {
         let (f, reverse) = match (flow_at(header.src_port), flow_at(header.dst_port)) {
             (Some(f), _) if flows[f].src == host && src == host && flows[f].dst == dst => (f, false),
             (_, Some(f)) if flows[f].dst == host && src == host && flows[f].src == dst => (f, true),
-            _ => return None,
+            _ => return self.admit_other(host, header, slot, len, now),
         };
         let plan = &flows[f];
-        if plan.tcp != (header.protocol == Protocol::Tcp) {
-            return None;
+        if header.protocol != (if plan.tcp { Protocol::Tcp } else { Protocol::Udp }) {
+            return self.admit_other(host, header, slot, len, now);
         }
         let route = if reverse { plan.route_rev } else { plan.route_fwd };
         let first = self.plan.routes.next_port(route, 0)?;
@@ -516,6 +538,36 @@ impl<'s> Router<'s> {
             enqueued: now,
             meta,
         };
+        Some((first, pkt))
+    }
+
+    /// A programs' packet with `header` that host `host` just sent in
+    /// `slot`, with its first port, if it goes from `host` to another host
+    /// and one of them is a program host (module doc). Its class's
+    /// codepoint is written into it.
+    fn admit_other(
+        &mut self,
+        host: usize,
+        header: ipv4::Header,
+        slot: u32,
+        len: usize,
+        now: Time,
+    ) -> Option<(usize, EmuPacket)> {
+        let (src, dst) = (node_of_addr(header.src)?, node_of_addr(header.dst)?);
+        let programs = &self.plan.programs;
+        let route = programs.route(src, dst).filter(|_| src == host)?;
+        let first = self.plan.routes.next_port(route, 0)?;
+        let class = match programs.codepoint(src, dst) {
+            Some(codepoint) if codepoint != header.dscp => {
+                ipv4::set_dscp(&mut self.pool.buffers[slot as usize], codepoint);
+                codepoint
+            }
+            _ => header.dscp,
+        };
+        self.emu.other_packets += 1;
+        let meta = Meta { slot, route, hop: 0, reverse: false, queueing: Time::ZERO };
+        let (size, ecn) = (len as u32, header.ecn);
+        let pkt = Packet { flow: OTHER, class, colour: Colour::Green, ecn, size, created: now, enqueued: now, meta };
         Some((first, pkt))
     }
 
@@ -557,6 +609,20 @@ impl<'s> Router<'s> {
     /// What an edge conditioner sees of a packet (as in the simulator:
     /// reverse packets are sent by the flow's destination).
     fn packet_key(&self, pkt: &EmuPacket) -> PacketKey {
+        if pkt.flow == OTHER {
+            // A programs' packet: its addresses and protocol, and no group.
+            let bytes = &self.pool.buffers[pkt.meta.slot as usize][..pkt.size as usize];
+            let header = ipv4::parse(bytes).expect("parsed when it was read");
+            let node = |addr| node_of_addr(addr).map_or(u32::MAX, |n| n as u32);
+            return PacketKey {
+                flow: OTHER,
+                group: u32::MAX,
+                src: node(header.src),
+                dst: node(header.dst),
+                protocol: header.protocol,
+                codepoint: pkt.class,
+            };
+        }
         let flow = &self.plan.flows[pkt.flow as usize];
         let (src, dst) = if pkt.meta.reverse { (flow.dst, flow.src) } else { (flow.src, flow.dst) };
         PacketKey {
@@ -576,7 +642,7 @@ impl<'s> Router<'s> {
     fn mark(&mut self, p: usize, class: usize, flow: u32, reverse: bool, slot: u32) {
         ipv4::set_ce(&mut self.pool.buffers[slot as usize]);
         self.ports[p].stats[class].mark();
-        if !reverse {
+        if !reverse && flow != OTHER {
             self.flows[flow as usize].marked += 1;
             self.end_to_end[self.plan.flows[flow as usize].class].mark();
         }
@@ -587,6 +653,10 @@ impl<'s> Router<'s> {
         while let Some((lost, reason)) = self.dropped.pop() {
             let class = self.class_of_codepoint[usize::from(lost.class & 63)];
             self.ports[p].stats[class].drop(reason);
+            if lost.flow == OTHER {
+                self.pool.free.push(lost.meta.slot);
+                continue;
+            }
             let flow = &mut self.flows[lost.flow as usize];
             if lost.meta.reverse {
                 flow.acks_lost += 1;

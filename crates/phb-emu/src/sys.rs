@@ -303,17 +303,32 @@ pub fn owner() -> (u32, String) {
     }
 }
 
-/// Creates file `path` and writes `data` into it: a new file (`O_EXCL`),
-/// never through a symbolic link (`O_NOFOLLOW`), so results go only into
-/// the fresh directory `phblab emulate` gives.
-pub fn write_new_file(path: &std::path::Path, data: &[u8]) -> io::Result<()> {
-    use std::io::Write;
+/// Creates file `path` for writing: a new file (`O_EXCL`), never through a
+/// symbolic link (`O_NOFOLLOW`), so results go only into the fresh
+/// directory `phblab emulate` gives.
+pub fn create_new_file(path: &std::path::Path) -> io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
+    std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o644)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)?;
-    file.write_all(data)
+        .open(path)
+}
+
+/// Creates file `path` ([`create_new_file`]) and writes `data` into it.
+pub fn write_new_file(path: &std::path::Path, data: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    create_new_file(path)?.write_all(data)
+}
+
+/// Whether child `pid` has ended, without reaping it (`waitid` with
+/// `WNOWAIT`).
+pub fn has_ended(pid: u32) -> bool {
+    // SAFETY: waitid writes into the zeroed siginfo it is given.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let found = libc::waitid(libc::P_PID, pid, &mut info, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT);
+        found == 0 && info.si_pid() != 0
+    }
 }

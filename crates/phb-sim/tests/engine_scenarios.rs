@@ -66,6 +66,7 @@ fn dumbbell(
         ],
         groups,
         lsps: Vec::new(),
+        commands: Vec::new(),
     }
 }
 

@@ -69,10 +69,16 @@ pub fn unsupported(scenario: &Scenario, backend: Backend) -> Option<(String, Str
 }
 
 fn not_simulable(scenario: &Scenario) -> Option<(String, String)> {
+    if let Some(command) = scenario.commands.first() {
+        return Some((
+            format!("traffic[{}].kind", command.index),
+            "a command runs a real program in a host's namespace: only with `phblab emulate`".into(),
+        ));
+    }
     scenario.groups.iter().enumerate().find_map(|(g, group)| match &group.transport {
         Transport::Tcp(tcp) => match tcp.congestion {
             Some(c) if c != Congestion::Reno => Some((
-                format!("traffic[{g}].congestion"),
+                format!("traffic[{}].congestion", scenario.traffic_index(g)),
                 format!("the simulator's TCP is Reno/NewReno/SACK; \"{}\" runs only with `phblab emulate`", c.name()),
             )),
             _ => None,
@@ -98,7 +104,7 @@ fn not_emulable(scenario: &Scenario) -> Option<(String, String)> {
     let mut ecn: Vec<Option<(bool, usize)>> = vec![None; scenario.nodes.len()];
     let mut flows = 0usize;
     for (g, group) in scenario.groups.iter().enumerate() {
-        let key = |k: &str| format!("traffic[{g}].{k}");
+        let key = |k: &str| format!("traffic[{}].{k}", scenario.traffic_index(g));
         if group.windows.is_some() {
             return refuse(key("schedule"), "flow-count schedules are not emulated yet");
         }
@@ -116,7 +122,7 @@ fn not_emulable(scenario: &Scenario) -> Option<(String, String)> {
                             &format!("ECN is asked for per host namespace (net.ipv4.tcp_ecn), and traffic[{h}] sending from the same host uses the other setting"),
                         )
                     }
-                    _ => ecn[group.src] = Some((t.config.ecn, g)),
+                    _ => ecn[group.src] = Some((t.config.ecn, scenario.traffic_index(g))),
                 }
                 if t.config.rules != Rules::Rfc {
                     return refuse(
@@ -148,7 +154,7 @@ fn not_emulable(scenario: &Scenario) -> Option<(String, String)> {
                                 &format!("SACK is set per host namespace, and traffic[{h}] at the same host uses the other setting"),
                             )
                         }
-                        _ => sack[host] = Some((with_sack, g)),
+                        _ => sack[host] = Some((with_sack, scenario.traffic_index(g))),
                     }
                 }
             }
@@ -158,7 +164,59 @@ fn not_emulable(scenario: &Scenario) -> Option<(String, String)> {
             return refuse(key("count"), &format!("emulation runs at most {EMULATE_MAX_FLOWS} flows"));
         }
     }
+    not_runnable_command(scenario).map(|(key, why)| (key, format!("{why} (`phblab emulate` cannot run it)")))
+}
+
+/// The first command whose program or working directory cannot be found, or whose class differs
+/// from another command's at the same host (the router gives a host's
+/// other packets one class), and why.
+fn not_runnable_command(scenario: &Scenario) -> Option<(String, String)> {
+    // Per host: the class of its commands that set one, and the entry.
+    let mut class_at: Vec<Option<(usize, usize)>> = vec![None; scenario.nodes.len()];
+    for command in &scenario.commands {
+        let key = |k: &str| format!("traffic[{}].{k}", command.index);
+        let program = &command.argv[0];
+        if find_program(program, command.env.iter().find(|(v, _)| v == "PATH").map(|(_, p)| p.as_str())).is_none() {
+            let where_ = if program.contains('/') { "no such executable file" } else { "not found on PATH" };
+            return Some((key("argv"), format!("{program:?}: {where_}")));
+        }
+        if let Some(cwd) = command.cwd.as_deref().filter(|d| !std::path::Path::new(d).is_dir()) {
+            return Some((key("cwd"), format!("{cwd:?}: not a directory")));
+        }
+        if let Some(class) = command.class {
+            match class_at[command.host] {
+                Some((other, i)) if other != class => {
+                    return Some((
+                        key("class"),
+                        format!(
+                        "traffic[{i}] at the same host gives its packets class {}; a host's commands share one class",
+                        scenario.classes[other].name
+                    ),
+                    ))
+                }
+                _ => class_at[command.host] = Some((class, command.index)),
+            }
+        }
+    }
     None
+}
+
+/// Where `program` is: itself if it holds a `/`, else the first
+/// executable file of that name in `path` (the command's own `PATH`) or
+/// this process's `PATH`.
+fn find_program(program: &str, path: Option<&str>) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable =
+        |p: &std::path::Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    if program.contains('/') {
+        let p = std::path::PathBuf::from(program);
+        return executable(&p).then_some(p);
+    }
+    let search = match path {
+        Some(p) => p.to_owned(),
+        None => std::env::var("PATH").unwrap_or_default(),
+    };
+    search.split(':').filter(|d| !d.is_empty()).map(|d| std::path::Path::new(d).join(program)).find(|p| executable(p))
 }
 
 #[cfg(test)]
@@ -242,5 +300,86 @@ profile = "linux"
             assert_eq!(Backend::from_name(&backend.to_string()), Some(backend));
         }
         assert_eq!(Backend::from_name("ns3"), None);
+    }
+
+    /// A command entry (`kind = "command"`) written before a TCP group.
+    fn with_command(command: &str) -> String {
+        let (head, group) = TCP.split_at(TCP.find("[[traffic]]").unwrap());
+        format!("{head}[[traffic]]\nname = \"cmd\"\nkind = \"command\"\n{command}\n{group}")
+    }
+
+    /// The simulator refuses a command naming `traffic[i].kind`; the
+    /// emulator takes it, and the groups after it keep their positions in
+    /// messages (`traffic[1]`, not the group's index 0).
+    #[test]
+    fn a_command_runs_only_emulated_and_groups_after_it_keep_their_keys() {
+        let text = with_command("host = \"a\"\nargv = [\"/bin/sh\", \"-c\", \"exit 0\"]\nclass = \"be\"");
+        let (key, _, _, message) = refused(&text, Backend::Simulate);
+        assert_eq!(key, "traffic[0].kind");
+        assert!(message.contains("only with `phblab emulate`"), "{message}");
+        let scenario = load_for(&text, "s.toml", &[], Backend::Emulate).unwrap();
+        assert_eq!((scenario.commands.len(), scenario.groups.len()), (1, 1));
+        assert_eq!((scenario.commands[0].index, scenario.traffic_index(0)), (0, 1));
+        assert_eq!(scenario.commands[0].class, Some(0));
+        let ns2 = text.replace("\"linux\"", "\"ns2\"");
+        assert_eq!(refused(&ns2, Backend::Emulate).0, "traffic[1].profile");
+    }
+
+    #[test]
+    fn a_command_is_validated_naming_its_key() {
+        let cases = [
+            ("host = \"a\"\nargv = []", "traffic[0].argv", "give the program"),
+            ("host = \"a\"", "traffic[0].argv", "needs `argv`"),
+            ("argv = [\"true\"]", "traffic[0].host", "needs `host`"),
+            ("host = \"z\"\nargv = [\"true\"]", "traffic[0].host", "not a node"),
+            ("host = \"a\"\nargv = [\"true\"]\nstop = \"3s\"", "traffic[0].stop", "after the run's end"),
+            ("host = \"a\"\nargv = [\"true\"]\nstart = \"1s\"\nstop = \"1s\"", "traffic[0].stop", "must be before"),
+            ("host = \"a\"\nargv = [\"true\"]\nfrom = \"a\"", "traffic[0].from", "does not apply to a command"),
+            ("host = \"a\"\nargv = [\"true\"]\nprofile = \"linux\"", "traffic[0].profile", "does not apply"),
+            ("host = \"a\"\nargv = [\"ping\", \"{addr:q}\"]", "traffic[0].argv", "q is not a node"),
+            ("host = \"a\"\nargv = [\"ping\", \"{addr:b\"]", "traffic[0].argv", "without its `}`"),
+            ("host = \"a\"\nargv = [\"true\"]\nclass = \"ef\"", "traffic[0].class", "not a class"),
+        ];
+        for (keys, key, part) in cases {
+            let (k, _, _, message) = refused(&with_command(keys), Backend::Emulate);
+            assert_eq!(k, key, "{keys}: {message}");
+            assert!(message.contains(part), "{keys}: {message}");
+        }
+        let (k, _, _, message) =
+            refused(&TCP.replace("profile = \"linux\"", "profile = \"linux\"\nhost = \"a\""), Backend::Simulate);
+        assert_eq!(k, "traffic[0].host", "{message}");
+        assert!(message.contains("only to kind = \"command\""), "{message}");
+    }
+
+    /// What the machine decides is checked for the emulator only: the
+    /// program on PATH (or the command's own PATH) or as a path.
+    #[test]
+    fn a_command_s_program_must_exist_for_the_emulator() {
+        let missing = with_command("host = \"a\"\nargv = [\"no-such-program-phblab\"]");
+        let (key, _, _, message) = refused(&missing, Backend::Emulate);
+        assert_eq!(key, "traffic[0].argv");
+        assert!(message.contains("not found on PATH"), "{message}");
+        let (key, _, _, message) = refused(&with_command("host = \"a\"\nargv = [\"/no/such/file\"]"), Backend::Emulate);
+        assert_eq!(key, "traffic[0].argv");
+        assert!(message.contains("no such executable file"), "{message}");
+        let own_path = with_command("host = \"a\"\nargv = [\"sh\"]\nenv = { PATH = \"/nowhere\" }");
+        assert_eq!(refused(&own_path, Backend::Emulate).0, "traffic[0].argv");
+        assert!(load_for(&with_command("host = \"a\"\nargv = [\"sh\"]"), "s.toml", &[], Backend::Emulate).is_ok());
+        let cwd = with_command("host = \"a\"\nargv = [\"sh\"]\ncwd = \"/no/such/dir\"");
+        assert_eq!(refused(&cwd, Backend::Emulate).0, "traffic[0].cwd");
+    }
+
+    /// The router gives a host's programs' packets one class.
+    #[test]
+    fn two_commands_at_one_host_share_a_class() {
+        let text = with_command("host = \"a\"\nargv = [\"sh\"]\nclass = \"be\"")
+            .replace("[classes]\nbe = 0\n", "[classes]\nbe = 0\nef = 46\n")
+            .replace(
+                "[[traffic]]\nname = \"bulk\"",
+                "[[traffic]]\nname = \"c2\"\nkind = \"command\"\nhost = \"a\"\nargv = [\"sh\"]\nclass = \"ef\"\n[[traffic]]\nname = \"bulk\"",
+            );
+        let (key, _, _, message) = refused(&text, Backend::Emulate);
+        assert_eq!(key, "traffic[1].class");
+        assert!(message.contains("share one class"), "{message}");
     }
 }

@@ -30,9 +30,20 @@ pub struct Scenario {
     /// their names; an LSP's index is the signalling channel its DWRED
     /// queues listen on. Empty for most scenarios.
     pub lsps: Vec<LspDef>,
+    /// Programs run in hosts' namespaces (`kind = "command"` traffic
+    /// entries, emulation only), in file order. They are not in `groups`,
+    /// which holds the other entries in file order:
+    /// [`Scenario::traffic_index`] maps a group back to its entry.
+    pub commands: Vec<CommandDef>,
 }
 
 impl Scenario {
+    /// The position in the file's `traffic` list (the `i` of `traffic[i]`)
+    /// of group `g`: `g` plus the commands written before it.
+    pub fn traffic_index(&self, g: usize) -> usize {
+        traffic_index(&self.commands, g)
+    }
+
     /// The qdisc of port `p`: link `p / 2`, from `a` towards `b` for an
     /// even `p` (the simulator's and the emulator's port numbering).
     pub fn port_qdisc(&self, p: usize) -> &QdiscConfig {
@@ -183,6 +194,57 @@ pub struct LinkDef {
     /// `loss_module`), for model validation. 0 for none.
     pub loss_ab: f64,
     pub loss_ba: f64,
+}
+
+/// The position in the file's `traffic` list of group `g`, given the
+/// `commands` (in file order) that are not groups.
+pub fn traffic_index(commands: &[CommandDef], g: usize) -> usize {
+    let mut i = g;
+    for command in commands {
+        if command.index <= i {
+            i += 1;
+        }
+    }
+    i
+}
+
+/// The host names an argument refers to as `{addr:NAME}` (the emulator
+/// puts the host's address there), or a message for an unclosed reference.
+pub fn address_references(arg: &str) -> impl Iterator<Item = std::result::Result<&str, String>> {
+    arg.match_indices(ADDRESS_REFERENCE).map(move |(at, _)| {
+        let rest = &arg[at + ADDRESS_REFERENCE.len()..];
+        rest.find('}').map(|end| &rest[..end]).ok_or_else(|| format!("{arg:?}: `{ADDRESS_REFERENCE}` without its `}}`"))
+    })
+}
+
+/// How an argument of a command refers to a host's address: `{addr:NAME}`.
+pub const ADDRESS_REFERENCE: &str = "{addr:";
+
+/// A program run in a host's network namespace while an emulation runs
+/// (`kind = "command"`): started at `start` in a process group of its own,
+/// stopped (SIGTERM, then SIGKILL) at `stop`. Its packets are forwarded by
+/// the emulator's router like the flows', counted in its class's link rows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CommandDef {
+    pub name: String,
+    /// Its position in the file's `traffic` list (`traffic[index]`).
+    pub index: usize,
+    /// The host node it runs in.
+    pub host: usize,
+    /// The program and its arguments (no shell: `argv[0]` is looked up on
+    /// `PATH` unless it holds a `/`); `{addr:NAME}` in an argument stands
+    /// for host NAME's address ([`address_references`]).
+    pub argv: Vec<String>,
+    /// Variables added to the emulation's environment, and the working
+    /// directory (`None`: the emulation's).
+    pub env: Vec<(String, String)>,
+    pub cwd: Option<String>,
+    /// The class its packets are counted in and carry the codepoint of
+    /// (index into [`Scenario::classes`]); `None`: the codepoint the
+    /// program sets decides.
+    pub class: Option<usize>,
+    pub start: Time,
+    pub stop: Time,
 }
 
 /// N identical flows declared once. Flow `i` of group `g` is named

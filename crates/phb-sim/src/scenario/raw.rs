@@ -498,7 +498,9 @@ pub struct Traffic {
     pub kind: TrafficKind,
     pub from: Option<String>,
     pub to: Option<String>,
-    pub class: String,
+    /// Required by every kind but `command`, whose packets keep the DSCP
+    /// their program sets when it has none.
+    pub class: Option<String>,
     pub count: Option<u32>,
     pub packet_size: Option<Quantity>,
     pub rate: Option<Quantity>,
@@ -546,6 +548,11 @@ pub struct Traffic {
     pub file_size_dist: Option<SizeDistKind>,
     pub think_time: Option<Quantity>,
     pub phases: Option<Vec<Phase>>,
+    // Command only (emulation: a program run in a host's namespace).
+    pub host: Option<String>,
+    pub argv: Option<Vec<String>>,
+    pub env: Option<BTreeMap<String, String>>,
+    pub cwd: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
@@ -558,6 +565,7 @@ pub enum TrafficKind {
     Poisson,
     Voip,
     Tcp,
+    Command,
 }
 
 /// One step of a traffic group's `schedule`: from `at` on, `count` flows.

@@ -31,6 +31,9 @@
 pub enum Protocol {
     Tcp,
     Udp,
+    /// Any other IP protocol (ICMP, say): only real packets carry it, those
+    /// of programs run in an emulation's hosts; no scenario key names it.
+    Other,
 }
 
 /// What a multi-field classifier sees of a packet; the caller fills it.

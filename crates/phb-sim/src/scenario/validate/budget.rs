@@ -48,7 +48,7 @@ use super::generators::links_made;
 use super::{Context, Links, Nodes, Result};
 use crate::net::routing::{Topology, Wanted};
 use crate::scenario::location::join;
-use crate::scenario::model::{LspDef, NodeKind, RunConfig, TrafficGroup, Transport};
+use crate::scenario::model::{traffic_index, CommandDef, LspDef, NodeKind, RunConfig, TrafficGroup, Transport};
 use crate::scenario::raw;
 
 /// `run.memory_limit` when the file gives none.
@@ -152,13 +152,15 @@ impl Context<'_> {
         nodes: &Nodes,
         links: &Links,
         groups: &[TrafficGroup],
+        commands: &[CommandDef],
         lsps: usize,
     ) -> Result<()> {
         let (limit, limit_text) = self.memory_limit(raw_run)?;
         let (file_links, made) = self.origins.links_by_source(self.generators.len());
         let mut parts = Self::link_parts(file_links, made.into_iter().map(|n| n as u128));
         let mut generated: BTreeMap<(usize, &str), TemplateFlows> = BTreeMap::new();
-        for (i, group) in groups.iter().enumerate() {
+        for (g, group) in groups.iter().enumerate() {
+            let i = traffic_index(commands, g);
             let count = group.count as u128;
             let (per_flow, burst) = match &group.transport {
                 Transport::Udp(_) => (UDP_FLOW_BYTES, None),

@@ -25,6 +25,7 @@ use super::units;
 use super::ScenarioError;
 
 mod budget;
+mod command;
 mod conditioner;
 mod coupling;
 mod generators;
@@ -76,16 +77,18 @@ pub(super) fn validate(
             Ok((name.as_str(), cx.qdisc(&join("qdiscs", name), q, &classes)?))
         })
         .collect::<Result<BTreeMap<_, _>>>()?;
-    let group_names: Vec<&str> = file.traffic.iter().filter_map(|t| t.name.as_deref()).collect();
+    // The groups' names, in the groups' order (commands are not groups).
+    let group_names: Vec<&str> =
+        file.traffic.iter().filter(|t| t.kind != raw::TrafficKind::Command).filter_map(|t| t.name.as_deref()).collect();
     let conditioners = cx.conditioners(&file.conditioners, &classes, &nodes, &group_names)?;
     let links = cx.links(&file.links, &nodes, &qdiscs, &conditioners)?;
-    let groups = cx.traffic(&file.traffic, &file.run, &run, &classes, &nodes, &links)?;
+    let (groups, commands) = cx.traffic(&file.traffic, &file.run, &run, &classes, &nodes, &links)?;
     let lsps = cx.lsps(&file.lsps, &classes, &nodes, &links, &groups)?;
     cx.sample_scopes(&run, &nodes, &links)?;
     run.delay_ratios = cx.delay_ratios(&file.run, &run, &classes, &nodes, &links)?;
-    cx.budget(&file.run, &run, classes.len(), &nodes, &links, &groups, lsps.len())?;
+    cx.budget(&file.run, &run, classes.len(), &nodes, &links, &groups, &commands, lsps.len())?;
     cx.timer_events(&run, &lsps)?;
-    let scenario = Scenario { name, run, classes, nodes: nodes.defs, links: links.defs, groups, lsps };
+    let scenario = Scenario { name, run, classes, nodes: nodes.defs, links: links.defs, groups, lsps, commands };
     match super::backend::unsupported(&scenario, backend) {
         Some((key, why)) => Err(cx.err(&key, why)),
         None => Ok(scenario),
@@ -810,16 +813,16 @@ impl Context<'_> {
         classes: &[ClassDef],
         nodes: &Nodes,
         links: &Links,
-    ) -> Result<Vec<TrafficGroup>> {
+    ) -> Result<(Vec<TrafficGroup>, Vec<CommandDef>)> {
         let reach = Reach::new(nodes, links);
         let mut out = Vec::with_capacity(traffic.len());
+        let mut commands = Vec::new();
         let mut group_index: HashMap<&str, usize> = HashMap::with_capacity(traffic.len());
         for (i, t) in traffic.iter().enumerate() {
             let path = format!("traffic[{i}]");
             let key = |k: &str| format!("{path}.{k}");
             let what = "a traffic group";
             let name = self.required(&path, "name", &t.name, what)?;
-            let (from, to) = (self.required(&path, "from", &t.from, what)?, self.required(&path, "to", &t.to, what)?);
             self.label(&key("name"), name)?;
             if let Some(j) = group_index.insert(name, i) {
                 return Err(self.err(
@@ -830,6 +833,12 @@ impl Context<'_> {
                     ),
                 ));
             }
+            if t.kind == raw::TrafficKind::Command {
+                commands.push(self.command(i, name, t, run, classes, nodes)?);
+                continue;
+            }
+            self.no_command_keys(&path, t)?;
+            let (from, to) = (self.required(&path, "from", &t.from, what)?, self.required(&path, "to", &t.to, what)?);
             let src = self.host(nodes, &key("from"), from)?;
             let dst = self.host(nodes, &key("to"), to)?;
             if src == dst {
@@ -843,7 +852,8 @@ impl Context<'_> {
                     format!("{to} cannot be reached from {from} through routers (hosts do not forward)"),
                 ));
             }
-            let class = class_index(classes, &t.class).map_err(|m| self.err(&key("class"), m))?;
+            let class_name = self.required(&path, "class", &t.class, what)?;
+            let class = class_index(classes, class_name).map_err(|m| self.err(&key("class"), m))?;
             if t.schedule.is_some() {
                 for (k, set) in [("count", t.count.is_some()), ("start", t.start.is_some()), ("stop", t.stop.is_some())]
                 {
@@ -933,7 +943,7 @@ impl Context<'_> {
                 transport,
             });
         }
-        Ok(out)
+        Ok((out, commands))
     }
 
     fn host(&self, nodes: &Nodes, key: &str, name: &str) -> Result<usize> {
@@ -1037,6 +1047,7 @@ impl Context<'_> {
             }
             raw::TrafficKind::Tcp => unreachable!("TCP groups are validated by tcp_flow"),
             raw::TrafficKind::Voip => unreachable!("VoIP groups are validated by voip"),
+            raw::TrafficKind::Command => unreachable!("commands are validated by command"),
             raw::TrafficKind::Burst => {
                 let what = "a burst source";
                 self.only(path, what, present, &["rate", "burst", "off"])?;

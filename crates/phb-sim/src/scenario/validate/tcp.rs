@@ -11,7 +11,7 @@ use crate::scenario::raw::{self, AppKind, PhaseKind, SizeDistKind, TcpProfile, T
 use crate::tcp::{Rules, TcpConfig, Variant};
 
 /// The keys only TCP groups take, and whether each is set.
-fn tcp_keys(t: &raw::Traffic) -> [(&'static str, bool); 26] {
+pub(super) fn tcp_keys(t: &raw::Traffic) -> [(&'static str, bool); 26] {
     [
         ("profile", t.profile.is_some()),
         ("variant", t.variant.is_some()),
