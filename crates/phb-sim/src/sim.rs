@@ -17,6 +17,7 @@
 //! a new event is scheduled and the old one becomes stale.
 
 use std::ops::ControlFlow;
+use std::path::Path;
 
 use phb::classify::{PacketKey, Protocol};
 use phb::mark::{Meter, PassiveWindow, Tsw2cm, Tsw2cmParams, Twam};
@@ -34,6 +35,7 @@ use crate::output::RunOutput;
 use crate::report;
 use crate::scenario::{LspMarker, Scenario, WindowInput};
 use crate::tcp::Ack;
+use crate::trace::{TraceEvent, Tracer};
 
 /// A run that started but did not finish. Always fatal to the run.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -49,6 +51,9 @@ pub enum RunError {
     /// ([`crate::scenario::backend`]).
     #[error("{0}")]
     NotSimulable(String),
+    /// The packet trace could not be written (`crate::trace`).
+    #[error("writing the trace: {0}")]
+    Trace(String),
 }
 
 /// A packet offered to a qdisc: when, its codepoint and its size (what
@@ -110,7 +115,7 @@ pub(crate) struct Sim<'s> {
     pub end_to_end: Vec<ClassStats>,
     class_of_codepoint: [u8; 64],
     /// Reused buffer for the packets a qdisc drops.
-    dropped: Vec<(SimPacket, DropReason)>,
+    pub(crate) dropped: Vec<(SimPacket, DropReason)>,
     /// The SACK blocks of the ACKs in flight.
     sacks: SackBlocks,
     measuring: bool,
@@ -126,6 +131,9 @@ pub(crate) struct Sim<'s> {
     pub lsps: Vec<LspState>,
     /// Per flow, the LSP and member it belongs to (`NO_LSP` for none).
     flow_member: Vec<(u32, u32)>,
+    /// The packet trace, when the scenario asks for one and the run writes
+    /// it (`crate::trace`).
+    pub(crate) tracer: Option<Box<Tracer>>,
 }
 
 /// An LSP's ingress marker during a run.
@@ -317,6 +325,7 @@ impl<'s> Sim<'s> {
             ratio_ticks,
             lsps,
             flow_member,
+            tracer: None,
         }
     }
 
@@ -399,10 +408,13 @@ impl<'s> Sim<'s> {
                         self.start_transmission(port);
                     }
                 }
-                Event::Arrive(port) => {
-                    let port = &mut self.ports[port as usize];
+                Event::Arrive(p) => {
+                    let port = &mut self.ports[p as usize];
                     let pkt = port.wire.pop_front().expect("an arrival event has a packet on the wire");
                     let node = port.to;
+                    if port.traced {
+                        self.trace(p as usize, TraceEvent::Deliver, &pkt, None);
+                    }
                     self.forward(node, pkt);
                 }
                 Event::Sample => {
@@ -653,6 +665,9 @@ impl<'s> Sim<'s> {
             let verdict = conditioner.condition(&key, pkt.colour, pkt.size, self.now);
             if let Err(reason) = verdict.apply(&mut pkt) {
                 let class = self.class_of_codepoint[(pkt.class & 63) as usize] as usize;
+                if self.ports[p].traced {
+                    self.trace(p, TraceEvent::Arrive, &pkt, None);
+                }
                 let port = &mut self.ports[p];
                 port.stats[class].arrive_at_link(pkt.size, port.framing.cells(pkt.size));
                 self.dropped.push((pkt, reason));
@@ -669,6 +684,24 @@ impl<'s> Sim<'s> {
                 arrivals.push(Arrival { time: self.now, codepoint: pkt.class, size: pkt.size });
             }
         }
+        if self.ports[p].traced {
+            self.trace(p, TraceEvent::Arrive, &pkt, None);
+            let copy = pkt.clone();
+            self.admit(p, pkt, class);
+            self.trace_enqueued(p, &copy);
+        } else {
+            self.admit(p, pkt, class);
+        }
+        self.count_drops(p);
+        if !self.ports[p].busy {
+            self.start_transmission(p);
+        }
+    }
+
+    /// Port `p`'s loss element and qdisc are offered `pkt` of `class`; what
+    /// they drop waits in `self.dropped`.
+    #[inline(always)]
+    fn admit(&mut self, p: usize, pkt: SimPacket, class: usize) {
         let port = &mut self.ports[p];
         port.stats[class].arrive_at_link(pkt.size, port.framing.cells(pkt.size));
         if port.loss > 0.0 && port.loss_rng.uniform() < port.loss {
@@ -678,10 +711,6 @@ impl<'s> Sim<'s> {
             if port.qdisc.enqueue(pkt, self.now, &mut self.dropped) {
                 self.count_mark(p, class, flow, kind);
             }
-        }
-        self.count_drops(p);
-        if !self.ports[p].busy {
-            self.start_transmission(p);
         }
     }
 
@@ -760,6 +789,9 @@ impl<'s> Sim<'s> {
     /// dropped.
     fn count_drops(&mut self, p: usize) {
         while let Some((lost, reason)) = self.dropped.pop() {
+            if self.ports[p].traced {
+                self.trace(p, TraceEvent::Drop, &lost, Some(reason));
+            }
             let lost_class = self.class_of_codepoint[(lost.class & 63) as usize] as usize;
             let waited = self.waited_in_period(lost.enqueued);
             let port = &mut self.ports[p];
@@ -809,6 +841,10 @@ impl<'s> Sim<'s> {
         let waited =
             if self.measuring { (self.now - pkt.enqueued.max(self.scenario.run.warmup)).as_nanos() } else { 0 };
         port.stats[class].depart_link(pkt.size, port.framing.cells(pkt.size), wait, waited, self.measuring);
+        if port.traced {
+            self.trace(p, TraceEvent::Dequeue, &pkt, None);
+        }
+        let port = &mut self.ports[p];
         let done = self.now + port.transmission(pkt.size);
         port.busy = true;
         port.wire.push_back(pkt);
@@ -997,12 +1033,30 @@ pub fn run_with(
     seed: Option<u64>,
     progress: &mut dyn FnMut(f64) -> ControlFlow<()>,
 ) -> Result<RunOutput, RunError> {
+    run_traced(scenario, seed, progress, None)
+}
+
+/// [`run_with`], writing the packet trace the scenario's `[trace]` asks for
+/// (`crate::trace`) into the directory `trace` (an existing
+/// `events.parquet` there is replaced); without a directory the trace
+/// section is ignored. A traced run's results are those of the same run
+/// untraced.
+pub fn run_traced(
+    scenario: &Scenario,
+    seed: Option<u64>,
+    progress: &mut dyn FnMut(f64) -> ControlFlow<()>,
+    trace: Option<&Path>,
+) -> Result<RunOutput, RunError> {
     if let Some((key, why)) = crate::scenario::backend::unsupported(scenario, crate::scenario::Backend::Simulate) {
         return Err(RunError::NotSimulable(format!("{key}: {why}")));
     }
     let seed = seed.unwrap_or(scenario.run.seed);
     let mut sim = Sim::new(scenario, seed);
+    if let Some(dir) = trace {
+        sim.start_trace(dir, seed, env!("CARGO_PKG_VERSION"))?;
+    }
     sim.run(progress)?;
+    sim.finish_trace()?;
     sim.check_conservation()?;
     Ok(report::collect(&mut sim, seed))
 }

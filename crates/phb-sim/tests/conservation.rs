@@ -190,6 +190,7 @@ fn chain(
         links,
         groups,
         lsps: Vec::new(),
+        trace: None,
     }
 }
 

@@ -66,6 +66,7 @@ fn dumbbell(
         ],
         groups,
         lsps: Vec::new(),
+        trace: None,
     }
 }
 

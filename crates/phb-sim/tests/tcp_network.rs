@@ -64,6 +64,7 @@ fn dumbbell(
         ],
         groups,
         lsps: Vec::new(),
+        trace: None,
     }
 }
 
