@@ -9,7 +9,6 @@ import re
 import pytest
 
 from phblab import catalog
-from phblab.catalog import schema
 from phblab.catalog.tolerance import printed_precision
 from test_catalog import TWO_CLASSES
 
@@ -297,12 +296,8 @@ def test_a_measured_value_is_of_kind_measured(tmp_path):
         catalog.load_entry(write(tmp_path, bad))
 
 
-def test_a_missing_kind_is_unlabelled_until_kinds_are_required(tmp_path, monkeypatch):
+def test_a_check_without_a_kind_is_refused(tmp_path):
     section = SECTION.replace('kind = "derived"\n', "", 1)
-    entry = catalog.load_entry(write(tmp_path, section))
-    assert entry.claims[1].kind == "unlabelled"
-    assert "2 without a kind" in catalog.list_entries([entry])
-    monkeypatch.setattr(schema, "KIND_REQUIRED", True)
     with pytest.raises(catalog.CatalogError, match=re.escape('claims[1]: kind is required: "printed" (a number')):
         catalog.load_entry(write(tmp_path, section))
 

@@ -46,6 +46,10 @@ def check_router(res: phblab.Results, scope: str, d_ms: float, loss_bound: float
     assert late < 0.01, f"{scope}: {late:.2%} of class 1 later than {d_ms} ms"
     assert counter(res, scope, "c1", "loss_bound_drops") == 0
     assert loss["c1"] <= loss_bound * 1.02
+    # the rate the kernel reports every 0.5 s (eq. 5, over the busy period)
+    # never exceeds the bound
+    reported = interval_values(res.timeseries, scope, "c1", "busy_loss_rate", res.summary["warmup_s"])
+    assert len(reported) >= 15 and reported.max() <= loss_bound, reported.max()
     thr = interval_values(res.timeseries, scope, ["c1", "c2", "c3", "c4"], "throughput_bps", 1.0, during=during)
     assert thr.min() >= 98e6, f"{scope}: a window carried {thr.min() / 1e6:.1f} Mb/s"
 

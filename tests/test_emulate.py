@@ -210,6 +210,92 @@ def test_a_files_application_runs_on_real_tcp(tmp_path):
     _wait_gone()
 
 
+def test_ecn_marks_instead_of_drops_on_real_tcp(tmp_path):
+    """scenarios/examples/dumbbell-ecn.toml emulated (16 Linux TCP flows with
+    `net.ipv4.tcp_ecn = 1` in their hosts' namespaces into RED with `ecn`):
+    the router sets CE in the real headers where RED would drop early, the
+    receivers echo it (the senders' `tcpi_delivered_ce`) and the senders
+    retransmit nothing; the same run without ECN drops instead."""
+    _privileged()
+    example = ROOT / "scenarios" / "examples" / "dumbbell-ecn.toml"
+    figures = {}
+    for ecn in ("true", "false"):
+        out = tmp_path / ecn
+        switches = ["qdiscs.bottleneck.ecn", "traffic[0].ecn", "traffic[1].ecn"]
+        sets = [arg for key in switches for arg in ("--set", f"{key}={ecn}")]
+        command = ["emulate", str(example), "--out", str(out), "--quiet", "--set", 'run.warmup="4s"']
+        assert main(command + ["--duration", "8s"] + sets) == 0
+        bottleneck = pd.read_parquet(out / "classes.parquet").set_index("scope").loc["r1->r2"]
+        flows = pd.read_parquet(out / "flows.parquet")
+        emulation = json.loads((out / "summary.json").read_text())["emulation"]
+        figures[ecn] = (bottleneck, flows, emulation)
+    bottleneck, flows, emulation = figures["true"]
+    assert bottleneck.marked > 20 and bottleneck.drop_early + bottleneck.drop_forced + bottleneck.drop_overflow == 0
+    assert flows.marked_pkts.sum() == bottleneck.marked
+    assert emulation["ecn_flows"] == 16 and emulation["delivered_ce"] >= bottleneck.marked, emulation
+    assert flows.retransmissions.sum() <= 5, flows
+    bottleneck, flows, emulation = figures["false"]
+    assert bottleneck.marked == 0 and bottleneck.drop_early > 20
+    assert emulation["ecn_flows"] == 0 and emulation["delivered_ce"] == 0, emulation
+    assert flows.retransmissions.sum() >= bottleneck.drop_early, flows
+    _wait_gone()
+
+
+def _shell_emulation(tmp_path, duration: str) -> tuple[subprocess.Popen, Path]:
+    """`phblab emulate --shell d1` reading a script on its standard input:
+    it records its host and addresses and starts a program that would run
+    for 1000 s, recording its pid."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    script = tmp_path / "script.sh"
+    script.write_text(
+        f"echo $PHBLAB_HOST > {marks}/host; ip -4 -o addr show > {marks}/addr; sleep 1000 & echo $! > {marks}/pid\n"
+    )
+    command = [sys.executable, "-m", "phblab", "emulate", str(DUMBBELL), "--out", str(tmp_path / "out")]
+    command += ["--duration", duration, "--quiet", "--shell", "d1"]
+    with script.open() as stdin:
+        proc = subprocess.Popen(command, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 10
+    while not (marks / "pid").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)
+    return proc, marks
+
+
+def _gone(pid: int) -> bool:
+    return not Path(f"/proc/{pid}").exists() or emulate._zombie(pid)
+
+
+def test_a_shell_runs_in_a_host_namespace_and_nothing_it_starts_outlives_the_run(tmp_path):
+    """`--shell d1`: the shell sees d1's address (10.77.0.3, node 2); its
+    leaving early does not end the run, which writes its results; what it
+    started is killed at the end, after a normal end and after SIGINT."""
+    _privileged()
+    before = _network_state()
+    proc, marks = _shell_emulation(tmp_path, "3s")
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert (marks / "host").read_text().strip() == "d1"
+    assert "10.77.0.3/16" in (marks / "addr").read_text()
+    assert _gone(int((marks / "pid").read_text()))
+    flows = pd.read_parquet(tmp_path / "out" / "flows.parquet")
+    assert (flows.received_pkts > 0).all()
+    _wait_gone()
+    _assert_same_state(before, _network_state())
+
+    second = tmp_path / "interrupted"
+    second.mkdir()
+    proc, marks = _shell_emulation(second, "30s")
+    pid = int((marks / "pid").read_text())
+    assert not _gone(pid)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=15)
+    assert proc.returncode == 130, err
+    assert _gone(pid)
+    _wait_gone()
+    _assert_same_state(before, _network_state())
+
+
 def test_sigint_stops_the_run_and_leaves_nothing(tmp_path):
     _privileged()
     before = _network_state()
@@ -316,6 +402,38 @@ def test_cleanup_stops_an_emulation_whose_owner_is_gone(tmp_path):
     _wait_gone()
     _assert_same_state(before, _network_state())
     assert emulate.cleanup() == []
+
+
+def test_cleanup_stops_what_a_shell_started_when_its_router_was_killed(tmp_path):
+    """SIGKILL of the router kills its shell (parent-death signal) but not
+    what the shell started in the background, which keeps the namespace:
+    it carries the emulation's mark, so `--cleanup` stops it once its owner
+    is gone."""
+    _privileged()
+    before = _network_state()
+    out, pid_file = tmp_path / "out", tmp_path / "pid"
+    out.mkdir()
+    script = tmp_path / "script.sh"
+    script.write_text(f"sleep 1000 & echo $! > {pid_file}\n")
+    env = {**os.environ, emulate.OWNER_VARIABLE: f"{os.getpid()}:1"}  # an owner that is gone
+    command = [str(_emulator()), "run", str(DUMBBELL), "--out", str(out), "--set", 'run.duration="30s"']
+    with script.open() as stdin:
+        router = subprocess.Popen(command + ["--shell", "d1"], stdin=stdin, stderr=subprocess.PIPE, env=env)
+    try:
+        deadline = time.monotonic() + 10
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
+        program = int(pid_file.read_text())
+    finally:
+        router.kill()
+        router.wait()
+    assert not _gone(program)
+    done = emulate.cleanup()
+    assert any(f"killed program {program}" in line for line in done), done
+    assert _gone(program)
+    _wait_gone()
+    _assert_same_state(before, _network_state())
 
 
 def test_a_router_whose_starter_is_gone_does_not_start(tmp_path):

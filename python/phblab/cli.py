@@ -189,6 +189,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     emu.add_argument("--set", metavar="KEY=VALUE", action="append", default=[], dest="overrides", help=_SET_HELP)
     emu.add_argument(
+        "--shell",
+        metavar="HOST",
+        help="open a shell ($SHELL, else /bin/sh) in HOST's network namespace while the emulation runs; "
+        "leaving it does not end the run, and whatever it started is killed at the end",
+    )
+    emu.add_argument(
         "--cleanup",
         action="store_true",
         help="stop the processes (and so the namespaces) and remove the temporary directories of "
@@ -530,6 +536,7 @@ def _emulate(args: argparse.Namespace) -> int:
             congestion=args.congestion,
             overrides=args.overrides,
             spin_us=args.spin_us,
+            shell=args.shell,
         )
     except emulate.EmulateError as e:
         if e.bad_input:

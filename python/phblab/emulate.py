@@ -104,11 +104,14 @@ def emulate(
     congestion: str = "reno",
     overrides: list[str] | None = None,
     spin_us: int = 0,
+    shell: str | None = None,
 ) -> Results:
     """Emulates the scenario `text` (named `source_name` in messages) and
     returns its results. `duration` (e.g. "5s") replaces `run.duration`;
     `spin_us` is the time before each timer in which the router polls
-    instead of sleeping (docs/emulation.md, "Fidelity").
+    instead of sleeping (docs/emulation.md, "Fidelity"); `shell` names a
+    host in whose namespace a shell runs on this process's standard input
+    and output while the emulation lasts.
 
     Raises EmulateError; KeyboardInterrupt if the router was stopped by a
     signal."""
@@ -121,13 +124,16 @@ def emulate(
         out.mkdir()
         command = [str(emulator()), "run", str(scenario), "--source-name", source_name, "--out", str(out)]
         command += ["--congestion", congestion, "--spin-us", str(spin_us)]
+        if shell is not None:
+            command += ["--shell", shell]
         if seed is not None:
             command += ["--seed", str(seed)]
         for assignment in sets:
             command += ["--set", assignment]
         start = time.perf_counter()
         env = {**os.environ, OWNER_VARIABLE: _owner(os.getpid())}
-        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+        stdin = None if shell is not None else subprocess.DEVNULL
+        proc = subprocess.Popen(command, stdin=stdin, stderr=subprocess.PIPE, text=True, env=env)
         try:
             _, stderr = proc.communicate()
         finally:
@@ -233,17 +239,17 @@ def _remove_stale_directories() -> list[str]:
 
 def _left_behind() -> list[tuple[int, str, str]]:
     """Emulation processes whose owner is gone: (pid, what, namespace),
-    what being "router" or "agent". A process marked with an owner
-    (`OWNER_VARIABLE`) is left behind when that owner no longer runs; an
-    unmarked `phb-emu agent` (of an earlier version) when init adopted it."""
+    what being "router", "agent" or "program" (what a `--shell` started,
+    which outlives a router killed with SIGKILL). A process marked with an
+    owner (`OWNER_VARIABLE`) is left behind when that owner no longer runs;
+    an unmarked `phb-emu agent` (of an earlier version) when init adopted it."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
-            if not (len(argv) > 1 and argv[0].endswith(b"phb-emu") and argv[1] in (b"run", b"agent")):
-                continue
+            ours = len(argv) > 1 and argv[0].endswith(b"phb-emu") and argv[1] in (b"run", b"agent")
             environ = (entry / "environ").read_bytes().split(b"\0")
             status = (entry / "status").read_text()
             namespace = os.readlink(entry / "ns" / "net")
@@ -254,9 +260,10 @@ def _left_behind() -> list[tuple[int, str, str]]:
         if marks:
             left = not _owner_alive(marks[0])
         else:
-            left = argv[1] == b"agent" and any(line.split() == ["PPid:", "1"] for line in status.splitlines())
+            left = ours and argv[1] == b"agent" and any(line.split() == ["PPid:", "1"] for line in status.splitlines())
         if left:
-            found.append((int(entry.name), "router" if argv[1] == b"run" else "agent", namespace))
+            what = ("router" if argv[1] == b"run" else "agent") if ours else "program"
+            found.append((int(entry.name), what, namespace))
     return found
 
 
@@ -278,7 +285,7 @@ def cleanup() -> list[str]:
     deadline = time.monotonic() + STOP_GRACE_S
     while any(_start_time(pid) is not None and not _zombie(pid) for pid, _, _ in left) and time.monotonic() < deadline:
         time.sleep(0.02)
-    spaces = {ns for _, what, ns in left if what == "agent"}
+    spaces = {ns for _, what, ns in left if what != "router"}
     if spaces:
         done.append(f"{len(spaces)} network namespace{'s' if len(spaces) != 1 else ''} went with them")
     return done + _remove_stale_directories()

@@ -86,6 +86,7 @@ _LABELS = {
     "goodput_bps": "goodput",
     "offered_bps": "offered load",
     "loss_rate": "loss rate",
+    "busy_loss_rate": "loss rate over the busy period",
     "delay_mean_s": "mean delay",
     "delay_p50_s": "median delay",
     "delay_p95_s": "95th-percentile delay",
@@ -106,7 +107,7 @@ def metric_scale(column: str) -> tuple[float, str]:
         return 1e3, "ms"
     if column.endswith("_bps"):
         return 1e-6, "Mb/s"
-    if column == "loss_rate":
+    if column in ("loss_rate", "busy_loss_rate"):
         return 100.0, "%"
     if column.endswith("_pkts") or column in ("red_avg", "queued_end"):
         return 1.0, "packets"

@@ -22,7 +22,7 @@
 //! sysctl is set inside a namespace this module created.
 
 use std::fs::File;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::process::{Child, Command, Stdio};
 
 use crate::plan::{host_addr, Plan};
@@ -46,19 +46,20 @@ pub fn create(plan: &Plan) -> Result<Vec<Host>, String> {
     let root = sys::current_netns().map_err(|e| format!("reading the current network namespace: {e}"))?;
     let mut hosts = Vec::with_capacity(plan.hosts.len());
     for &node in &plan.hosts {
-        let host = create_one(node, plan.sack[node]);
+        let host = create_one(node, plan.sack[node], plan.ecn[node]);
         sys::enter_netns(root.as_raw_fd()).map_err(|e| format!("returning to the original namespace: {e}"))?;
         hosts.push(host?);
     }
     Ok(hosts)
 }
 
-fn create_one(node: usize, sack: bool) -> Result<Host, String> {
+fn create_one(node: usize, sack: bool, ecn: bool) -> Result<Host, String> {
     let name = device_name(std::process::id(), node);
     let step = |what: &str, e: std::io::Error| format!("host namespace of node {node}: {what}: {e}");
     let netns = sys::new_netns().map_err(|e| step("creating", e))?;
     sys::sysctl("net/ipv6/conf/default/disable_ipv6", "1").map_err(|e| step("disabling IPv6", e))?;
     sys::sysctl("net/ipv4/tcp_sack", if sack { "1" } else { "0" }).map_err(|e| step("tcp_sack", e))?;
+    sys::sysctl("net/ipv4/tcp_ecn", if ecn { "1" } else { "2" }).map_err(|e| step("tcp_ecn", e))?;
     sys::configure_interface("lo", None, 65536).map_err(|e| step("loopback", e))?;
     let tun = sys::open_tun(&name).map_err(|e| step("TUN device", e))?;
     sys::configure_interface(&name, Some((host_addr(node), 16)), 1500).map_err(|e| step("address", e))?;
@@ -83,4 +84,48 @@ pub fn spawn_in(host: &Host, program: &std::path::Path, args: &[String], owner: 
         });
     }
     command.spawn()
+}
+
+/// A user's shell in a host's namespace ([`spawn_shell`]). Dropping it (at
+/// the run's end, on an error or while a panic unwinds) kills its whole
+/// process group, the shell and every program it started there, and takes
+/// the terminal back.
+pub struct Shell(Child);
+
+/// Starts `shell` inside `host`'s namespace for the user, with this
+/// process's standard input and output (also as its standard error), marked with the emulation's `owner`
+/// ([`sys::OWNER_VARIABLE`]) and `PHBLAB_HOST=name`, in a process group of
+/// its own and killed when this process dies. When standard input is a
+/// terminal the shell's group becomes its foreground group (Ctrl-C then
+/// reaches the shell, not the emulation) until the [`Shell`] is dropped.
+pub fn spawn_shell(host: &Host, shell: &std::path::Path, name: &str, owner: &str) -> std::io::Result<Shell> {
+    use std::os::unix::process::CommandExt;
+    let ns = host.netns.as_raw_fd();
+    let parent = std::process::id();
+    let mut command = Command::new(shell);
+    // Its errors and prompt (a shell writes it on standard error) go to
+    // standard output: the router's standard error is read by `phblab`.
+    let stdout = std::io::stdout().as_fd().try_clone_to_owned()?;
+    command.env(sys::OWNER_VARIABLE, owner).env("PHBLAB_HOST", name).stderr(stdout).process_group(0);
+    // SAFETY: between fork and exec the child only makes system calls.
+    unsafe {
+        command.pre_exec(move || {
+            sys::enter_netns(ns)?;
+            sys::die_with_parent(libc::SIGKILL, parent)
+        });
+    }
+    let child = command.spawn()?;
+    sys::give_terminal(child.id());
+    // A shell that found itself in the background before it got the
+    // terminal has stopped: it goes on now.
+    sys::signal_group(child.id(), libc::SIGCONT);
+    Ok(Shell(child))
+}
+
+impl Drop for Shell {
+    fn drop(&mut self) {
+        sys::signal_group(self.0.id(), libc::SIGKILL);
+        let _ = self.0.wait();
+        sys::give_terminal(std::process::id());
+    }
 }

@@ -1,8 +1,9 @@
 //! The fields of a real IPv4 packet the router reads (addresses, protocol,
-//! ports, DSCP) and the one it writes (DSCP, with the header checksum
-//! updated incrementally, RFC 1624).
+//! ports, DSCP, ECN) and the ones it writes (DSCP, and CE in the ECN field,
+//! RFC 3168 §5), with the header checksum updated incrementally (RFC 1624).
 
 use phb::classify::Protocol;
+use phb::Ecn;
 
 /// What the router needs of a packet's headers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -14,6 +15,8 @@ pub struct Header {
     pub dst_port: u16,
     /// The DSCP codepoint (the six high bits of the TOS byte).
     pub dscp: u8,
+    /// The ECN field (the two low bits of the TOS byte, RFC 3168 §5).
+    pub ecn: Ecn,
 }
 
 const TCP: u8 = 6;
@@ -40,15 +43,32 @@ pub fn parse(packet: &[u8]) -> Option<Header> {
         src_port: u16::from_be_bytes([ports[0], ports[1]]),
         dst_port: u16::from_be_bytes([ports[2], ports[3]]),
         dscp: packet[1] >> 2,
+        ecn: match packet[1] & 0x03 {
+            0b00 => Ecn::NotEct,
+            0b01 => Ecn::Ect1,
+            0b10 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        },
     })
 }
 
-/// Writes `dscp` into the packet's TOS byte (keeping the ECN bits) and
-/// updates the header checksum: `HC' = ~(~HC + ~m + m')` over the 16-bit
-/// word holding the TOS byte (RFC 1624, eqn. 3).
+/// Writes `dscp` into the packet's TOS byte, keeping the ECN bits.
 pub fn set_dscp(packet: &mut [u8], dscp: u8) {
+    set_tos(packet, (dscp << 2) | (packet[1] & 0x03));
+}
+
+/// Sets the ECN field to CE (congestion experienced, RFC 3168 §5), keeping
+/// the DSCP.
+pub fn set_ce(packet: &mut [u8]) {
+    set_tos(packet, packet[1] | Ecn::Ce as u8);
+}
+
+/// Writes `tos` into the packet's TOS byte and updates the header checksum:
+/// `HC' = ~(~HC + ~m + m')` over the 16-bit word holding the TOS byte
+/// (RFC 1624, eqn. 3).
+fn set_tos(packet: &mut [u8], tos: u8) {
     let old_word = u16::from_be_bytes([packet[0], packet[1]]);
-    packet[1] = (dscp << 2) | (packet[1] & 0x03);
+    packet[1] = tos;
     let new_word = u16::from_be_bytes([packet[0], packet[1]]);
     let checksum = u16::from_be_bytes([packet[10], packet[11]]);
     let mut sum = u32::from(!checksum) + u32::from(!old_word) + u32::from(new_word);
@@ -92,6 +112,23 @@ mod tests {
         assert_eq!((h.src_port, h.dst_port), (20000, 5001));
         assert_eq!(h.protocol, Protocol::Udp);
         assert_eq!(h.dscp, 46);
+        assert_eq!(h.ecn, Ecn::NotEct);
+        for (bits, ecn) in [(1, Ecn::Ect1), (2, Ecn::Ect0), (3, Ecn::Ce)] {
+            assert_eq!(parse(&udp_packet((46 << 2) | bits)).unwrap().ecn, ecn);
+        }
+    }
+
+    /// RFC 3168 §5: a router sets CE in an ECT packet; the DSCP stays and the
+    /// header checksum stays valid (it is checked by every receiving stack).
+    #[test]
+    fn setting_ce_keeps_the_dscp_and_a_valid_checksum() {
+        for tos in [0b10u8, 0b01, (46 << 2) | 0b10, (10 << 2) | 0b01, 0xfe, 0xfd] {
+            let mut p = udp_packet(tos);
+            set_ce(&mut p);
+            assert_eq!(p[1] >> 2, tos >> 2);
+            assert_eq!(parse(&p).unwrap().ecn, Ecn::Ce);
+            assert_eq!(u16::from_be_bytes([p[10], p[11]]), checksum(&p[..20]), "tos {tos:#x}");
+        }
     }
 
     #[test]

@@ -14,7 +14,8 @@
 //!   TUN); nothing outlives the process.
 //! - [`router`] — the forwarding loop: routes, serialisation at the link
 //!   rate, propagation delay, qdiscs; its design is in its module doc.
-//! - [`ipv4`] — the header fields read (five-tuple, DSCP) and written (DSCP).
+//! - [`ipv4`] — the header fields read (five-tuple, DSCP, ECN) and written
+//!   (DSCP, CE).
 //! - [`agent`] — the traffic agents run inside the namespaces.
 //! - [`tcp_info`] — the kernel's TCP state of each sender, sampled by the
 //!   agents and read by the router at the end.

@@ -3,12 +3,16 @@
 //! ```text
 //! phb-emu check                       exit 0 if this process may emulate, else 2 and why
 //! phb-emu run SCENARIO --out DIR [--seed N] [--congestion CC] [--set KEY=VALUE]...
-//!                                     [--source-name NAME] [--spin-us US]
+//!                                     [--source-name NAME] [--spin-us US] [--shell HOST]
 //!                                     emulate; writes classes.parquet, flows.parquet
 //!                                     and emulation.json into DIR (which must exist);
 //!                                     NAME stands for the file in messages; the
 //!                                     router polls instead of sleeping in the last
-//!                                     US microseconds before each timer (default 0)
+//!                                     US microseconds before each timer (default 0);
+//!                                     HOST: a shell ($SHELL, else /bin/sh) in that
+//!                                     host's namespace on this terminal while the run
+//!                                     lasts (leaving it early does not end the run;
+//!                                     its process group is killed at the end)
 //! phb-emu agent SCENARIO --host NODE --seed N --epoch NS --congestion CC --out DIR [--set ...]
 //!                                     (internal) a host's traffic agents; their
 //!                                     TCP_INFO samples go into DIR
@@ -54,6 +58,7 @@ struct Args {
     sets: Vec<String>,
     source_name: Option<String>,
     spin_us: Option<u64>,
+    shell: Option<String>,
 }
 
 fn parse_args(args: &[String]) -> Result<Args, String> {
@@ -70,6 +75,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
             "--epoch" => parsed.epoch = Some(number("--epoch", value("--epoch")?)?),
             "--set" => parsed.sets.push(value("--set")?),
             "--source-name" => parsed.source_name = Some(value("--source-name")?),
+            "--shell" => parsed.shell = Some(value("--shell")?),
             "--spin-us" => {
                 let us = number("--spin-us", value("--spin-us")?)?;
                 if us > 1_000_000 {
@@ -151,6 +157,13 @@ fn run(args: &Args) -> Result<(), Failure> {
     if !out.is_dir() {
         return Err(Failure::BadInput(format!("--out {}: not a directory", out.display())));
     }
+    let shell_host = match &args.shell {
+        Some(name) => Some(plan.hosts.iter().position(|&n| scenario.nodes[n].name == *name).ok_or_else(|| {
+            let hosts: Vec<&str> = plan.hosts.iter().map(|&n| scenario.nodes[n].name.as_str()).collect();
+            Failure::BadInput(format!("--shell {name}: not a host of the scenario (its hosts: {})", hosts.join(", ")))
+        })?),
+        None => None,
+    };
     for (f, flow) in plan.flows.iter().enumerate().filter(|(_, f)| f.tcp) {
         let (asked, key) = match flow.congestion {
             Some(c) => (c.name(), format!("traffic[{}].congestion", flow.group)),
@@ -196,6 +209,23 @@ fn run(args: &Args) -> Result<(), Failure> {
             }
         }
     }
+    let mut shell = match shell_host {
+        Some(h) => {
+            let program = std::env::var_os("SHELL").filter(|s| !s.is_empty()).unwrap_or_else(|| "/bin/sh".into());
+            let name = &scenario.nodes[hosts[h].node].name;
+            match hosts::spawn_shell(&hosts[h], std::path::Path::new(&program), name, &owner) {
+                Ok(child) => Some(child),
+                Err(e) => {
+                    stop_agents(&mut agents);
+                    return Err(Failure::Failed(format!(
+                        "starting the shell ({}) of host {name}: {e}",
+                        program.to_string_lossy()
+                    )));
+                }
+            }
+        }
+        None => None,
+    };
     let agent_nodes: Vec<String> = hosts.iter().map(|h| scenario.nodes[h.node].name.clone()).collect();
     let mut tun: Vec<Option<_>> = (0..scenario.nodes.len()).map(|_| None).collect();
     let mut netns = Vec::with_capacity(hosts.len());
@@ -207,9 +237,18 @@ fn run(args: &Args) -> Result<(), Failure> {
     router.spin = Time::from_micros(args.spin_us.unwrap_or(0));
     sys::sleep_until(epoch);
     let cpu_at_start = sys::cpu_time();
-    let reached = router.run(epoch);
+    let mut reached = router.run(epoch);
+    // The shell ending (or stopping) does not end the run: the router goes on.
+    while sys::child_ended() && shell.is_some() && !sys::stop_requested() && reached < scenario.run.duration {
+        sys::forget_child_ended();
+        if ended_agent(&mut agents, &agent_nodes).is_some() {
+            break;
+        }
+        reached = router.run(epoch);
+    }
     let cpu = sys::cpu_time() - cpu_at_start;
-    if let Some(ended) = sys::child_ended().then(|| ended_agent(&mut agents, &agent_nodes)).flatten() {
+    drop(shell.take());
+    if let Some(ended) = ended_agent(&mut agents, &agent_nodes) {
         stop_agents(&mut agents);
         return Err(Failure::Failed(ended));
     }

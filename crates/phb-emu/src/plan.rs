@@ -76,6 +76,11 @@ pub struct Plan {
     pub hosts: Vec<usize>,
     /// Per host node: whether its TCP negotiates SACK (`net.ipv4.tcp_sack`).
     pub sack: Vec<bool>,
+    /// Per host node: whether its TCP asks for ECN when it connects
+    /// (`net.ipv4.tcp_ecn = 1`: a TCP group with `ecn = true` sends from
+    /// it), or only accepts it when the peer asks (`2`, Linux's default,
+    /// which the simulator's `ecn = false` follows).
+    pub ecn: Vec<bool>,
 }
 
 /// A scenario feature the emulator cannot run: the key and why.
@@ -96,6 +101,9 @@ pub fn plan(scenario: &Scenario, seed: u64) -> Result<Plan, String> {
     // Per host: SACK unless a TCP group there asks for NewReno (the
     // validator refused groups of both kinds at one host).
     let mut sack = vec![true; nodes];
+    // Per host: ECN asked for by its senders (the validator refused groups
+    // of both settings sending from one host).
+    let mut ecn = vec![false; nodes];
     for (g, group) in scenario.groups.iter().enumerate() {
         let key = |k: &str| format!("traffic[{g}].{k}");
         let (tcp, congestion) = match &group.transport {
@@ -105,6 +113,7 @@ pub fn plan(scenario: &Scenario, seed: u64) -> Result<Plan, String> {
                     sack[group.src] = false;
                     sack[group.dst] = false;
                 }
+                ecn[group.src] |= t.config.ecn;
                 (true, t.congestion)
             }
         };
@@ -141,7 +150,7 @@ pub fn plan(scenario: &Scenario, seed: u64) -> Result<Plan, String> {
         }
     }
     let hosts = (0..nodes).filter(|&n| !forwards[n]).collect();
-    Ok(Plan { flows, routes: routes.finish(), hosts, sack })
+    Ok(Plan { flows, routes: routes.finish(), hosts, sack, ecn })
 }
 
 #[cfg(test)]

@@ -33,7 +33,7 @@ use phb_sim::{
 
 use crate::plan::Plan;
 use crate::router::Router;
-use crate::tcp_info::{self, Reports, Sample};
+use crate::tcp_info::{self, FlowSummary, Reports, Sample};
 
 /// The `classes` and `delay_histogram` tables.
 fn classes_tables(scenario: &Scenario, router: &Router, measured_s: f64) -> [Table; 2] {
@@ -55,7 +55,7 @@ fn classes_tables(scenario: &Scenario, router: &Router, measured_s: f64) -> [Tab
     rows.into_tables()
 }
 
-fn flows_table(scenario: &Scenario, plan: &Plan, router: &Router, samples: &[Sample], measured_s: f64) -> Table {
+fn flows_table(scenario: &Scenario, plan: &Plan, router: &Router, summaries: &[FlowSummary], measured_s: f64) -> Table {
     let facts: Vec<FlowFacts> = plan
         .flows
         .iter()
@@ -63,7 +63,7 @@ fn flows_table(scenario: &Scenario, plan: &Plan, router: &Router, samples: &[Sam
         .collect();
     let counts: Vec<FlowCounts> =
         router.flows.iter().zip(&router.flows_at_warmup).map(|(now, then)| now.since(then)).collect();
-    let senders: Vec<SenderFigures> = tcp_info::summarize(samples, plan.flows.len(), scenario.run.warmup)
+    let senders: Vec<SenderFigures> = summaries
         .iter()
         .zip(&plan.flows)
         .map(|(s, f)| {
@@ -146,9 +146,10 @@ pub fn write(
     let measured_s = (facts.reached_s - scenario.run.warmup.as_secs_f64()).max(1e-9);
     let metadata = [("phblab_version", env!("CARGO_PKG_VERSION")), ("backend", "emulate")];
     let [classes, delay_histogram] = classes_tables(scenario, router, measured_s);
+    let summaries = tcp_info::summarize(samples, plan.flows.len(), scenario.run.warmup);
     let tables = [
         classes,
-        flows_table(scenario, plan, router, samples, measured_s),
+        flows_table(scenario, plan, router, &summaries, measured_s),
         timeseries_table(scenario, plan, std::mem::take(&mut router.series), samples),
         transfers_table(transfers),
         router.counters_table(),
@@ -166,7 +167,8 @@ pub fn write(
         "{{\n  \"scenario\": {},\n  \"seed\": {},\n  \"duration_s\": {},\n  \"warmup_s\": {},\n  \"reached_s\": {},\n  \
          \"congestion_control\": {},\n  \"forwarded\": {},\n  \"lateness_p50_s\": {},\n  \
          \"lateness_p99_s\": {},\n  \"lateness_max_s\": {},\n  \"foreign_packets\": {},\n  \"pool_exhausted\": {},\n  \
-         \"write_errors\": {},\n  \"loop_turns\": {},\n  \"router_cpu_s\": {}\n}}\n",
+         \"write_errors\": {},\n  \"loop_turns\": {},\n  \"router_cpu_s\": {},\n  \"ecn_flows\": {},\n  \
+         \"delivered_ce\": {}\n}}\n",
         json_string(&scenario.name),
         facts.seed,
         json_number(scenario.run.duration.as_secs_f64()),
@@ -182,6 +184,8 @@ pub fn write(
         emu.write_errors,
         emu.turns,
         json_number(facts.cpu_s),
+        summaries.iter().filter(|s| s.ecn).count(),
+        summaries.iter().map(|s| s.delivered_ce).sum::<u64>(),
     );
     crate::sys::write_new_file(&dir.join("emulation.json"), json.as_bytes())
 }

@@ -390,7 +390,7 @@ impl<'s> Router<'s> {
     fn transmit(&mut self, p: usize, now: Time) {
         while self.ports[p].free_at <= now {
             let port = &mut self.ports[p];
-            let Some(phb::queue::Departure { mut pkt, .. }) = port.qdisc.dequeue(now, &mut self.dropped) else {
+            let Some(phb::queue::Departure { mut pkt, marked }) = port.qdisc.dequeue(now, &mut self.dropped) else {
                 self.count_drops(p);
                 return;
             };
@@ -401,8 +401,12 @@ impl<'s> Router<'s> {
             port.stats[class].depart(pkt.size, wait.as_nanos(), self.warm);
             let done = start + Time::transmission(pkt.size, port.rate_bps);
             port.free_at = done;
+            let (flow, reverse, slot) = (pkt.flow, pkt.meta.reverse, pkt.meta.slot);
             port.wire.push_back((done + port.delay, pkt));
             self.emu.forwarded += 1;
+            if marked {
+                self.mark(p, class, flow, reverse, slot);
+            }
             self.count_drops(p);
         }
     }
@@ -506,7 +510,7 @@ impl<'s> Router<'s> {
             flow: f as u32,
             class: header.dscp,
             colour: Colour::Green,
-            ecn: phb::Ecn::NotEct,
+            ecn: header.ecn,
             size,
             created: now,
             enqueued: now,
@@ -541,7 +545,10 @@ impl<'s> Router<'s> {
         if port.loss > 0.0 && port.loss_rng.uniform() < port.loss {
             self.dropped.push((pkt, DropReason::LossModule));
         } else {
-            port.qdisc.enqueue(pkt, now, &mut self.dropped);
+            let (flow, reverse, slot) = (pkt.flow, pkt.meta.reverse, pkt.meta.slot);
+            if port.qdisc.enqueue(pkt, now, &mut self.dropped) {
+                self.mark(p, class, flow, reverse, slot);
+            }
         }
         self.count_drops(p);
         self.transmit(p, now);
@@ -559,6 +566,19 @@ impl<'s> Router<'s> {
             dst: dst as u32,
             protocol: if flow.tcp { Protocol::Tcp } else { Protocol::Udp },
             codepoint: pkt.class,
+        }
+    }
+
+    /// Port `p`'s qdisc CE-marked a packet of `class` and `flow` instead of
+    /// dropping it (ECN; at its arrival or, CoDel and PIE, its departure):
+    /// sets CE in the header in buffer `slot` and counts the mark where the
+    /// simulator does (the port's class, and for data the flow and end to end).
+    fn mark(&mut self, p: usize, class: usize, flow: u32, reverse: bool, slot: u32) {
+        ipv4::set_ce(&mut self.pool.buffers[slot as usize]);
+        self.ports[p].stats[class].mark();
+        if !reverse {
+            self.flows[flow as usize].marked += 1;
+            self.end_to_end[self.plan.flows[flow as usize].class].mark();
         }
     }
 

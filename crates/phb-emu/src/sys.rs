@@ -247,6 +247,33 @@ pub fn child_ended() -> bool {
     CHILD_ENDED.load(Ordering::Relaxed)
 }
 
+/// Forgets that a child ended (after finding it was one that may end).
+pub fn forget_child_ended() {
+    CHILD_ENDED.store(false, Ordering::Relaxed);
+}
+
+/// Sends `signal` to the process group led by `pid`.
+pub fn signal_group(pid: u32, signal: libc::c_int) {
+    // SAFETY: kill takes a process group id (negated) and a signal.
+    unsafe { libc::kill(-(pid as libc::pid_t), signal) };
+}
+
+/// Makes the process group of `pid` the foreground group of the terminal
+/// on standard input, if it is one (SIGTTOU ignored meanwhile: a process in
+/// a background group may take the terminal back).
+pub fn give_terminal(pid: u32) {
+    // SAFETY: isatty, getpgid, signal and tcsetpgrp take plain values.
+    unsafe {
+        if libc::isatty(0) != 1 {
+            return;
+        }
+        let group = libc::getpgid(pid as libc::pid_t);
+        let before = libc::signal(libc::SIGTTOU, libc::SIG_IGN);
+        libc::tcsetpgrp(0, group);
+        libc::signal(libc::SIGTTOU, before);
+    }
+}
+
 /// The environment variable that marks every process of an emulation with
 /// its owner (`PID:START`, the process that started the router and its
 /// start time in clock ticks since boot), so that `phblab emulate

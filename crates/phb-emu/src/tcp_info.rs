@@ -16,7 +16,9 @@
 //! Fields read from `struct tcp_info` (linux/tcp.h) by offset, since the
 //! `libc` crate's copy stops short of the newer ones: `tcpi_snd_mss` (16),
 //! `tcpi_rtt` (68, µs), `tcpi_snd_ssthresh` (76), `tcpi_snd_cwnd` (80,
-//! segments), `tcpi_total_retrans` (100) and, from Linux 6.7,
+//! segments), `tcpi_total_retrans` (100), `tcpi_options` (5: `TCPI_OPT_ECN`,
+//! the connection negotiated ECN), `tcpi_delivered_ce` (196, Linux 4.18:
+//! segments whose ACKs echoed a CE mark, ECE) and, from Linux 6.7,
 //! `tcpi_total_rto` (240, u16; 0 on older kernels, whose answer is shorter).
 
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -34,6 +36,8 @@ use crate::sys;
 pub const MAX_PERIOD: Time = Time::from_millis(100);
 /// How long the router waits after the run for the agents' sample files.
 const WAIT_FOR_FILES: Time = Time::from_secs(3);
+/// `tcpi_options`' bit for a connection that negotiated ECN (linux/tcp.h).
+const TCPI_OPT_ECN: u8 = 8;
 /// `ssthresh` before the first loss: "infinite".
 const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
 /// How long the sampling thread waits after its last sample for the
@@ -65,6 +69,10 @@ pub struct Sample {
     pub total_retrans: u32,
     /// Retransmission timeouts so far (Linux 6.7 and later; else 0).
     pub total_rto: u32,
+    /// Whether the connection negotiated ECN (RFC 3168 §6.1.1).
+    pub ecn: bool,
+    /// Segments delivered whose ACKs carried ECE so far.
+    pub delivered_ce: u32,
 }
 
 /// The sampling grid's step for a time series of `interval` (if any).
@@ -126,6 +134,8 @@ fn read_socket(fd: &OwnedFd, flow: usize, time: Time) -> Option<Sample> {
         srtt: (rtt_us > 0).then(|| Time::from_micros(u64::from(rtt_us))),
         total_retrans: u32_at(100),
         total_rto: if len >= 242 { u32::from(u16::from_ne_bytes([buf[240], buf[241]])) } else { 0 },
+        ecn: buf[5] & TCPI_OPT_ECN != 0,
+        delivered_ce: if len >= 200 { u32_at(196) } else { 0 },
     })
 }
 
@@ -176,14 +186,16 @@ pub fn sample_until(
 
 fn to_line(s: &Sample) -> String {
     format!(
-        "{} {} {} {} {} {} {}\n",
+        "{} {} {} {} {} {} {} {} {}\n",
         s.flow,
         s.time.as_nanos(),
         s.cwnd_segments,
         s.ssthresh_segments.map_or(-1, i64::from),
         s.srtt.map_or(-1, |t| t.as_nanos() as i64),
         s.total_retrans,
-        s.total_rto
+        s.total_rto,
+        u8::from(s.ecn),
+        s.delivered_ce
     )
 }
 
@@ -200,7 +212,7 @@ fn transfer_from_line(line: &str) -> Option<(usize, Transfer)> {
 
 fn from_line(line: &str) -> Option<Sample> {
     let fields: Vec<i64> = line.split_whitespace().map(str::parse).collect::<Result<_, _>>().ok()?;
-    let [flow, time, cwnd, ssthresh, srtt, retrans, rto] = fields.as_slice().try_into().ok()?;
+    let [flow, time, cwnd, ssthresh, srtt, retrans, rto, ecn, delivered_ce] = fields.as_slice().try_into().ok()?;
     Some(Sample {
         flow: usize::try_from(flow).ok()?,
         time: Time::from_nanos(u64::try_from(time).ok()?),
@@ -209,6 +221,8 @@ fn from_line(line: &str) -> Option<Sample> {
         srtt: u64::try_from(srtt).ok().map(Time::from_nanos),
         total_retrans: u32::try_from(retrans).ok()?,
         total_rto: u32::try_from(rto).ok()?,
+        ecn: ecn != 0,
+        delivered_ce: u32::try_from(delivered_ce).ok()?,
     })
 }
 
@@ -269,6 +283,10 @@ pub struct FlowSummary {
     /// Mean of the congestion window over the samples after the warm-up;
     /// NaN if there are none.
     pub cwnd_mean_segments: f64,
+    /// Whether the connection negotiated ECN (its last sample).
+    pub ecn: bool,
+    /// Segments delivered with ECE on their ACKs since the warm-up.
+    pub delivered_ce: u64,
 }
 
 /// Summarizes `samples` (sorted by time) of each of `flows` flows.
@@ -287,6 +305,8 @@ pub fn summarize(samples: &[Sample], flows: usize, warmup: Time) -> Vec<FlowSumm
             FlowSummary {
                 retransmissions: since(|s| s.total_retrans),
                 timeouts: since(|s| s.total_rto),
+                ecn: last.is_some_and(|s| s.ecn),
+                delivered_ce: since(|s| s.delivered_ce),
                 cwnd_mean_segments: if measured.is_empty() {
                     f64::NAN
                 } else {
@@ -310,6 +330,8 @@ mod tests {
             srtt: Some(Time::from_micros(20_500)),
             total_retrans: retrans,
             total_rto: retrans / 3,
+            ecn: retrans % 2 == 1,
+            delivered_ce: retrans * 2,
         }
     }
 
@@ -348,6 +370,7 @@ mod tests {
         assert_eq!(s.retransmissions, 6);
         assert_eq!(s.timeouts, 2);
         assert_eq!(s.cwnd_mean_segments, 25.0);
+        assert_eq!((s.ecn, s.delivered_ce), (true, 12));
         assert_eq!(empty.retransmissions, 0);
         assert!(empty.cwnd_mean_segments.is_nan());
     }
@@ -358,7 +381,7 @@ mod tests {
         let stream = std::net::TcpStream::connect(listener.local_addr().expect("addr")).expect("connect");
         let fd = OwnedFd::from(stream);
         let s = read_socket(&fd, 2, Time::from_millis(7)).expect("TCP_INFO");
-        assert_eq!((s.flow, s.time, s.total_retrans), (2, Time::from_millis(7), 0));
+        assert_eq!((s.flow, s.time, s.total_retrans, s.delivered_ce), (2, Time::from_millis(7), 0, 0));
         assert!(s.cwnd_segments >= 1);
         assert_eq!(bytes_acked(&fd), Some(0));
         let mut stream = std::net::TcpStream::from(fd);

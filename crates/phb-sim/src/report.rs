@@ -19,7 +19,9 @@
 //!   link `queue_cells`, `red_avg`, `dwred_max_th`) and per class its
 //!   backlog (`backlog_pkts`, packets of the class in the qdisc at the
 //!   sample; on an AAL5 link also `backlog_cells`), throughput and mean
-//!   delay over the interval; end to end, per class throughput and mean
+//!   delay over the interval; under JoBS, per queue (labelled by its name)
+//!   its loss rate over the current busy period at the sample
+//!   (`busy_loss_rate`, eq. 5: what ALTQ's kernel report gives); end to end, per class throughput and mean
 //!   delay; traced TCP flows appear with scope `flow/<name>`, LSPs with
 //!   `lsp/<name>` (`w_lsp_segments`).
 //! - `delay_ratios`: one row per ratio of `run.delay_ratios` and timescale:
@@ -171,6 +173,11 @@ impl TimeSeries {
             if let Some(max_th) = max_th {
                 self.push(now, scope, &buffer_label(config, buffer, buffers), "dwred_max_th", *max_th);
             }
+        }
+        let mut busy_loss = Vec::new();
+        qdisc.busy_loss_rates(&mut busy_loss);
+        for (queue, p) in config.queues.iter().zip(&busy_loss) {
+            self.push(now, scope, &queue.name, "busy_loss_rate", *p);
         }
         self.record_classes(scenario, now, interval, scope, stats, true);
         for (class, s) in scenario.classes.iter().zip(stats.iter()) {

@@ -36,8 +36,9 @@ fn jobs_runs_deterministically_and_reports_its_counters() {
     let counters = out.table("counters").unwrap();
     let (scopes, queues, names) =
         (strings(counters, "scope"), strings(counters, "queue"), strings(counters, "counter"));
-    // Only the JoBS port reports: 7 qdisc-wide counters and 2 per class.
-    assert_eq!(counters.rows(), 7 + 2 * 4);
+    // Only the JoBS port reports: 7 qdisc-wide counters and 3 per class
+    // (delay violations, late for the loss bound, loss-bound drops).
+    assert_eq!(counters.rows(), 7 + 3 * 4);
     assert!(scopes.iter().all(|s| s == "r1->r2"));
     assert!(names.iter().zip(queues).any(|(n, q)| n == "delay_violations" && q == "c1"));
     // Differentiation at the bottleneck: delays and losses grow class by

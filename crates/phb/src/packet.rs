@@ -66,6 +66,24 @@ pub struct Packet<M> {
     pub meta: M,
 }
 
+#[cfg(test)]
+impl Packet<()> {
+    /// A green, not-ECT packet of `size` bytes of `flow` with codepoint
+    /// `class`, created and queued at time zero: the queues' tests' packet.
+    pub(crate) fn for_test(class: u8, size: u32, flow: u32) -> Packet<()> {
+        Packet {
+            flow,
+            class,
+            colour: Colour::Green,
+            ecn: Ecn::NotEct,
+            size,
+            created: Time::ZERO,
+            enqueued: Time::ZERO,
+            meta: (),
+        }
+    }
+}
+
 /// Why a packet was dropped. Every drop has one, and each is counted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u8)]

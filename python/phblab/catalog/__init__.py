@@ -40,7 +40,7 @@ a failing one a cause or none (unexplained); docs/workflow.md.
 The package follows an entry from its file to what a reader sees:
 
     schema      the parsed entry (dataclasses) and the section's vocabulary
-                (kinds, causes; KIND_REQUIRED)
+                (kinds, causes)
     tolerance   a check's tolerance, and the rule for "printed" ones
     parse_metrics, parse
                 the section checked key by key and its cross-references,

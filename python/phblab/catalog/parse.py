@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from phblab import _core
-from phblab.catalog import schema
 from phblab.catalog.parse_metrics import metric_order, parse_metric
 from phblab.catalog.schema import (
     BACKENDS,
@@ -26,7 +25,6 @@ from phblab.catalog.schema import (
     ENTRY_KINDS,
     MEASURED,
     SOURCES,
-    UNLABELLED,
     WITHIN,
     CatalogError,
     Claim,
@@ -100,8 +98,8 @@ def _printed_number(v: Any, where: str) -> tuple[float, str | None]:
 
 def _parse_kind(d: Mapping, source: str, where: str) -> str:
     """A check's `kind`: one of CHECK_KINDS for a paper's value or claim;
-    MEASURED (implied) for a measured regression value; UNLABELLED when a
-    paper's check gives none and `schema.KIND_REQUIRED` is off."""
+    MEASURED (implied) for a measured regression value. A paper's check
+    must give one."""
     kind = d.get("kind")
     if source == "measured":
         need(
@@ -111,9 +109,7 @@ def _parse_kind(d: Mapping, source: str, where: str) -> str:
         )
         return MEASURED
     kinds = ", ".join(f'"{k}" ({what})' for k, what in CHECK_KINDS.items())
-    if kind is None:
-        need(not schema.KIND_REQUIRED, where, f"kind is required: {kinds}")
-        return UNLABELLED
+    need(kind is not None, where, f"kind is required: {kinds}")
     need(kind in CHECK_KINDS, f"{where}.kind", f"{kind!r}: one of {kinds}")
     return kind
 

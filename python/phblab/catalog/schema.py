@@ -44,16 +44,11 @@ PAPER_KINDS = ("printed", "stated")
 #: the kind of a check with `source = "measured"`: a regression value of
 #: phblab itself, no paper's
 MEASURED = "measured"
-#: the kind shown for a check that does not give one (while `KIND_REQUIRED`
-#: is off)
+#: the kind of a check read from a comparison row written before checks had
+#: kinds (an entry's check must give one: it fails to load without)
 UNLABELLED = "unlabelled"
 #: the order kinds are counted in: the paper's own (printed, stated) first
 KIND_ORDER = (*CHECK_KINDS, MEASURED, UNLABELLED)
-#: Whether a check of a paper must say its kind. Off while the catalog's
-#: entries are being labelled (issue 24); on, an entry whose check has no
-#: `kind` fails to load, and tests/test_catalog.py's check of every file
-#: enforces it on the whole catalog.
-KIND_REQUIRED = False
 #: what explains a failing check (`cause`, with `why`)
 CAUSES = {
     "paper-inconsistent": "the paper's own numbers disagree (why: the arithmetic)",
@@ -63,7 +58,7 @@ CAUSES = {
 #: a failing check without a cause
 UNEXPLAINED = "unexplained"
 #: per-class series of a run's time series (`timeseries.parquet`)
-CLASS_SERIES = {"delay_mean_s", "throughput_bps", "offered_bps", "loss_rate"}
+CLASS_SERIES = {"delay_mean_s", "throughput_bps", "offered_bps", "loss_rate", "busy_loss_rate"}
 #: series that add up over classes (an `interval_value` or `when` over a list of classes)
 ADDITIVE_SERIES = {"throughput_bps", "offered_bps"}
 TIMESERIES_KINDS = ("interval_ratio", "interval_value")

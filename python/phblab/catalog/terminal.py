@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from phblab.catalog.run import Outcome
-from phblab.catalog.schema import DEFAULT_BACKENDS, UNLABELLED, Entry
+from phblab.catalog.schema import DEFAULT_BACKENDS, Entry
 from phblab.catalog.text import coords_text, fmt
 from phblab.catalog.verdict import tally
 
@@ -98,11 +98,6 @@ def list_entries(entries: Sequence[Entry]) -> str:
         points = math.prod(len(v) for v in e.grid.values()) if e.grid else 1
         seeds = e.sweep.get("seeds", 1)
         nseeds = seeds if isinstance(seeds, int) else len(seeds)
-        unlabelled = sum(len(x.points) for x in e.expect if x.kind == UNLABELLED) + sum(
-            len(c.combinations()) for c in e.claims if c.kind == UNLABELLED
-        )
-        if unlabelled:
-            what.append(f"{unlabelled} without a kind")
         kind = f" ({e.kind})" if e.kind != "reproduction" else ""
         backends = f"; {' and '.join(e.backends)}" if e.backends != DEFAULT_BACKENDS else ""
         out.append(

@@ -173,6 +173,11 @@ pub const TIMESERIES_METRICS: &[(&str, &str, &str)] = &[
         "fraction",
         "the class' drops at the link in the interval over its departures and drops there (absent when it had neither)",
     ),
+    (
+        "busy_loss_rate",
+        "fraction",
+        "under JoBS, per queue (class: the queue's name): its loss rate over the current busy period at the sampling time (eq. 5)",
+    ),
     ("cwnd_segments", "segments", "a traced TCP flow's congestion window at the sampling time"),
     ("ssthresh_segments", "segments", "a traced TCP flow's slow-start threshold at the sampling time"),
     ("srtt_s", "s", "a traced TCP flow's smoothed RTT at the sampling time (absent before the first sample)"),

@@ -11,9 +11,8 @@
 //!   flow-count schedules, no TCP profile that follows a simulator's rules,
 //!   no phased applications (a socket's buffer cannot withdraw data), no
 //!   Reno loss recovery (Linux has NewReno and SACK), one SACK setting per
-//!   host namespace, no ECN (neither a TCP group's `ecn` nor a buffer's:
-//!   the kernel's `tcp_ecn` and the router's CE marking are not wired up),
-//!   UDP packets of at least their headers, and at most
+//!   host namespace and one ECN setting per sending host (the kernel's
+//!   `tcp_ecn` is per namespace), UDP packets of at least their headers, and at most
 //!   [`EMULATE_MAX_FLOWS`] flows and 65 534 nodes (its port and address
 //!   numbering, `phb-emu`'s `plan.rs`).
 
@@ -90,16 +89,13 @@ fn not_emulable(scenario: &Scenario) -> Option<(String, String)> {
     if let Some(l) = scenario.links.iter().position(|l| l.framing != phb::Framing::None) {
         return refuse(format!("links[{l}].framing"), "ATM cell framing is not emulated");
     }
-    if let Some(l) =
-        scenario.links.iter().position(|l| [&l.qdisc_ab, &l.qdisc_ba].iter().any(|q| q.buffers.iter().any(|b| b.ecn)))
-    {
-        return refuse(format!("links[{l}]"), "ECN marking (a buffer's `ecn`) is not emulated yet");
-    }
     if scenario.nodes.len() > EMULATE_MAX_NODES {
         return refuse("nodes".into(), &format!("emulation addresses at most {EMULATE_MAX_NODES} nodes"));
     }
     // Per host: whether its TCP negotiates SACK, and the group that set it.
     let mut sack: Vec<Option<(bool, usize)>> = vec![None; scenario.nodes.len()];
+    // Per sending host: whether its TCP asks for ECN, and the group that set it.
+    let mut ecn: Vec<Option<(bool, usize)>> = vec![None; scenario.nodes.len()];
     let mut flows = 0usize;
     for (g, group) in scenario.groups.iter().enumerate() {
         let key = |k: &str| format!("traffic[{g}].{k}");
@@ -113,11 +109,14 @@ fn not_emulable(scenario: &Scenario) -> Option<(String, String)> {
                 }
             }
             Transport::Tcp(t) => {
-                if t.config.ecn {
-                    return refuse(
-                        key("ecn"),
-                        "ECN-capable TCP (the kernel's tcp_ecn per namespace) is not emulated yet",
-                    );
+                match ecn[group.src] {
+                    Some((other, h)) if other != t.config.ecn => {
+                        return refuse(
+                            key("ecn"),
+                            &format!("ECN is asked for per host namespace (net.ipv4.tcp_ecn), and traffic[{h}] sending from the same host uses the other setting"),
+                        )
+                    }
+                    _ => ecn[group.src] = Some((t.config.ecn, g)),
                 }
                 if t.config.rules != Rules::Rfc {
                     return refuse(
@@ -212,24 +211,29 @@ profile = "linux"
         assert!(load_for(&ns2, "s.toml", &[], Backend::Simulate).is_ok());
     }
 
-    /// ECN is simulated only: the emulator refuses a TCP group's `ecn` and a
-    /// qdisc's, naming the key, rather than run without marks.
+    /// Both backends run ECN (a TCP group's `ecn` and a buffer's); the
+    /// emulator sets `tcp_ecn` per host namespace, so two senders at one
+    /// host with different settings are refused, naming the second's key.
     #[test]
-    fn emulation_refuses_ecn() {
-        let tcp = format!("{TCP}ecn = true\n");
-        let (key, line, _, message) = refused(&tcp, Backend::Emulate);
-        assert_eq!((key.as_str(), line), ("traffic[0].ecn", 19));
-        assert!(message.contains("not emulated"), "{message}");
-        assert!(load_for(&tcp, "s.toml", &[], Backend::Simulate).is_ok());
-
+    fn emulation_runs_ecn_with_one_setting_per_sending_host() {
         let red = TCP.replace(
             "delay = \"1ms\"\n",
             "delay = \"1ms\"\nqdisc = \"red\"\n[qdiscs.red]\nkind = \"red\"\nlimit = \"50pkt\"\nmin_th = 5\nmax_th = 15\necn = true\n",
         );
-        let (key, _, _, message) = refused(&red, Backend::Emulate);
-        assert_eq!(key, "links[0]");
-        assert!(message.contains("ECN marking"), "{message}");
-        assert!(load_for(&red, "s.toml", &[], Backend::Simulate).is_ok());
+        let tcp = format!("{red}ecn = true\n");
+        for backend in [Backend::Simulate, Backend::Emulate] {
+            assert!(load_for(&tcp, "s.toml", &[], backend).is_ok(), "{backend}");
+        }
+        let second = |from: &str, ecn: bool| {
+            format!("{tcp}[[traffic]]\nname = \"other\"\nkind = \"tcp\"\nfrom = \"{from}\"\nto = \"a\"\nclass = \"be\"\nprofile = \"linux\"\necn = {ecn}\n")
+        };
+        let both = second("a", false).replace("to = \"a\"", "to = \"b\"");
+        let (key, _, _, message) = refused(&both, Backend::Emulate);
+        assert_eq!(key, "traffic[1].ecn");
+        assert!(message.contains("net.ipv4.tcp_ecn") && message.contains("traffic[0]"), "{message}");
+        // The receiving host's setting does not matter: Linux accepts ECN when asked.
+        assert!(load_for(&second("b", false), "s.toml", &[], Backend::Emulate).is_ok());
+        assert!(load_for(&both, "s.toml", &[], Backend::Simulate).is_ok());
     }
 
     #[test]

@@ -1111,19 +1111,9 @@ impl<M> Classful<M> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{Colour, Ecn};
 
     fn pkt(class: u8, size: u32, flow: u32) -> Packet<()> {
-        Packet {
-            flow,
-            class,
-            colour: Colour::Green,
-            ecn: Ecn::NotEct,
-            size,
-            created: Time::ZERO,
-            enqueued: Time::ZERO,
-            meta: (),
-        }
+        Packet::for_test(class, size, flow)
     }
 
     #[test]

@@ -83,22 +83,12 @@ impl<M> Fifo<M> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{Colour, Ecn};
     use crate::queue::{Classful, QdiscConfig};
     use crate::rng::Rng;
     use proptest::prelude::*;
 
     fn pkt(size: u32, flow: u32) -> Packet<()> {
-        Packet {
-            flow,
-            class: 0,
-            colour: Colour::Green,
-            ecn: Ecn::NotEct,
-            size,
-            created: Time::ZERO,
-            enqueued: Time::ZERO,
-            meta: (),
-        }
+        Packet::for_test(0, size, flow)
     }
 
     proptest! {

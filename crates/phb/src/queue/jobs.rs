@@ -197,6 +197,10 @@ pub struct JobsCounters {
 pub struct JobsClassCounters {
     /// Packets sent after waiting longer than `d_i` (0 without a bound).
     pub delay_violations: u64,
+    /// Of those, the packets that waited through an arrival after which
+    /// condition (64) was left violated for the loss bounds (`relax_delay`):
+    /// late because the loss guarantee took precedence (Section 5).
+    pub late_for_loss: u64,
     /// Drops that left the class's busy-period loss rate above `L_i`.
     pub loss_bound_drops: u64,
 }
@@ -311,6 +315,8 @@ pub struct Jobs<M> {
     rate_mask: u64,
     counters: JobsCounters,
     relaxation: Relaxation,
+    /// The last arrival after which (64) was relaxed for the loss bounds.
+    last_relax_delay: Option<Time>,
 }
 
 /// Groups of contiguous classes joined by `link(i)` (class i with i + 1),
@@ -411,6 +417,7 @@ impl<M> Jobs<M> {
             rate_mask: 0,
             counters: JobsCounters::default(),
             relaxation: Relaxation::None,
+            last_relax_delay: None,
         }
     }
 
@@ -467,6 +474,7 @@ impl<M> Jobs<M> {
                 None => {
                     self.counters.relax_delay += 1;
                     self.relaxation = self.relaxation.max(Relaxation::Delay);
+                    self.last_relax_delay = Some(now);
                     break;
                 }
             }
@@ -499,6 +507,9 @@ impl<M> Jobs<M> {
         class.sent += size;
         if now.saturating_sub(pkt.enqueued).as_secs_f64() > class.d {
             class.counters.delay_violations += 1;
+            if self.last_relax_delay.is_some_and(|t| t >= pkt.enqueued) {
+                class.counters.late_for_loss += 1;
+            }
         }
         self.pkts -= 1;
         self.bytes -= size;
@@ -825,6 +836,14 @@ impl<M> Jobs<M> {
         self.classes[i].loss_rate()
     }
 
+    /// Every class's `p_i` (eq. 5), best class first: over the current busy
+    /// period, or the last one while the queue is empty (the curves reset at
+    /// the next arrival). What ALTQ's kernel report gives per class, and its
+    /// `altqstat` prints as `p_i`.
+    pub fn loss_rates(&self) -> impl Iterator<Item = f64> + '_ {
+        self.classes.iter().map(Class::loss_rate)
+    }
+
     /// Every counter, for the result tables: the qdisc's (`queue: None`)
     /// then each class's.
     pub fn report(&self, out: &mut Vec<Counter>) {
@@ -842,6 +861,7 @@ impl<M> Jobs<M> {
         }
         for (i, class) in self.classes.iter().enumerate() {
             out.push(Counter { queue: Some(i), name: "delay_violations", value: class.counters.delay_violations });
+            out.push(Counter { queue: Some(i), name: "late_for_loss", value: class.counters.late_for_loss });
             out.push(Counter { queue: Some(i), name: "loss_bound_drops", value: class.counters.loss_bound_drops });
         }
     }
@@ -850,21 +870,11 @@ impl<M> Jobs<M> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{Colour, Ecn};
 
     const MS: f64 = 1e-3;
 
     fn pkt(class: u8, size: u32, flow: u32) -> Packet<()> {
-        Packet {
-            flow,
-            class,
-            colour: Colour::Green,
-            ecn: Ecn::NotEct,
-            size,
-            created: Time::ZERO,
-            enqueued: Time::ZERO,
-            meta: (),
-        }
+        Packet::for_test(class, size, flow)
     }
 
     /// Classes 0..n take codepoints 0..n.
@@ -1090,9 +1100,11 @@ mod tests {
         assert_eq!(q.counters().relax_delay, 2);
         assert_eq!(q.class_len(0), 1);
         assert!(close(q.loss_rate(0), 0.5));
-        // The link sends it 8 ms later: a violation of d_1, counted.
+        // The link sends it 8 ms later: a violation of d_1, counted, and
+        // one the loss bound caused.
         assert_eq!(q.dequeue(Time::from_millis(8)).map(|p| p.flow), Some(1));
         assert_eq!(q.class_counters(0).delay_violations, 1);
+        assert_eq!(q.class_counters(0).late_for_loss, 1);
 
         let mut q = jobs(
             vec![JobsClass { l: Some(0.0), ..JobsClass::default() }, JobsClass::default()],
@@ -1145,8 +1157,9 @@ mod tests {
     }
 
     /// Everything the loss rates count restarts with a busy period: class 1
-    /// (L = 50%) lost half its bytes; once the queue has emptied, its next
-    /// arrival starts from p = 0.
+    /// (L = 50%) lost half its bytes; the rate reported while the queue is
+    /// empty is still that busy period's (as ALTQ's report gives it); once
+    /// the queue has emptied, the next arrival starts from p = 0.
     #[test]
     fn a_busy_period_resets_the_curves() {
         let mut q = jobs(
@@ -1159,8 +1172,10 @@ mod tests {
         q.enqueue(pkt(0, 1000, 2), Time::ZERO, &mut dropped);
         assert!(close(q.loss_rate(0), 0.5));
         assert!(q.dequeue(Time::ZERO).is_some());
+        assert_eq!(q.loss_rates().collect::<Vec<_>>(), vec![0.5, 0.0]);
         q.enqueue(pkt(0, 1000, 3), Time::from_millis(10), &mut dropped);
         assert_eq!(q.loss_rate(0), 0.0);
+        assert_eq!(q.loss_rates().collect::<Vec<_>>(), vec![0.0, 0.0]);
         assert_eq!(q.counters().busy_periods, 2);
         assert!(close(q.rate(0), 1e6));
     }

@@ -195,6 +195,16 @@ impl<M> Qdisc<M> {
         }
     }
 
+    /// JoBS' loss rate of each queue over its current busy period (eq. 5 of
+    /// Christin, Liebeherr & Abdelzaher 2001), for time series; empty for the
+    /// other disciplines, which keep no such rate.
+    pub fn busy_loss_rates(&self, out: &mut Vec<f64>) {
+        out.clear();
+        if let Qdisc::Jobs(q) = self {
+            out.extend(q.loss_rates());
+        }
+    }
+
     /// The discipline's own counters (none for a FIFO or a classful qdisc).
     pub fn counters(&self, out: &mut Vec<Counter>) {
         out.clear();
