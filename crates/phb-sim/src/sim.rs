@@ -35,7 +35,7 @@ use crate::output::RunOutput;
 use crate::report;
 use crate::scenario::{LspMarker, Scenario, WindowInput};
 use crate::tcp::Ack;
-use crate::trace::{TraceEvent, Tracer};
+use crate::trace::{NoTrace, TraceEvent, Tracer, Tracing};
 
 /// A run that started but did not finish. Always fatal to the run.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -100,8 +100,10 @@ enum Event {
     WarmupEnd,
 }
 
-/// The state of a running simulation.
-pub(crate) struct Sim<'s> {
+/// The state of a running simulation. `T` is what it does with the events
+/// of traced ports: the simulator is generic over it so that an untraced
+/// run ([`NoTrace`]) compiles without any trace code in its loop.
+pub(crate) struct Sim<'s, T = NoTrace> {
     pub scenario: &'s Scenario,
     /// The scenario's warnings (`crate::advice`), found from its routes.
     pub warnings: Vec<String>,
@@ -131,9 +133,8 @@ pub(crate) struct Sim<'s> {
     pub lsps: Vec<LspState>,
     /// Per flow, the LSP and member it belongs to (`NO_LSP` for none).
     flow_member: Vec<(u32, u32)>,
-    /// The packet trace, when the scenario asks for one and the run writes
-    /// it (`crate::trace`).
-    pub(crate) tracer: Option<Box<Tracer>>,
+    /// The packet trace (`crate::trace`).
+    pub(crate) tracer: T,
 }
 
 /// An LSP's ingress marker during a run.
@@ -182,8 +183,14 @@ enum RatioScope {
     EndToEnd { flows: [Vec<usize>; 2] },
 }
 
-impl<'s> Sim<'s> {
-    fn new(scenario: &'s Scenario, seed: u64) -> Sim<'s> {
+impl<'s, T: Tracing> Sim<'s, T> {
+    /// The network of `scenario` ready to run with `seed`, its trace made
+    /// by `tracer` from the ports and flows.
+    fn new(
+        scenario: &'s Scenario,
+        seed: u64,
+        tracer: impl FnOnce(&[Port], &[Flow]) -> Result<T, RunError>,
+    ) -> Result<Sim<'s, T>, RunError> {
         let classes = scenario.classes.len();
         let mut ports = Vec::with_capacity(2 * scenario.links.len());
         for link in &scenario.links {
@@ -304,7 +311,8 @@ impl<'s> Sim<'s> {
                 }
             })
             .collect();
-        Sim {
+        let tracer = tracer(&ports, &flows)?;
+        Ok(Sim {
             scenario,
             warnings: advice::warnings(scenario, &group_routes),
             now: Time::ZERO,
@@ -325,8 +333,8 @@ impl<'s> Sim<'s> {
             ratio_ticks,
             lsps,
             flow_member,
-            tracer: None,
-        }
+            tracer,
+        })
     }
 
     fn schedule_start(&mut self) {
@@ -412,7 +420,7 @@ impl<'s> Sim<'s> {
                     let port = &mut self.ports[p as usize];
                     let pkt = port.wire.pop_front().expect("an arrival event has a packet on the wire");
                     let node = port.to;
-                    if port.traced {
+                    if self.tracer.traces(p as usize) {
                         self.trace(p as usize, TraceEvent::Deliver, &pkt, None);
                     }
                     self.forward(node, pkt);
@@ -665,7 +673,7 @@ impl<'s> Sim<'s> {
             let verdict = conditioner.condition(&key, pkt.colour, pkt.size, self.now);
             if let Err(reason) = verdict.apply(&mut pkt) {
                 let class = self.class_of_codepoint[(pkt.class & 63) as usize] as usize;
-                if self.ports[p].traced {
+                if self.tracer.traces(p) {
                     self.trace(p, TraceEvent::Arrive, &pkt, None);
                 }
                 let port = &mut self.ports[p];
@@ -684,7 +692,7 @@ impl<'s> Sim<'s> {
                 arrivals.push(Arrival { time: self.now, codepoint: pkt.class, size: pkt.size });
             }
         }
-        if self.ports[p].traced {
+        if self.tracer.traces(p) {
             self.trace(p, TraceEvent::Arrive, &pkt, None);
             let copy = pkt.clone();
             self.admit(p, pkt, class);
@@ -789,7 +797,7 @@ impl<'s> Sim<'s> {
     /// dropped.
     fn count_drops(&mut self, p: usize) {
         while let Some((lost, reason)) = self.dropped.pop() {
-            if self.ports[p].traced {
+            if self.tracer.traces(p) {
                 self.trace(p, TraceEvent::Drop, &lost, Some(reason));
             }
             let lost_class = self.class_of_codepoint[(lost.class & 63) as usize] as usize;
@@ -841,7 +849,7 @@ impl<'s> Sim<'s> {
         let waited =
             if self.measuring { (self.now - pkt.enqueued.max(self.scenario.run.warmup)).as_nanos() } else { 0 };
         port.stats[class].depart_link(pkt.size, port.framing.cells(pkt.size), wait, waited, self.measuring);
-        if port.traced {
+        if self.tracer.traces(p) {
             self.trace(p, TraceEvent::Dequeue, &pkt, None);
         }
         let port = &mut self.ports[p];
@@ -1051,10 +1059,24 @@ pub fn run_traced(
         return Err(RunError::NotSimulable(format!("{key}: {why}")));
     }
     let seed = seed.unwrap_or(scenario.run.seed);
-    let mut sim = Sim::new(scenario, seed);
-    if let Some(dir) = trace {
-        sim.start_trace(dir, seed, env!("CARGO_PKG_VERSION"))?;
+    match (trace, &scenario.trace) {
+        (Some(dir), Some(def)) => {
+            let open = |ports: &[Port], flows: &[Flow]| {
+                Tracer::open(scenario, def, ports, flows, dir, seed, env!("CARGO_PKG_VERSION"))
+            };
+            simulate(Sim::new(scenario, seed, open)?, seed, progress)
+        }
+        _ => simulate(Sim::new(scenario, seed, |_, _| Ok(NoTrace))?, seed, progress),
     }
+}
+
+/// Runs `sim` to the end, closes its trace, checks conservation and
+/// collects the tables.
+fn simulate<T: Tracing>(
+    mut sim: Sim<'_, T>,
+    seed: u64,
+    progress: &mut dyn FnMut(f64) -> ControlFlow<()>,
+) -> Result<RunOutput, RunError> {
     sim.run(progress)?;
     sim.finish_trace()?;
     sim.check_conservation()?;
@@ -1068,7 +1090,7 @@ pub fn run_traced(
 /// the scenario has no such link direction.
 pub fn trace_arrivals(scenario: &Scenario, seed: Option<u64>, scope: &str) -> Result<Option<Vec<Arrival>>, RunError> {
     let seed = seed.unwrap_or(scenario.run.seed);
-    let mut sim = Sim::new(scenario, seed);
+    let mut sim = Sim::new(scenario, seed, |_, _| Ok(NoTrace))?;
     let Some(port) = sim
         .ports
         .iter()

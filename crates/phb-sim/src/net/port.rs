@@ -30,8 +30,6 @@ pub struct Port {
     /// Some LSP's ingress is this port: its TWAM marks and its passive
     /// estimator counts the members' packets entering here.
     pub lsp_ingress: bool,
-    /// The scenario's `[trace]` records this port's packets (`crate::trace`).
-    pub traced: bool,
     /// Probability that the loss element drops an arriving packet.
     pub loss: f64,
     pub loss_rng: Rng,
@@ -70,7 +68,6 @@ impl Port {
             qdisc,
             conditioner: None,
             lsp_ingress: false,
-            traced: false,
             loss,
             loss_rng,
             busy: false,

@@ -5,16 +5,16 @@
 //! - [`event_log`] — the event log, streamed to `events.parquet`.
 //! - [`record`] — the simulator's hooks: a traced port's events become rows.
 //!
-//! Tracing costs nothing when off: each port carries a `traced` flag that
-//! the hot path tests before calling into this module; no other work is
-//! done per packet.
+//! Tracing costs nothing when off: the simulator is generic over its
+//! [`Tracing`], and an untraced run's ([`NoTrace`]) hooks are constant
+//! `false`, so its loop holds no trace code and tests nothing per packet.
 
 pub mod event;
 pub mod event_log;
 mod record;
 
 pub use event::TraceEvent;
-pub(crate) use record::Tracer;
+pub(crate) use record::{NoTrace, Tracer, Tracing};
 
 /// The event log's file name in the trace directory.
 pub const EVENT_LOG_FILE: &str = "events.parquet";

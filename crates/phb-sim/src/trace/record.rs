@@ -1,6 +1,6 @@
 //! The simulator's side of a trace: which ports are traced, and the rows
 //! their packets' events make. `sim.rs` calls [`Sim::trace`] only for a port
-//! whose `traced` flag is set.
+//! the run's [`Tracing`] traces.
 
 use std::path::Path;
 
@@ -8,12 +8,41 @@ use phb::{DropReason, Time};
 
 use super::event_log::{Dictionaries, EventLog, Row};
 use super::{TraceEvent, EVENT_LOG_FILE};
-use crate::net::SimPacket;
+use crate::flow::Flow;
+use crate::net::{Port, SimPacket};
+use crate::scenario::model::TraceDef;
+use crate::scenario::Scenario;
 use crate::sim::{RunError, Sim};
+
+/// What a run does with the events of its ports: nothing ([`NoTrace`]) or
+/// record them ([`Tracer`]). The simulator is generic over it, so with
+/// [`NoTrace`] every hook is a constant `false` and the run's loop is the
+/// untraced simulator's, with no test per packet.
+pub(crate) trait Tracing {
+    /// Port `p`'s events are recorded.
+    fn traces(&self, p: usize) -> bool;
+    /// The running trace, if any.
+    fn tracer(&mut self) -> Option<&mut Tracer>;
+}
+
+/// No trace: the hooks compile away.
+pub(crate) struct NoTrace;
+
+impl Tracing for NoTrace {
+    #[inline(always)]
+    fn traces(&self, _: usize) -> bool {
+        false
+    }
+
+    #[inline(always)]
+    fn tracer(&mut self) -> Option<&mut Tracer> {
+        None
+    }
+}
 
 /// A running trace: its filters and its open files.
 pub(crate) struct Tracer {
-    /// Per port: its index among the traced scopes.
+    /// Per port: its index among the traced scopes (`u32::MAX`: untraced).
     scope_of_port: Vec<u32>,
     /// Per class: traced.
     classes: Vec<bool>,
@@ -29,50 +58,68 @@ pub(crate) struct Tracer {
     error: Option<String>,
 }
 
-impl Sim<'_> {
-    /// Opens the trace files of the scenario's `[trace]` in `dir` and marks
-    /// the traced ports; does nothing for a scenario without one.
-    pub(crate) fn start_trace(&mut self, dir: &Path, seed: u64, version: &str) -> Result<(), RunError> {
-        let Some(def) = &self.scenario.trace else { return Ok(()) };
-        let scenario = self.scenario;
+impl Tracing for Tracer {
+    #[inline]
+    fn traces(&self, p: usize) -> bool {
+        self.scope_of_port[p] != u32::MAX
+    }
+
+    #[inline]
+    fn tracer(&mut self) -> Option<&mut Tracer> {
+        Some(self)
+    }
+}
+
+impl Tracer {
+    /// Opens the trace files of `def` (the scenario's `[trace]`) in `dir`,
+    /// for a run of `scenario` with `seed` on `ports` and `flows`.
+    pub(crate) fn open(
+        scenario: &Scenario,
+        def: &TraceDef,
+        ports: &[Port],
+        flows: &[Flow],
+        dir: &Path,
+        seed: u64,
+        version: &str,
+    ) -> Result<Tracer, RunError> {
         let scope = |p: usize| {
-            let port = &self.ports[p];
+            let port = &ports[p];
             format!("{}->{}", scenario.nodes[port.from].name, scenario.nodes[port.to].name)
         };
         let names = Dictionaries {
             scopes: def.ports.iter().map(|&p| scope(p)).collect(),
             classes: scenario.classes.iter().map(|c| c.name.clone()).collect(),
-            flows: self.flows.iter().map(|f| f.name.clone()).collect(),
+            flows: flows.iter().map(|f| f.name.clone()).collect(),
         };
         let seed = seed.to_string();
         let metadata = [("phblab_version", version), ("scenario", scenario.name.as_str()), ("seed", seed.as_str())];
         let log = EventLog::create(&dir.join(EVENT_LOG_FILE), &names, &metadata).map_err(RunError::Trace)?;
-        let mut scope_of_port = vec![u32::MAX; self.ports.len()];
+        let mut scope_of_port = vec![u32::MAX; ports.len()];
         for (i, &p) in def.ports.iter().enumerate() {
             scope_of_port[p] = i as u32;
-            self.ports[p].traced = true;
         }
-        self.tracer = Some(Box::new(Tracer {
+        Ok(Tracer {
             scope_of_port,
             classes: def.classes.clone(),
-            flows: self.flows.iter().map(|f| def.groups[f.group]).collect(),
+            flows: flows.iter().map(|f| def.groups[f.group]).collect(),
             start: def.start,
             end: def.end,
             events: def.events,
             log,
             averages: Vec::new(),
             error: None,
-        }));
-        Ok(())
+        })
     }
+}
 
+impl<T: Tracing> Sim<'_, T> {
     /// Records `event` of `pkt` at traced port `p` (`reason`: why it was
     /// dropped), if the trace's window, classes, flows and events take it.
     /// The backlog is the qdisc's after the event.
     #[inline(never)]
     pub(crate) fn trace(&mut self, p: usize, event: TraceEvent, pkt: &SimPacket, reason: Option<DropReason>) {
         let class = self.class_of(pkt.class);
-        let Some(tracer) = self.tracer.as_deref_mut() else { return };
+        let Some(tracer) = self.tracer.tracer() else { return };
         let now = self.now;
         if now < tracer.start
             || now >= tracer.end
@@ -131,7 +178,7 @@ impl Sim<'_> {
 
     /// Closes the trace files; the first error writing them, if any.
     pub(crate) fn finish_trace(&mut self) -> Result<(), RunError> {
-        let Some(tracer) = self.tracer.as_deref_mut() else { return Ok(()) };
+        let Some(tracer) = self.tracer.tracer() else { return Ok(()) };
         if let Some(e) = tracer.error.take() {
             return Err(RunError::Trace(e));
         }
