@@ -30,10 +30,10 @@ use parquet::schema::types::ColumnPath;
 use crate::output::columns::column_doc;
 
 /// Batches handed to the writer thread and not yet written, at most.
-const BATCHES_IN_FLIGHT: usize = 4;
+const BATCHES_IN_FLIGHT: usize = 2;
 
 /// Rows buffered before they are written.
-const BATCH_ROWS: usize = 1 << 14;
+const BATCH_ROWS: usize = 1 << 12;
 
 /// The event log's columns, in order: name and kind.
 const COLUMNS: [(&str, Kind); 17] = [
