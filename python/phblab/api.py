@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 import time
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from phblab import _core
@@ -193,17 +195,43 @@ def run(
         check_seed(seed)
     bar = ProgressBar() if progress is True else None
     callback = bar if bar is not None else (progress if callable(progress) else None)
-    start = time.perf_counter()
     try:
-        raw = _core.run(text, source, seed, sets, callback)
+        results = simulate(text, source, seed, sets, callback)
     finally:
         if bar is not None:
             bar.close()
-    wall = time.perf_counter() - start
-    results = Results.from_core(raw, wall_time_s=wall, overrides=sets, version=_core.version(), scenario_text=text)
     if out is not None:
         results.write(out)
     return results
+
+
+def simulate(
+    text: str,
+    source: str,
+    seed: int | None,
+    overrides: list[str],
+    progress: Callable[[float], object] | None,
+) -> Results:
+    """Runs scenario `text` (from `source`) in the simulator and returns
+    its `Results`. A `[trace]` section's event log is written while the run
+    goes into a fresh temporary directory (under TMPDIR) and joins the
+    results as the table `events`, written with the others as
+    `events.parquet`; the directory goes with the results."""
+    scratch = tempfile.TemporaryDirectory(prefix="phblab-trace-")
+    start = time.perf_counter()
+    try:
+        raw = _core.run(text, source, seed, overrides, progress, scratch.name)
+    except BaseException:
+        scratch.cleanup()
+        raise
+    wall = time.perf_counter() - start
+    events = Path(scratch.name) / "events.parquet"
+    if events.is_file():
+        raw["parquet"]["events"] = events
+        raw["scratch"] = scratch
+    else:
+        scratch.cleanup()
+    return Results.from_core(raw, wall_time_s=wall, overrides=overrides, version=_core.version(), scenario_text=text)
 
 
 def validate(scenario: Scenario, overrides: Overrides = None, backend: str = "simulate") -> dict[str, Any]:

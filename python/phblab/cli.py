@@ -60,7 +60,8 @@ examples:
 
 {
     _wrap(
-        f"A run writes {_RESULT_FILES} into its output directory (docs/results.md). "
+        f"A run writes {_RESULT_FILES} into its output directory (docs/results.md), "
+        "and events.parquet, its packet trace, when the scenario has a [trace] section. "
         "docs/scenario-format.md describes scenario files. Some shells (zsh) expand brackets: "
         "quote such overrides, --set 'links[2].rate=5Mbps'."
     )
@@ -469,20 +470,16 @@ class _BadInput(Exception):
 
 def _run(args: argparse.Namespace) -> int:
     from phblab import api
-    from phblab.results import Results
 
     text = _read(args.file)
     sets = api.override_list(args.overrides)
     out = _out_dir(args.out, lambda: Path("results") / _core.validate(text, args.file, sets)["name"], "run")
     bar = None if args.quiet else api.ProgressBar()
-    start = time.perf_counter()
     try:
-        raw = _core.run(text, args.file, args.seed, sets, bar)
+        results = api.simulate(text, args.file, args.seed, sets, bar)
     finally:
         if bar is not None:
             bar.close()
-    wall = time.perf_counter() - start
-    results = Results.from_core(raw, wall_time_s=wall, overrides=sets, version=_core.version(), scenario_text=text)
     _print_warnings(results.summary["warnings"])
     _write_results(results, out, args.quiet)
     return 0

@@ -23,6 +23,7 @@ import math
 import os
 import shutil
 import stat
+import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,6 +44,8 @@ TABLES = (
     "delay_histogram",
     "conditioners",
 )
+#: the tables a run has when its scenario asks for them: the packet trace's event log (`[trace]`)
+TRACE_TABLES = ("events",)
 
 
 class _Tables(Mapping):
@@ -104,10 +107,14 @@ class Results:
         classes: Mapping[str, list] | None = None,
         scenario_text: str | None = None,
         files: Mapping[str, bytes] | None = None,
+        scratch: tempfile.TemporaryDirectory | None = None,
     ) -> None:
         self.summary = summary
         self._parquet = dict(parquet)
         self.files = dict(files) if files is not None else {}
+        # Holds the files of a `_parquet` entry that is a path (the packet
+        # trace, `simulate`) while the results live; removed with them.
+        self._scratch = scratch
         self._classes_columns = dict(classes) if classes is not None else None
         self.scenario_text = scenario_text
         self.tables = _Tables(self._parquet)
@@ -136,11 +143,15 @@ class Results:
             "overrides": list(overrides),
             "warnings": list(out.get("warnings", [])),
         }
-        return cls(summary, out["parquet"], out["classes"], scenario_text)
+        return cls(summary, out["parquet"], out["classes"], scenario_text, out.get("scratch"))
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         del state["tables"]  # DataFrames are rebuilt from the bytes
+        # Files travel as bytes: another process (a sweep's parent) may not
+        # see this one's scratch directory, which goes with this object.
+        state["_parquet"] = {n: s if isinstance(s, bytes) else Path(s).read_bytes() for n, s in self._parquet.items()}
+        state["_scratch"] = None
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -258,7 +269,7 @@ def load(run_dir: str | os.PathLike) -> Results:
         if key in summary and (not isinstance(summary[key], types) or isinstance(summary[key], bool)):
             raise ValueError(f"{path / 'summary.json'}: `{key}` is a JSON {type(summary[key]).__name__}, not {what}")
     summary.pop("classes", None)  # the rows of classes.parquet
-    parquet = {name: path / f"{name}.parquet" for name in TABLES if (path / f"{name}.parquet").is_file()}
+    parquet = {name: path / f"{name}.parquet" for name in TABLES + TRACE_TABLES if (path / f"{name}.parquet").is_file()}
     if "classes" not in parquet:
         raise FileNotFoundError(f"{path}: classes.parquet is missing")
     scenario = path / "scenario.toml"

@@ -362,15 +362,10 @@ def run_one(text: str, source: str, seed: int, overrides: Sequence[str]) -> Resu
             # came while this worker ignored it, between two runs): the
             # event, set before the signal, is read after the handler is in.
             raise KeyboardInterrupt
-        start = time.perf_counter()
-        raw = _core.run(text, source, seed, list(overrides), None)
-        wall = time.perf_counter() - start
+        return api.simulate(text, source, seed, list(overrides), None)
     finally:
         if _IN_POOL_WORKER:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
-    return Results.from_core(
-        raw, wall_time_s=wall, overrides=list(overrides), version=_core.version(), scenario_text=text
-    )
 
 
 def emulate_one(text: str, source: str, seed: int, overrides: Sequence[str], congestion: str) -> Results:

@@ -12,6 +12,7 @@
 //! - [`apps`] — what TCP carries: bulk transfers, files, phased on/off.
 //! - [`measure`] — per-class counters and delay histograms.
 //! - [`output`] — the tables a run returns.
+//! - [`trace`] — packet traces: the event log of chosen link directions.
 //!
 //! Start with [`run`]: it builds the network a [`scenario::Scenario`]
 //! describes, runs it (`sim.rs`: the event loop and a packet's walk), checks
@@ -28,6 +29,7 @@ mod report;
 pub mod scenario;
 mod sim;
 pub mod tcp;
+pub mod trace;
 pub mod traffic;
 
 pub use flow::FlowCounts;
@@ -37,4 +39,4 @@ pub use report::{
     SenderFigures, TimeSeries, END_TO_END,
 };
 pub use scenario::{load, load_for, Backend, Scenario, ScenarioError};
-pub use sim::{run, run_with, trace_arrivals, Arrival, RunError};
+pub use sim::{run, run_traced, run_with, trace_arrivals, Arrival, RunError};

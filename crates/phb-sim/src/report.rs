@@ -56,6 +56,7 @@ use crate::net::Port;
 use crate::output::{Column, RunOutput, Table};
 use crate::scenario::Scenario;
 use crate::sim::Sim;
+use crate::trace::Tracing;
 
 /// The scope name of a link direction.
 fn port_scope(scenario: &Scenario, port: &Port) -> String {
@@ -404,7 +405,7 @@ impl HistogramRows {
 /// Each flow's time-average congestion window over the measured period
 /// while it ran (0 for UDP, or a TCP flow that did not run in it: a NaN
 /// would make equal runs compare unequal).
-fn cwnd_means(sim: &mut Sim) -> Vec<f64> {
+fn cwnd_means<T: Tracing>(sim: &mut Sim<'_, T>) -> Vec<f64> {
     let end = sim.end;
     sim.flows
         .iter_mut()
@@ -502,7 +503,7 @@ pub fn flows_table(
 
 /// The simulated flows' rows of the `flows` table; `cwnd_mean` is each
 /// flow's mean congestion window (NaN for UDP).
-fn sim_flows_table(sim: &Sim, measured_s: f64, cwnd_mean: Vec<f64>) -> Table {
+fn sim_flows_table<T: Tracing>(sim: &Sim<'_, T>, measured_s: f64, cwnd_mean: Vec<f64>) -> Table {
     let facts: Vec<FlowFacts> = sim
         .flows
         .iter()
@@ -580,7 +581,7 @@ impl CounterRows {
     }
 }
 
-fn counters_table(sim: &Sim) -> Table {
+fn counters_table<T: Tracing>(sim: &Sim<'_, T>) -> Table {
     let mut rows = CounterRows::default();
     let mut now = Vec::new();
     for (p, port) in sim.ports.iter().enumerate() {
@@ -591,7 +592,7 @@ fn counters_table(sim: &Sim) -> Table {
     rows.into_table()
 }
 
-fn conditioners_table(sim: &Sim) -> Table {
+fn conditioners_table<T: Tracing>(sim: &Sim<'_, T>) -> Table {
     let mut rows = ConditionerRows::default();
     for port in &sim.ports {
         if let Some(conditioner) = &port.conditioner {
@@ -662,7 +663,7 @@ pub fn delay_ratios_table(scenario: &Scenario, meters: Vec<Vec<RatioSummary>>) -
 }
 
 /// Builds the result tables of a finished, conservation-checked run.
-pub(crate) fn collect(sim: &mut Sim, seed: u64) -> RunOutput {
+pub(crate) fn collect<T: Tracing>(sim: &mut Sim<'_, T>, seed: u64) -> RunOutput {
     let scenario = sim.scenario;
     let measured_s = (sim.end - scenario.run.warmup).as_secs_f64();
     let mut rows = ClassRows::default();

@@ -17,6 +17,7 @@
 //! a new event is scheduled and the old one becomes stale.
 
 use std::ops::ControlFlow;
+use std::path::Path;
 
 use phb::classify::{PacketKey, Protocol};
 use phb::mark::{Meter, PassiveWindow, Tsw2cm, Tsw2cmParams, Twam};
@@ -34,6 +35,7 @@ use crate::output::RunOutput;
 use crate::report;
 use crate::scenario::{LspMarker, Scenario, WindowInput};
 use crate::tcp::Ack;
+use crate::trace::{NoTrace, TraceEvent, Tracer, Tracing};
 
 /// A run that started but did not finish. Always fatal to the run.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -49,6 +51,9 @@ pub enum RunError {
     /// ([`crate::scenario::backend`]).
     #[error("{0}")]
     NotSimulable(String),
+    /// The packet trace could not be written (`crate::trace`).
+    #[error("writing the trace: {0}")]
+    Trace(String),
 }
 
 /// A packet offered to a qdisc: when, its codepoint and its size (what
@@ -95,8 +100,10 @@ enum Event {
     WarmupEnd,
 }
 
-/// The state of a running simulation.
-pub(crate) struct Sim<'s> {
+/// The state of a running simulation. `T` is what it does with the events
+/// of traced ports: the simulator is generic over it so that an untraced
+/// run ([`NoTrace`]) compiles without any trace code in its loop.
+pub(crate) struct Sim<'s, T = NoTrace> {
     pub scenario: &'s Scenario,
     /// The scenario's warnings (`crate::advice`), found from its routes.
     pub warnings: Vec<String>,
@@ -110,7 +117,7 @@ pub(crate) struct Sim<'s> {
     pub end_to_end: Vec<ClassStats>,
     class_of_codepoint: [u8; 64],
     /// Reused buffer for the packets a qdisc drops.
-    dropped: Vec<(SimPacket, DropReason)>,
+    pub(crate) dropped: Vec<(SimPacket, DropReason)>,
     /// The SACK blocks of the ACKs in flight.
     sacks: SackBlocks,
     /// The packets on the wires.
@@ -128,6 +135,8 @@ pub(crate) struct Sim<'s> {
     pub lsps: Vec<LspState>,
     /// Per flow, the LSP and member it belongs to (`NO_LSP` for none).
     flow_member: Vec<(u32, u32)>,
+    /// The packet trace (`crate::trace`).
+    pub(crate) tracer: T,
 }
 
 /// An LSP's ingress marker during a run.
@@ -176,8 +185,14 @@ enum RatioScope {
     EndToEnd { flows: [Vec<usize>; 2] },
 }
 
-impl<'s> Sim<'s> {
-    fn new(scenario: &'s Scenario, seed: u64) -> Sim<'s> {
+impl<'s, T: Tracing> Sim<'s, T> {
+    /// The network of `scenario` ready to run with `seed`, its trace made
+    /// by `tracer` from the ports and flows.
+    fn new(
+        scenario: &'s Scenario,
+        seed: u64,
+        tracer: impl FnOnce(&[Port], &[Flow]) -> Result<T, RunError>,
+    ) -> Result<Sim<'s, T>, RunError> {
         let classes = scenario.classes.len();
         let mut ports = Vec::with_capacity(2 * scenario.links.len());
         for link in &scenario.links {
@@ -298,7 +313,8 @@ impl<'s> Sim<'s> {
                 }
             })
             .collect();
-        Sim {
+        let tracer = tracer(&ports, &flows)?;
+        Ok(Sim {
             scenario,
             warnings: advice::warnings(scenario, &group_routes),
             now: Time::ZERO,
@@ -320,7 +336,8 @@ impl<'s> Sim<'s> {
             ratio_ticks,
             lsps,
             flow_member,
-        }
+            tracer,
+        })
     }
 
     fn schedule_start(&mut self) {
@@ -405,6 +422,9 @@ impl<'s> Sim<'s> {
                 Event::Arrive(slot) => {
                     let (port, pkt) = self.wires.take(slot);
                     let node = self.ports[port as usize].to;
+                    if self.tracer.traces(port as usize) {
+                        self.trace(port as usize, TraceEvent::Deliver, &pkt, None);
+                    }
                     self.forward(node, pkt);
                 }
                 Event::Sample => {
@@ -655,6 +675,9 @@ impl<'s> Sim<'s> {
             let verdict = conditioner.condition(&key, pkt.colour, pkt.size, self.now);
             if let Err(reason) = verdict.apply(&mut pkt) {
                 let class = self.class_of_codepoint[(pkt.class & 63) as usize] as usize;
+                if self.tracer.traces(p) {
+                    self.trace(p, TraceEvent::Arrive, &pkt, None);
+                }
                 let port = &mut self.ports[p];
                 port.stats[class].arrive_at_link(pkt.size, port.framing.cells(pkt.size));
                 self.dropped.push((pkt, reason));
@@ -671,6 +694,24 @@ impl<'s> Sim<'s> {
                 arrivals.push(Arrival { time: self.now, codepoint: pkt.class, size: pkt.size });
             }
         }
+        if self.tracer.traces(p) {
+            self.trace(p, TraceEvent::Arrive, &pkt, None);
+            let copy = pkt.clone();
+            self.admit(p, pkt, class);
+            self.trace_enqueued(p, &copy);
+        } else {
+            self.admit(p, pkt, class);
+        }
+        self.count_drops(p);
+        if !self.ports[p].busy {
+            self.start_transmission(p);
+        }
+    }
+
+    /// Port `p`'s loss element and qdisc are offered `pkt` of `class`; what
+    /// they drop waits in `self.dropped`.
+    #[inline(always)]
+    fn admit(&mut self, p: usize, pkt: SimPacket, class: usize) {
         let port = &mut self.ports[p];
         port.stats[class].arrive_at_link(pkt.size, port.framing.cells(pkt.size));
         if port.loss > 0.0 && port.loss_rng.uniform() < port.loss {
@@ -680,10 +721,6 @@ impl<'s> Sim<'s> {
             if port.qdisc.enqueue(pkt, self.now, &mut self.dropped) {
                 self.count_mark(p, class, flow, kind);
             }
-        }
-        self.count_drops(p);
-        if !self.ports[p].busy {
-            self.start_transmission(p);
         }
     }
 
@@ -762,6 +799,9 @@ impl<'s> Sim<'s> {
     /// dropped.
     fn count_drops(&mut self, p: usize) {
         while let Some((lost, reason)) = self.dropped.pop() {
+            if self.tracer.traces(p) {
+                self.trace(p, TraceEvent::Drop, &lost, Some(reason));
+            }
             let lost_class = self.class_of_codepoint[(lost.class & 63) as usize] as usize;
             let waited = self.waited_in_period(lost.enqueued);
             let port = &mut self.ports[p];
@@ -811,6 +851,10 @@ impl<'s> Sim<'s> {
         let waited =
             if self.measuring { (self.now - pkt.enqueued.max(self.scenario.run.warmup)).as_nanos() } else { 0 };
         port.stats[class].depart_link(pkt.size, port.framing.cells(pkt.size), wait, waited, self.measuring);
+        if self.tracer.traces(p) {
+            self.trace(p, TraceEvent::Dequeue, &pkt, None);
+        }
+        let port = &mut self.ports[p];
         let done = self.now + port.transmission(pkt.size);
         port.busy = true;
         let arrival = done + port.delay;
@@ -999,12 +1043,44 @@ pub fn run_with(
     seed: Option<u64>,
     progress: &mut dyn FnMut(f64) -> ControlFlow<()>,
 ) -> Result<RunOutput, RunError> {
+    run_traced(scenario, seed, progress, None)
+}
+
+/// [`run_with`], writing the packet trace the scenario's `[trace]` asks for
+/// (`crate::trace`) into the directory `trace` (an existing
+/// `events.parquet` there is replaced); without a directory the trace
+/// section is ignored. A traced run's results are those of the same run
+/// untraced.
+pub fn run_traced(
+    scenario: &Scenario,
+    seed: Option<u64>,
+    progress: &mut dyn FnMut(f64) -> ControlFlow<()>,
+    trace: Option<&Path>,
+) -> Result<RunOutput, RunError> {
     if let Some((key, why)) = crate::scenario::backend::unsupported(scenario, crate::scenario::Backend::Simulate) {
         return Err(RunError::NotSimulable(format!("{key}: {why}")));
     }
     let seed = seed.unwrap_or(scenario.run.seed);
-    let mut sim = Sim::new(scenario, seed);
+    match (trace, &scenario.trace) {
+        (Some(dir), Some(def)) => {
+            let open = |ports: &[Port], flows: &[Flow]| {
+                Tracer::open(scenario, def, ports, flows, dir, seed, env!("CARGO_PKG_VERSION"))
+            };
+            simulate(Sim::new(scenario, seed, open)?, seed, progress)
+        }
+        _ => simulate(Sim::new(scenario, seed, |_, _| Ok(NoTrace))?, seed, progress),
+    }
+}
+
+/// Runs `sim` to the end, closes its trace, checks conservation and
+/// collects the tables.
+fn simulate<T: Tracing>(
+    mut sim: Sim<'_, T>,
+    seed: u64,
+    progress: &mut dyn FnMut(f64) -> ControlFlow<()>,
+) -> Result<RunOutput, RunError> {
     sim.run(progress)?;
+    sim.finish_trace()?;
     sim.check_conservation()?;
     Ok(report::collect(&mut sim, seed))
 }
@@ -1016,7 +1092,7 @@ pub fn run_with(
 /// the scenario has no such link direction.
 pub fn trace_arrivals(scenario: &Scenario, seed: Option<u64>, scope: &str) -> Result<Option<Vec<Arrival>>, RunError> {
     let seed = seed.unwrap_or(scenario.run.seed);
-    let mut sim = Sim::new(scenario, seed);
+    let mut sim = Sim::new(scenario, seed, |_, _| Ok(NoTrace))?;
     let Some(port) = sim
         .ports
         .iter()

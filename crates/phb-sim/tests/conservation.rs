@@ -191,6 +191,7 @@ fn chain(
         groups,
         lsps: Vec::new(),
         commands: Vec::new(),
+        trace: None,
     }
 }
 

@@ -67,6 +67,7 @@ fn dumbbell(
         groups,
         lsps: Vec::new(),
         commands: Vec::new(),
+        trace: None,
     }
 }
 

@@ -65,6 +65,7 @@ fn dumbbell(
         groups,
         lsps: Vec::new(),
         commands: Vec::new(),
+        trace: None,
     }
 }
 

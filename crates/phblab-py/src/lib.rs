@@ -105,7 +105,8 @@ fn validate<'py>(
 /// Loads and runs a scenario with `seed` (the scenario's own when `None`).
 /// `progress`, when given, is called now and then with the fraction of
 /// simulated time done (a float in [0, 1]). Raises `ScenarioError` or
-/// `RunError`.
+/// `RunError`. A scenario's packet trace (`[trace]`) is written into the
+/// directory `trace_dir` (`events.parquet`); without one it is not recorded.
 ///
 /// The simulation runs without holding the GIL (other Python threads keep
 /// running). Once the network is built, and then every 65,536 events (a few
@@ -114,7 +115,7 @@ fn validate<'py>(
 /// either (KeyboardInterrupt on Ctrl-C) stops the run at once and is
 /// re-raised.
 #[pyfunction]
-#[pyo3(signature = (text, source_name = "<string>", seed = None, overrides = Vec::new(), progress = None))]
+#[pyo3(signature = (text, source_name = "<string>", seed = None, overrides = Vec::new(), progress = None, trace_dir = None))]
 fn run<'py>(
     py: Python<'py>,
     text: &str,
@@ -122,6 +123,7 @@ fn run<'py>(
     seed: Option<u64>,
     overrides: Vec<String>,
     progress: Option<Py<PyAny>>,
+    trace_dir: Option<std::path::PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let scenario = load(text, source_name, &overrides, Backend::Simulate)?;
     let mut callback_error: Option<PyErr> = None;
@@ -141,7 +143,7 @@ fn run<'py>(
                 }
             })
         };
-        phb_sim::run_with(&scenario, seed, &mut report)
+        phb_sim::run_traced(&scenario, seed, &mut report, trace_dir.as_deref())
     });
     if let Some(e) = callback_error {
         return Err(e);

@@ -35,6 +35,27 @@ pub struct Scenario {
     /// which holds the other entries in file order:
     /// [`Scenario::traffic_index`] maps a group back to its entry.
     pub commands: Vec<CommandDef>,
+    /// The packets to record (`[trace]`); `None` records none.
+    pub trace: Option<TraceDef>,
+}
+
+/// `[trace]`, validated: which link directions, classes, flows, time window
+/// and events the event log records (`crate::trace`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceDef {
+    /// The traced link directions as port indices (link `p / 2`, from `a`
+    /// towards `b` for an even `p`: [`Scenario::port_qdisc`]'s numbering),
+    /// in the order the file names them.
+    pub ports: Vec<usize>,
+    /// Per class (index into [`Scenario::classes`]): traced.
+    pub classes: Vec<bool>,
+    /// Per traffic group (index into [`Scenario::groups`]): its flows traced.
+    pub groups: Vec<bool>,
+    /// Events at times in `[start, end)` are recorded.
+    pub start: Time,
+    pub end: Time,
+    /// Per [`crate::trace::TraceEvent`] (by its value): recorded.
+    pub events: [bool; crate::trace::TraceEvent::ALL.len()],
 }
 
 impl Scenario {

@@ -38,6 +38,20 @@ pub struct File {
     pub traffic: Vec<Traffic>,
     #[serde(default)]
     pub generators: Vec<Generator>,
+    pub trace: Option<Trace>,
+}
+
+/// `[trace]`: the packets to record (`crate::trace`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Trace {
+    pub links: Vec<String>,
+    pub classes: Option<Vec<String>>,
+    pub flows: Option<Vec<String>>,
+    pub start: Option<Quantity>,
+    pub end: Option<Quantity>,
+    pub events: Option<Vec<String>>,
+    pub max_size: Option<Quantity>,
 }
 
 /// `[run]`.

@@ -319,6 +319,7 @@ fn a_full_scenario_parses_into_the_exact_model() {
         ],
         lsps: Vec::new(),
         commands: Vec::new(),
+        trace: None,
     };
     assert_eq!(load_full(&[]), Ok(expected));
 }

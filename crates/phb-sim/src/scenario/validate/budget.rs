@@ -408,7 +408,7 @@ fn flows(count: u128) -> String {
 }
 
 /// Bytes for messages: `512 B`, `64 KiB`, `9.5 GiB`.
-fn bytes(n: u128) -> String {
+pub(super) fn bytes(n: u128) -> String {
     const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut value = n as f64;
     let mut unit = 0;

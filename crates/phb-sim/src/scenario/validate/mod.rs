@@ -34,6 +34,7 @@ mod policy;
 mod sched;
 mod schedule;
 mod tcp;
+mod trace;
 mod victim;
 
 use generators::Origins;
@@ -88,7 +89,11 @@ pub(super) fn validate(
     run.delay_ratios = cx.delay_ratios(&file.run, &run, &classes, &nodes, &links)?;
     cx.budget(&file.run, &run, classes.len(), &nodes, &links, &groups, &commands, lsps.len())?;
     cx.timer_events(&run, &lsps)?;
-    let scenario = Scenario { name, run, classes, nodes: nodes.defs, links: links.defs, groups, lsps, commands };
+    let trace = match &file.trace {
+        Some(t) => Some(cx.trace(t, &run, &classes, &nodes, &links, &groups)?),
+        None => None,
+    };
+    let scenario = Scenario { name, run, classes, nodes: nodes.defs, links: links.defs, groups, lsps, commands, trace };
     match super::backend::unsupported(&scenario, backend) {
         Some((key, why)) => Err(cx.err(&key, why)),
         None => Ok(scenario),

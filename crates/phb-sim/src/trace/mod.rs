@@ -1,0 +1,20 @@
+//! Packet traces (issue 29): what a scenario's `[trace]` section asks to
+//! record of the packets at chosen link directions.
+//!
+//! - [`event`] — the events of a packet's passage through a direction.
+//! - [`event_log`] — the event log, streamed to `events.parquet`.
+//! - [`record`] — the simulator's hooks: a traced port's events become rows.
+//!
+//! Tracing costs nothing when off: the simulator is generic over its
+//! [`Tracing`], and an untraced run's ([`NoTrace`]) hooks are constant
+//! `false`, so its loop holds no trace code and tests nothing per packet.
+
+pub mod event;
+pub mod event_log;
+mod record;
+
+pub use event::TraceEvent;
+pub(crate) use record::{NoTrace, Tracer, Tracing};
+
+/// The event log's file name in the trace directory.
+pub const EVENT_LOG_FILE: &str = "events.parquet";

@@ -1,0 +1,187 @@
+//! The simulator's side of a trace: which ports are traced, and the rows
+//! their packets' events make. `sim.rs` calls [`Sim::trace`] only for a port
+//! the run's [`Tracing`] traces.
+
+use std::path::Path;
+
+use phb::{DropReason, Time};
+
+use super::event_log::{Dictionaries, EventLog, Row};
+use super::{TraceEvent, EVENT_LOG_FILE};
+use crate::flow::Flow;
+use crate::net::{Port, SimPacket};
+use crate::scenario::model::TraceDef;
+use crate::scenario::Scenario;
+use crate::sim::{RunError, Sim};
+
+/// What a run does with the events of its ports: nothing ([`NoTrace`]) or
+/// record them ([`Tracer`]). The simulator is generic over it, so with
+/// [`NoTrace`] every hook is a constant `false` and the run's loop is the
+/// untraced simulator's, with no test per packet.
+pub(crate) trait Tracing {
+    /// Port `p`'s events are recorded.
+    fn traces(&self, p: usize) -> bool;
+    /// The running trace, if any.
+    fn tracer(&mut self) -> Option<&mut Tracer>;
+}
+
+/// No trace: the hooks compile away.
+pub(crate) struct NoTrace;
+
+impl Tracing for NoTrace {
+    #[inline(always)]
+    fn traces(&self, _: usize) -> bool {
+        false
+    }
+
+    #[inline(always)]
+    fn tracer(&mut self) -> Option<&mut Tracer> {
+        None
+    }
+}
+
+/// A running trace: its filters and its open files.
+pub(crate) struct Tracer {
+    /// Per port: its index among the traced scopes (`u32::MAX`: untraced).
+    scope_of_port: Vec<u32>,
+    /// Per class: traced.
+    classes: Vec<bool>,
+    /// Per flow: traced.
+    flows: Vec<bool>,
+    start: Time,
+    end: Time,
+    events: [bool; TraceEvent::ALL.len()],
+    log: EventLog,
+    /// Reused buffer for the qdisc's AQM averages.
+    averages: Vec<Option<f64>>,
+    /// The first error writing the files: the run ends with it.
+    error: Option<String>,
+}
+
+impl Tracing for Tracer {
+    #[inline]
+    fn traces(&self, p: usize) -> bool {
+        self.scope_of_port[p] != u32::MAX
+    }
+
+    #[inline]
+    fn tracer(&mut self) -> Option<&mut Tracer> {
+        Some(self)
+    }
+}
+
+impl Tracer {
+    /// Opens the trace files of `def` (the scenario's `[trace]`) in `dir`,
+    /// for a run of `scenario` with `seed` on `ports` and `flows`.
+    pub(crate) fn open(
+        scenario: &Scenario,
+        def: &TraceDef,
+        ports: &[Port],
+        flows: &[Flow],
+        dir: &Path,
+        seed: u64,
+        version: &str,
+    ) -> Result<Tracer, RunError> {
+        let scope = |p: usize| {
+            let port = &ports[p];
+            format!("{}->{}", scenario.nodes[port.from].name, scenario.nodes[port.to].name)
+        };
+        let names = Dictionaries {
+            scopes: def.ports.iter().map(|&p| scope(p)).collect(),
+            classes: scenario.classes.iter().map(|c| c.name.clone()).collect(),
+            flows: flows.iter().map(|f| f.name.clone()).collect(),
+        };
+        let seed = seed.to_string();
+        let metadata = [("phblab_version", version), ("scenario", scenario.name.as_str()), ("seed", seed.as_str())];
+        let log = EventLog::create(&dir.join(EVENT_LOG_FILE), &names, &metadata).map_err(RunError::Trace)?;
+        let mut scope_of_port = vec![u32::MAX; ports.len()];
+        for (i, &p) in def.ports.iter().enumerate() {
+            scope_of_port[p] = i as u32;
+        }
+        Ok(Tracer {
+            scope_of_port,
+            classes: def.classes.clone(),
+            flows: flows.iter().map(|f| def.groups[f.group]).collect(),
+            start: def.start,
+            end: def.end,
+            events: def.events,
+            log,
+            averages: Vec::new(),
+            error: None,
+        })
+    }
+}
+
+impl<T: Tracing> Sim<'_, T> {
+    /// Records `event` of `pkt` at traced port `p` (`reason`: why it was
+    /// dropped), if the trace's window, classes, flows and events take it.
+    /// The backlog is the qdisc's after the event.
+    #[inline(never)]
+    pub(crate) fn trace(&mut self, p: usize, event: TraceEvent, pkt: &SimPacket, reason: Option<DropReason>) {
+        let class = self.class_of(pkt.class);
+        let Some(tracer) = self.tracer.tracer() else { return };
+        let now = self.now;
+        if now < tracer.start
+            || now >= tracer.end
+            || !tracer.events[event as usize]
+            || !tracer.classes[class]
+            || !tracer.flows[pkt.flow as usize]
+            || tracer.error.is_some()
+        {
+            return;
+        }
+        let port = &self.ports[p];
+        port.qdisc.averages(&mut tracer.averages);
+        let red_avg = match tracer.averages.as_slice() {
+            [Some(avg)] => *avg,
+            _ => f64::NAN,
+        };
+        let row = Row {
+            time_ns: now.as_nanos(),
+            event: event as u8,
+            scope: tracer.scope_of_port[p],
+            class: class as u32,
+            dscp: pkt.class,
+            ecn: pkt.ecn as u8,
+            colour: pkt.colour as u8,
+            flow: pkt.flow,
+            kind: pkt.meta.kind as u8,
+            seq: match pkt.meta.kind {
+                crate::net::Kind::Ack => 0,
+                _ => pkt.meta.seq,
+            },
+            ack: pkt.meta.ack,
+            size: pkt.size,
+            cells: if port.framing.has_cells() { port.framing.cells(pkt.size) } else { 0 },
+            reason: reason.map_or(0, |r| r as u8 + 1),
+            backlog_pkts: port.qdisc.len_packets(),
+            backlog_bytes: port.qdisc.len_bytes(),
+            red_avg,
+        };
+        if let Err(e) = tracer.log.push(&row) {
+            tracer.error = Some(e);
+        }
+    }
+
+    /// After traced port `p`'s loss element and qdisc were offered `pkt`
+    /// (a copy): records its enqueue unless it is among the packets just
+    /// dropped.
+    pub(crate) fn trace_enqueued(&mut self, p: usize, pkt: &SimPacket) {
+        let same = |d: &SimPacket| {
+            (d.flow, d.meta.kind, d.meta.seq, d.meta.ack, d.created, d.size)
+                == (pkt.flow, pkt.meta.kind, pkt.meta.seq, pkt.meta.ack, pkt.created, pkt.size)
+        };
+        if !self.dropped.iter().any(|(d, _)| same(d)) {
+            self.trace(p, TraceEvent::Enqueue, pkt, None);
+        }
+    }
+
+    /// Closes the trace files; the first error writing them, if any.
+    pub(crate) fn finish_trace(&mut self) -> Result<(), RunError> {
+        let Some(tracer) = self.tracer.tracer() else { return Ok(()) };
+        if let Some(e) = tracer.error.take() {
+            return Err(RunError::Trace(e));
+        }
+        tracer.log.finish().map_err(RunError::Trace)
+    }
+}
