@@ -238,7 +238,9 @@ def test_ecn_marks_instead_of_drops_on_real_tcp(tmp_path):
     bottleneck, flows, emulation = figures["false"]
     assert bottleneck.marked == 0 and bottleneck.drop_early > 20
     assert emulation["ecn_flows"] == 0 and emulation["delivered_ce"] == 0, emulation
-    assert flows.retransmissions.sum() >= bottleneck.drop_early, flows
+    # A packet dropped in a flow's last round trip is retransmitted after the
+    # agents read the counters (a CI run missed one of 140): allow one a flow.
+    assert flows.retransmissions.sum() >= bottleneck.drop_early - len(flows), flows
     _wait_gone()
 
 

@@ -143,7 +143,7 @@ class Results:
             "overrides": list(overrides),
             "warnings": list(out.get("warnings", [])),
         }
-        return cls(summary, out["parquet"], out["classes"], scenario_text, out.get("scratch"))
+        return cls(summary, out["parquet"], out["classes"], scenario_text, scratch=out.get("scratch"))
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
