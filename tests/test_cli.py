@@ -34,6 +34,22 @@ def test_version_and_help():
     assert "--set" in phblab("run", "--help").stdout
 
 
+def test_a_reader_that_goes_away_ends_the_command_quietly():
+    """`phblab reproduce --list | head -1`: the reader closes the pipe before
+    the listing ends; phblab stops with a shell's SIGPIPE status, printing
+    nothing on stderr (it printed "error: Broken pipe")."""
+    listing = subprocess.Popen(
+        [sys.executable, "-m", "phblab", "reproduce", "--list"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    listing.stdout.close()  # the reader is gone before the first line
+    stderr = listing.stderr.read()
+    assert listing.wait() == 141
+    assert stderr == ""
+
+
 def test_console_script_is_installed():
     script = Path(sys.executable).parent / "phblab"
     assert script.exists() or shutil.which("phblab")

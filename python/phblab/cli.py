@@ -36,6 +36,9 @@ EXIT_RUN_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_REPRODUCTION_FAILED = 3
 EXIT_INTERRUPTED = 130
+#: the reader of our output went away (`phblab reproduce --list | head`):
+#: the status a shell reports for a command killed by SIGPIPE
+EXIT_BROKEN_PIPE = 141
 
 _SET_HELP = (
     "change one value of the scenario before it is validated, e.g. "
@@ -894,6 +897,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # Nothing more can reach the reader: end quietly, as a command killed
+        # by SIGPIPE does; stdout goes to /dev/null so the last flush cannot fail.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except Exception as e:
         status, message = _failure(e)
         if status is None:

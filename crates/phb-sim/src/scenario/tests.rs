@@ -1530,6 +1530,8 @@ fn voip_sources_carry_their_codec_frames() {
     for (keys, key, message) in [
         ("packet_size = \"100B\"", "traffic[3].packet_size", "does not apply to a voip source"),
         ("rate = \"64kbps\"", "traffic[3].rate", "does not apply to a voip source"),
+        ("burst = 3", "traffic[3].burst", "does not apply to a voip source"),
+        ("off = \"1s\"", "traffic[3].off", "does not apply to a voip source"),
         ("codec = \"g722\"", "traffic[3].codec", "unknown variant `g722`"),
         ("off_mean = \"0s\"", "traffic[3].off_mean", "must be positive"),
         ("window = 20", "traffic[3].window", "only to kind = \"tcp\""),

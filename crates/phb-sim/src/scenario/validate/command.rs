@@ -6,7 +6,7 @@
 use phb::Time;
 
 use super::tcp::tcp_keys;
-use super::{class_index, Context, Nodes, Result};
+use super::{class_index, udp_source_keys, Context, Nodes, Result};
 use crate::scenario::location::join;
 use crate::scenario::model::{address_references, ClassDef, CommandDef, RunConfig};
 use crate::scenario::raw;
@@ -39,21 +39,13 @@ impl Context<'_> {
             ("from", t.from.is_some()),
             ("to", t.to.is_some()),
             ("count", t.count.is_some()),
-            ("packet_size", t.packet_size.is_some()),
-            ("rate", t.rate.is_some()),
-            ("interval", t.interval.is_some()),
-            ("on_mean", t.on_mean.is_some()),
-            ("off_mean", t.off_mean.is_some()),
             ("shape", t.shape.is_some()),
-            ("burst", t.burst.is_some()),
-            ("off", t.off.is_some()),
             ("start_jitter", t.start_jitter.is_some()),
             ("schedule", t.schedule.is_some()),
             ("path", t.path.is_some()),
-            ("codec", t.codec.is_some()),
-            ("link_layer", t.link_layer.is_some()),
         ];
-        let present: Vec<(&'static str, bool)> = other.into_iter().chain(tcp_keys(t)).collect();
+        let present: Vec<(&'static str, bool)> =
+            other.into_iter().chain(udp_source_keys(t)).chain(tcp_keys(t)).collect();
         self.only(&path, "a command", &present, &COMMAND_KEYS)?;
         let what = "a command";
         let host_name = self.required(&path, "host", &t.host, what)?;

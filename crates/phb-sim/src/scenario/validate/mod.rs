@@ -248,6 +248,23 @@ impl Links {
 /// The keys that only some kinds of an entry accept, and whether each is set.
 type Present = [(&'static str, bool)];
 
+/// The keys of the UDP sources (`cbr`, `pareto_onoff`, `burst`, `voip`…)
+/// that TCP does not take, and whether each is set. (`shape`, the Pareto
+/// shape, is left out: TCP's web traffic takes it too.)
+fn udp_source_keys(t: &raw::Traffic) -> [(&'static str, bool); 9] {
+    [
+        ("packet_size", t.packet_size.is_some()),
+        ("rate", t.rate.is_some()),
+        ("interval", t.interval.is_some()),
+        ("on_mean", t.on_mean.is_some()),
+        ("off_mean", t.off_mean.is_some()),
+        ("codec", t.codec.is_some()),
+        ("link_layer", t.link_layer.is_some()),
+        ("burst", t.burst.is_some()),
+        ("off", t.off.is_some()),
+    ]
+}
+
 /// What validation needs besides the file: where keys are, for messages,
 /// which generator made which entries, and the names of the LSPs (a DWRED
 /// buffer names the one it listens to; its channel is the LSP's index in
@@ -971,17 +988,8 @@ impl Context<'_> {
     fn voip(&self, path: &str, t: &raw::Traffic) -> Result<SourceModel> {
         use crate::traffic::voip::{Codec, OFF_MEAN, ON_MEAN};
         let what = "a voip source";
-        let present: &Present = &[
-            ("packet_size", t.packet_size.is_some()),
-            ("rate", t.rate.is_some()),
-            ("interval", t.interval.is_some()),
-            ("on_mean", t.on_mean.is_some()),
-            ("off_mean", t.off_mean.is_some()),
-            ("shape", t.shape.is_some()),
-            ("codec", t.codec.is_some()),
-            ("link_layer", t.link_layer.is_some()),
-        ];
-        self.only(path, what, present, &["on_mean", "off_mean", "codec", "link_layer"])?;
+        let present: Vec<_> = udp_source_keys(t).into_iter().chain([("shape", t.shape.is_some())]).collect();
+        self.only(path, what, &present, &["on_mean", "off_mean", "codec", "link_layer"])?;
         let codec = match t.codec {
             Some(raw::Codec::G7231) | None => Codec::G7231,
             Some(raw::Codec::G711) => Codec::G711,
@@ -1000,17 +1008,12 @@ impl Context<'_> {
     }
 
     fn source(&self, path: &str, t: &raw::Traffic, packet_size: u32) -> Result<SourceModel> {
-        let present: &Present = &[
-            ("rate", t.rate.is_some()),
-            ("interval", t.interval.is_some()),
-            ("on_mean", t.on_mean.is_some()),
-            ("off_mean", t.off_mean.is_some()),
-            ("shape", t.shape.is_some()),
-            ("codec", t.codec.is_some()),
-            ("link_layer", t.link_layer.is_some()),
-            ("burst", t.burst.is_some()),
-            ("off", t.off.is_some()),
-        ];
+        // `packet_size` was taken by the caller, for every kind.
+        let present: &Present = &udp_source_keys(t)
+            .into_iter()
+            .filter(|(key, _)| *key != "packet_size")
+            .chain([("shape", t.shape.is_some())])
+            .collect::<Vec<_>>();
         let key = |k: &str| join(path, k);
         let on_off = |what: &str| -> Result<(Time, Time)> {
             let on = self.required(path, "on_mean", &t.on_mean, what)?;

@@ -3,7 +3,7 @@
 
 use phb::Time;
 
-use super::{number, Context, Present, Result};
+use super::{number, udp_source_keys, Context, Present, Result};
 use crate::apps::{AppModel, PhaseMode, SizeDist};
 use crate::scenario::location::join;
 use crate::scenario::model::TcpFlow;
@@ -70,18 +70,7 @@ impl Context<'_> {
 
     pub(super) fn tcp_flow(&self, path: &str, t: &raw::Traffic) -> Result<TcpFlow> {
         let key = |k: &str| join(path, k);
-        let udp_keys: &Present = &[
-            ("packet_size", t.packet_size.is_some()),
-            ("rate", t.rate.is_some()),
-            ("interval", t.interval.is_some()),
-            ("on_mean", t.on_mean.is_some()),
-            ("off_mean", t.off_mean.is_some()),
-            ("codec", t.codec.is_some()),
-            ("link_layer", t.link_layer.is_some()),
-            ("burst", t.burst.is_some()),
-            ("off", t.off.is_some()),
-        ];
-        if let Some((k, _)) = udp_keys.iter().find(|(_, set)| *set) {
+        if let Some((k, _)) = udp_source_keys(t).iter().find(|(_, set)| *set) {
             let hint = if *k == "packet_size" { "; TCP packets are mss + header bytes" } else { "" };
             return Err(self.err(&key(k), format!("`{k}` applies only to UDP sources{hint}")));
         }
