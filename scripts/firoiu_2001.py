@@ -3,6 +3,8 @@ catalog entries in scenarios/firoiu-2001/ use, and its Fig. 11.
 
     python scripts/firoiu_2001.py                 # the entries' predicted values
     python scripts/firoiu_2001.py --fig11 out.png # Fig. 11: R against delay and loss
+    python scripts/firoiu_2001.py --measured-t0 results/reproduce/firoiu-2001/fig-4
+                                                  # Fig. 4's G(p) with the runs' T_0
 
 The predictions come from `phblab.models` with the entries' assumptions
 (docs/reproductions.md, BEDS): 1000-byte packets (M = 8000 bits), b = 1 (ns-2's
@@ -77,6 +79,33 @@ def predictions() -> None:
     print(f"  G.723.1 at 100 ms and 4%: R = {models.emodel_r(0.1, 0.04, 'g723.1'):.2f}")
 
 
+def measured_t0(entry_results: str) -> None:
+    """Fig. 4's G(p) with PFTK's T_0 = 5R and Q̂, with the T_0 the simulated
+    flows used (the entry's `t0` metric), and with that T_0 and the share of
+    losses they detected by a timeout (`q`), beside the measured queueing
+    delay: the sensitivity of the entry's gap to the model's 'typically 5R'
+    and to Q̂ (issue 25)."""
+    import pandas as pd
+
+    runs = pd.read_csv(f"{entry_results}/per_run.csv").groupby("p_pct")[["delay", "t0", "q"]].mean()
+    print("Fig. 4: queueing delay at R1 -> R2 (ms) against G(p): as the entry (T_0 = 5R, Q̂),")
+    print("with the measured T_0, and with the measured T_0 and Q; the gap is ours / G - 1")
+    header = ("p (%)", "ours", "T_0 (ms)", "Q", "G: 5R, Q̂", "gap", "G: T_0", "gap", "G: T_0, Q", "gap")
+    print("  " + " ".join(f"{h:>10}" for h in header))
+    for p_pct, row in runs.iterrows():
+        p = p_pct / 100
+        measured = {**PFTK, "T_0_rtts": None, "T_0": row.t0 / 1000}
+        laws = [
+            queue_law_delay(p, 80, 9e6),
+            models.queue_law(p, 80, 9e6, R_0, **measured).delay,
+            models.queue_law(p, 80, 9e6, R_0, **measured, Q=row.q).delay,
+        ]
+        cells = [f"{p_pct:g}", f"{row.delay:.1f}", f"{row.t0:.0f}", f"{row.q:.2f}"]
+        for g in laws:
+            cells += [f"{1000 * g:.1f}", f"{row.delay / (1000 * g) - 1:+.1%}"]
+        print("  " + " ".join(f"{c:>10}" for c in cells))
+
+
 def fig11(out: str) -> None:
     """R against one-way delay, one line per loss, G.711 and G.723.1 (Fig. 11)."""
     import matplotlib
@@ -103,9 +132,14 @@ def fig11(out: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fig11", metavar="FILE", help="draw Fig. 11 into FILE (PNG or SVG)")
+    parser.add_argument(
+        "--measured-t0", metavar="DIR", help="Fig. 4's G(p) with the T_0 of the runs of firoiu-2001/fig-4 in DIR"
+    )
     args = parser.parse_args()
     if args.fig11:
         fig11(args.fig11)
+    elif args.measured_t0:
+        measured_t0(args.measured_t0)
     else:
         predictions()
 

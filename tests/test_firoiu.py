@@ -87,6 +87,8 @@ def test_emodel_defaults_and_the_paper_s_reading_of_fig_11():
 def test_models_reject_bad_input():
     with pytest.raises(ValueError, match="exactly one of T_0"):
         models.pftk(0.01, 0.5, T_0=1.0, T_0_rtts=5.0)
+    with pytest.raises(ValueError, match=r"Q is a probability in \(0, 1\], got 1.5"):
+        models.queue_law(0.01, 80, 9e6, R_0, Q=1.5)
     with pytest.raises(ValueError, match='unknown codec "g722"; codecs are g711, g711_no_plc, g723.1, g729a'):
         models.emodel_r(0.1, 0.01, "g722")
     with pytest.raises(TypeError, match="unknown E-model parameter"):
@@ -121,6 +123,21 @@ def test_queue_law_and_red_operating_point_smoke():
     op = models.operating_point(80, 9e6, R_0, 50, 2000, 0.03, **PFTK)
     assert t.delay_mean_s["tcp"] == pytest.approx(op.delay, rel=0.2)
     assert t.loss_rate["tcp"] == pytest.approx(op.p, rel=0.2)
+
+
+def test_at_high_loss_the_queue_law_holds_with_the_flows_own_timeout_and_timeout_share():
+    """Fig. 4 at p = 16% (issue 25, item 7): the delay is far above G(p) with
+    T_0 = 5R and PFTK's Q̂, and within 15% of G(p) with the T_0 and Q the
+    flows measured (one seed, 100 s)."""
+    results = phblab.run(BEDS / "fig-4.toml", overrides={"links[1].loss_forward": 0.16})
+    delay = at_bottleneck(results).delay_mean_s["tcp"]
+    flows = results.tables["flows"]
+    t_0 = flows.first_timeouts_s.sum() / flows.first_timeouts.sum()
+    q = flows.first_timeouts.sum() / (flows.first_timeouts.sum() + flows.fast_retransmits.sum())
+    assert 0.2 < t_0 < 0.5 and 0.4 < q < 0.7, (t_0, q)
+    assert delay > 1.5 * models.queue_law(0.16, 80, 9e6, R_0, **PFTK).delay
+    measured = {**PFTK, "T_0_rtts": None, "T_0": t_0, "Q": q}
+    assert delay == pytest.approx(models.queue_law(0.16, 80, 9e6, R_0, **measured).delay, rel=0.15)
 
 
 def test_voip_beside_tcp_has_the_queue_law_of_a_slower_link():

@@ -94,11 +94,12 @@ class Rating(NamedTuple):
     R: float
 
 
-def _t0(T_0: float | None, T_0_rtts: float | None) -> tuple[float | None, float | None]:
-    """PFTK's base timeout: T_0 seconds, or T_0_rtts·R (the default, 5R: "typically 5R")."""
+def _t0(T_0: float | None, T_0_rtts: float | None, Q: float | None) -> tuple[float | None, float | None, float | None]:
+    """PFTK's base timeout: T_0 seconds, or T_0_rtts·R (the default, 5R:
+    "typically 5R"); then the timeout probability Q (None: PFTK's Q̂)."""
     if T_0 is None and T_0_rtts is None:
-        return None, 5.0
-    return T_0, T_0_rtts
+        return None, 5.0, Q
+    return T_0, T_0_rtts, Q
 
 
 def pftk(
@@ -110,15 +111,18 @@ def pftk(
     W_max: float = math.inf,
     T_0: float | None = None,
     T_0_rtts: float | None = None,
+    Q: float | None = None,
 ) -> float:
     """TCP throughput T(p, R), bit/s (eq. 8).
 
     `p` the loss probability in (0, 1), `R` the round-trip time (s), `M` the
     packet size (bits), `b` packets per ACK (2 with delayed ACKs), `W_max` the
     receiver's window (packets), and the base timeout: `T_0` seconds or
-    `T_0_rtts` times R (default 5R, the paper's "typically 5R").
+    `T_0_rtts` times R (default 5R, the paper's "typically 5R"). `Q`, the
+    probability that a loss ends in a timeout, replaces PFTK's Q̂(W) (eq. 10)
+    if given: a sensitivity, e.g. the share a simulation measured.
     """
-    return _m.pftk(M, R, p, b, W_max, *_t0(T_0, T_0_rtts))
+    return _m.pftk(M, R, p, b, W_max, *_t0(T_0, T_0_rtts, Q))
 
 
 def pftk_rtt(
@@ -130,12 +134,13 @@ def pftk_rtt(
     W_max: float = math.inf,
     T_0: float | None = None,
     T_0_rtts: float | None = None,
+    Q: float | None = None,
 ) -> float:
     """T⁻¹(p, T): the round-trip time at which a flow gets `T` bit/s (closed form).
 
     With a fixed T_0 it may be 0 or negative: no positive RTT gives that much.
     """
-    return _m.pftk_rtt(M, T, p, b, W_max, *_t0(T_0, T_0_rtts))
+    return _m.pftk_rtt(M, T, p, b, W_max, *_t0(T_0, T_0_rtts, Q))
 
 
 def square_root(p: float, R: float, *, M: float = 8000.0, b: float = 1.0) -> float:
@@ -159,6 +164,7 @@ def queue_law(
     W_max: float = math.inf,
     T_0: float | None = None,
     T_0_rtts: float | None = None,
+    Q: float | None = None,
     m: float = 0.0,
     U: float = 0.0,
     udp_packet_bits: float = 656.0,
@@ -167,7 +173,7 @@ def queue_law(
     round-trip propagation delay `R_0` (s), and `m` UDP flows of `U` bit/s each
     in packets of `udp_packet_bits` (82 bytes by default). PFTK's parameters as
     in `pftk`."""
-    return QueueLawPoint(*_m.queue_law(p, n, c, R_0, M, b, W_max, *_t0(T_0, T_0_rtts), m, U, udp_packet_bits))
+    return QueueLawPoint(*_m.queue_law(p, n, c, R_0, M, b, W_max, *_t0(T_0, T_0_rtts, Q), m, U, udp_packet_bits))
 
 
 def red_control(
@@ -199,6 +205,7 @@ def operating_point(
     W_max: float = math.inf,
     T_0: float | None = None,
     T_0_rtts: float | None = None,
+    Q: float | None = None,
     m: float = 0.0,
     U: float = 0.0,
     udp_packet_bits: float = 656.0,
@@ -213,7 +220,7 @@ def operating_point(
             M,
             b,
             W_max,
-            *_t0(T_0, T_0_rtts),
+            *_t0(T_0, T_0_rtts, Q),
             m,
             U,
             udp_packet_bits,

@@ -121,6 +121,7 @@ _EXTENSIVE = (
     "fast_retransmits",
     "timeouts",
     "ecn_reductions",
+    "first_timeouts_s",
     "acks_sent",
     "acks_lost",
 )

@@ -72,7 +72,15 @@ fn flows_table(scenario: &Scenario, plan: &Plan, router: &Router, summaries: &[F
                 return SenderFigures::NONE;
             }
             let (retransmissions, timeouts, cwnd_mean_segments) = (s.retransmissions, s.timeouts, s.cwnd_mean_segments);
-            SenderFigures { retransmissions, fast_retransmits: 0, timeouts, ecn_reductions: 0, cwnd_mean_segments }
+            SenderFigures {
+                retransmissions,
+                fast_retransmits: 0,
+                timeouts,
+                first_timeouts: 0,
+                first_timeouts_s: f64::NAN,
+                ecn_reductions: 0,
+                cwnd_mean_segments,
+            }
         })
         .collect();
     phb_sim::flows_table(scenario, &facts, &counts, &senders, measured_s)

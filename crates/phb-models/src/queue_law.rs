@@ -153,7 +153,13 @@ mod tests {
     /// The BEDS paper's Fig. 4 network: 80 flows, 9 Mb/s, 1000-byte
     /// packets, b = 1, W_max = 20, T_0 = 5R, R_0 = 40 ms.
     fn fig4() -> QueueLaw {
-        QueueLaw::tcp(80.0, 9e6, 0.04, 8000.0, PftkParams { b: 1.0, w_max: 20.0, t0: Timeout::Rtts(5.0) })
+        QueueLaw::tcp(
+            80.0,
+            9e6,
+            0.04,
+            8000.0,
+            PftkParams { b: 1.0, w_max: 20.0, t0: Timeout::Rtts(5.0), timeout_probability: None },
+        )
     }
 
     /// T_0 = 5R makes T ∝ 1/R: at p = 1%, A = 99 + W/2 + Q, B = W/2 + 1,

@@ -63,6 +63,11 @@ pub struct PftkParams {
     pub w_max: f64,
     /// Base (not backed-off) retransmission timeout.
     pub t0: Timeout,
+    /// The probability that a loss is detected by a timeout: `None` for
+    /// PFTK's `Q̂(W)` (BEDS eq. 10), or a given value in (0, 1], e.g. one
+    /// measured in a simulation (a sensitivity: `Q̂` assumes that the
+    /// packets after a loss in its round are lost too).
+    pub timeout_probability: Option<f64>,
 }
 
 /// Expected unconstrained window, BEDS eq. (9).
@@ -87,21 +92,23 @@ fn pftk_backoff(p: f64) -> f64 {
 /// Eq. (8) as `A / (R·B + D·T_0)` (packets per second): `A` the packets
 /// sent per cycle, `B` the rounds per cycle, `D` the expected timeout
 /// back-off per cycle; the branch (window-limited or not) is chosen by `p`.
-fn pftk_terms(p: f64, b: f64, w_max: f64) -> (f64, f64, f64) {
+fn pftk_terms(p: f64, params: PftkParams) -> (f64, f64, f64) {
+    let PftkParams { b, w_max, timeout_probability, .. } = params;
     let w = pftk_window(p, b);
     let f = pftk_backoff(p);
+    let timeouts = |w: f64| timeout_probability.unwrap_or_else(|| pftk_timeout_probability(p, w));
     if w < w_max {
-        let q = pftk_timeout_probability(p, w);
+        let q = timeouts(w);
         ((1.0 - p) / p + w / 2.0 + q, b / 2.0 * w + 1.0, q * f / (1.0 - p))
     } else {
-        let q = pftk_timeout_probability(p, w_max);
+        let q = timeouts(w_max);
         ((1.0 - p) / p + w_max / 2.0 + q, b / 8.0 * w_max + (1.0 - p) / (p * w_max) + 2.0, q * f / (1.0 - p))
     }
 }
 
 /// PFTK throughput `T(p, R)`, BEDS eq. (8), bit/s; `p` in (0, 1).
 pub fn pftk(m_bits: f64, r: f64, p: f64, params: PftkParams) -> f64 {
-    let (a, rounds, backoff) = pftk_terms(p, params.b, params.w_max);
+    let (a, rounds, backoff) = pftk_terms(p, params);
     m_bits * a / (r * rounds + backoff * params.t0.at(r))
 }
 
@@ -112,7 +119,7 @@ pub fn pftk(m_bits: f64, r: f64, p: f64, params: PftkParams) -> f64 {
 /// less than `t` (timeouts alone cap the flow below `t`); with `T_0 = k·R`
 /// it is `M·A/(t·(B + D·k))`, always positive.
 pub fn pftk_rtt(m_bits: f64, t: f64, p: f64, params: PftkParams) -> f64 {
-    let (a, rounds, backoff) = pftk_terms(p, params.b, params.w_max);
+    let (a, rounds, backoff) = pftk_terms(p, params);
     match params.t0 {
         Timeout::Seconds(t0) => (m_bits * a / t - backoff * t0) / rounds,
         Timeout::Rtts(k) => m_bits * a / (t * (rounds + backoff * k)),
@@ -184,14 +191,29 @@ mod tests {
     /// + 2) + 0.303146·1.001002·0.4/0.999) = 95.0909 packets/s.
     #[test]
     fn pftk_by_hand() {
-        let t = pftk(8000.0, 0.5, 0.01, PftkParams { b: 1.0, w_max: 20.0, t0: Timeout::Seconds(1.0) });
+        let t = pftk(
+            8000.0,
+            0.5,
+            0.01,
+            PftkParams { b: 1.0, w_max: 20.0, t0: Timeout::Seconds(1.0), timeout_probability: None },
+        );
         assert!((t - 171_378.01).abs() < 0.01, "{t}");
         assert!((pftk_window(0.01, 1.0) - 17.278_820_596).abs() < 1e-9);
         assert!((pftk_timeout_probability(0.01, pftk_window(0.01, 1.0)) - 0.210_479_074_55).abs() < 1e-10);
-        let t = pftk(8000.0, 0.1, 0.001, PftkParams { b: 2.0, w_max: 10.0, t0: Timeout::Seconds(0.4) });
+        let t = pftk(
+            8000.0,
+            0.1,
+            0.001,
+            PftkParams { b: 2.0, w_max: 10.0, t0: Timeout::Seconds(0.4), timeout_probability: None },
+        );
         assert!((t / 8000.0 - 95.090_944_8).abs() < 1e-6, "{t}");
         // T_0 = 2R at R = 0.5 s is the first case's T_0 = 1 s.
-        let k = pftk(8000.0, 0.5, 0.01, PftkParams { b: 1.0, w_max: 20.0, t0: Timeout::Rtts(2.0) });
+        let k = pftk(
+            8000.0,
+            0.5,
+            0.01,
+            PftkParams { b: 1.0, w_max: 20.0, t0: Timeout::Rtts(2.0), timeout_probability: None },
+        );
         assert!((k - 171_378.01).abs() < 0.01, "{k}");
     }
 
@@ -201,7 +223,7 @@ mod tests {
     fn the_inverse_in_r_round_trips() {
         for t0 in [Timeout::Seconds(1.0), Timeout::Seconds(0.2), Timeout::Rtts(5.0)] {
             for (b, w_max) in [(1.0, 20.0), (2.0, 1e9), (2.0, 8.0)] {
-                let params = PftkParams { b, w_max, t0 };
+                let params = PftkParams { b, w_max, t0, timeout_probability: None };
                 for p in [0.001, 0.005, 0.01, 0.04, 0.1, 0.2] {
                     for r in [0.05, 0.2, 0.8, 2.0] {
                         let t = pftk(8000.0, r, p, params);
@@ -213,15 +235,32 @@ mod tests {
         }
         // Timeouts alone cap the flow: with T_0 = 1 s and p = 20%, even R → 0
         // gives 7.1/1.48 = 4.8 packets/s; 10 packets/s needs a negative R.
-        let params = PftkParams { b: 1.0, w_max: 20.0, t0: Timeout::Seconds(1.0) };
+        let params = PftkParams { b: 1.0, w_max: 20.0, t0: Timeout::Seconds(1.0), timeout_probability: None };
         assert!(pftk_rtt(8000.0, 80_000.0, 0.2, params) < 0.0);
         let r = square_root_rtt(8000.0, 112_500.0, 0.01, 1.0);
         assert!((square_root(8000.0, r, 0.01, 1.0) - 112_500.0).abs() < 1e-6);
     }
 
+    /// A given timeout probability replaces `Q̂` in both branches: `Q̂`'s own
+    /// value gives the same throughput, and by hand (first case of
+    /// `pftk_by_hand` with Q = 0.1): 8000·(99 + 8.63941 + 0.1)/(0.5·9.63941
+    /// + 0.1·1.010204/0.99) = 8000·107.73941/4.921747 = 175 123 bit/s.
+    #[test]
+    fn a_given_timeout_probability_replaces_q_hat() {
+        for (p, w_max) in [(0.01, 20.0), (0.001, 10.0)] {
+            let params = PftkParams { b: 1.0, w_max, t0: Timeout::Seconds(1.0), timeout_probability: None };
+            let q_hat = pftk_timeout_probability(p, pftk_window(p, 1.0).min(w_max));
+            let given = PftkParams { timeout_probability: Some(q_hat), ..params };
+            assert!((pftk(8000.0, 0.5, p, given) / pftk(8000.0, 0.5, p, params) - 1.0).abs() < 1e-12);
+        }
+        let params = PftkParams { b: 1.0, w_max: 20.0, t0: Timeout::Seconds(1.0), timeout_probability: Some(0.1) };
+        let t = pftk(8000.0, 0.5, 0.01, params);
+        assert!((t - 175_123.0).abs() < 1.0, "{t}");
+    }
+
     #[test]
     fn pftk_approaches_the_square_root_law_at_low_loss() {
-        let params = PftkParams { b: 2.0, w_max: 1e9, t0: Timeout::Seconds(0.5) };
+        let params = PftkParams { b: 2.0, w_max: 1e9, t0: Timeout::Seconds(0.5), timeout_probability: None };
         let ratio = pftk(MSS_BITS, 0.1, 1e-5, params) / square_root(MSS_BITS, 0.1, 1e-5, 2.0);
         assert!((ratio - 1.0).abs() < 0.02, "ratio {ratio}");
     }
@@ -229,14 +268,14 @@ mod tests {
     #[test]
     fn pftk_is_limited_by_the_receiver_window() {
         // A 10-packet window at 100 ms caps throughput near 10·M/R.
-        let params = PftkParams { b: 2.0, w_max: 10.0, t0: Timeout::Seconds(0.5) };
+        let params = PftkParams { b: 2.0, w_max: 10.0, t0: Timeout::Seconds(0.5), timeout_probability: None };
         let t = pftk(MSS_BITS, 0.1, 1e-4, params);
         assert!(t < 10.0 * MSS_BITS / 0.1 && t > 0.8 * 10.0 * MSS_BITS / 0.1, "t {t}");
     }
 
     #[test]
     fn pftk_timeouts_dominate_at_high_loss() {
-        let params = PftkParams { b: 2.0, w_max: 1e9, t0: Timeout::Seconds(1.0) };
+        let params = PftkParams { b: 2.0, w_max: 1e9, t0: Timeout::Seconds(1.0), timeout_probability: None };
         assert!(pftk(MSS_BITS, 0.1, 0.2, params) < 0.5 * square_root(MSS_BITS, 0.1, 0.2, 2.0));
     }
 

@@ -441,6 +441,10 @@ pub struct SenderFigures {
     pub fast_retransmits: u64,
     pub timeouts: u64,
     pub ecn_reductions: u64,
+    /// Timeouts that began a sequence of consecutive timeouts, and their
+    /// summed duration in seconds (NaN where not measured: the emulator).
+    pub first_timeouts: u64,
+    pub first_timeouts_s: f64,
     pub cwnd_mean_segments: f64,
 }
 
@@ -451,6 +455,8 @@ impl SenderFigures {
         fast_retransmits: 0,
         timeouts: 0,
         ecn_reductions: 0,
+        first_timeouts: 0,
+        first_timeouts_s: 0.0,
         cwnd_mean_segments: f64::NAN,
     };
 }
@@ -497,6 +503,8 @@ pub fn flows_table(
     t.push("fast_retransmits", sender(&|s| s.fast_retransmits));
     t.push("timeouts", sender(&|s| s.timeouts));
     t.push("ecn_reductions", sender(&|s| s.ecn_reductions));
+    t.push("first_timeouts", sender(&|s| s.first_timeouts));
+    t.push("first_timeouts_s", Column::F64(senders.iter().map(|s| s.first_timeouts_s).collect()));
     t.push("cwnd_mean_segments", Column::F64(senders.iter().map(|s| s.cwnd_mean_segments).collect()));
     t
 }
@@ -528,6 +536,8 @@ fn sim_flows_table<T: Tracing>(sim: &Sim<'_, T>, measured_s: f64, cwnd_mean: Vec
                     fast_retransmits: now.fast_retransmits - then.fast_retransmits,
                     timeouts: now.timeouts - then.timeouts,
                     ecn_reductions: now.ecn_reductions - then.ecn_reductions,
+                    first_timeouts: now.first_timeouts - then.first_timeouts,
+                    first_timeouts_s: (now.first_timeouts_ns - then.first_timeouts_ns) as f64 * 1e-9,
                     cwnd_mean_segments,
                 }
             }

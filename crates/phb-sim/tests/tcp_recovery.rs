@@ -173,10 +173,17 @@ fn the_rto_doubles_on_repeated_timeouts_and_resets_on_new_data() {
     assert_eq!(deadlines, [1, 3, 7, 15].map(Time::from_secs).to_vec());
     assert_eq!(sender.rto(), Time::from_secs(16));
     assert_eq!(sender.stats.timeouts, 4);
+    // One timeout sequence (PFTK's T_0 period), whose first timer ran 1 s.
+    assert_eq!((sender.stats.first_timeouts, sender.stats.first_timeouts_ns), (1, 1_000_000_000));
     // The ACK of the retransmission gives no RTT sample (Karn) but ends the back-off.
     sender.on_ack(&Ack { ack: 960, ..Ack::default() }, Time::from_secs(16), &mut out);
     assert_eq!(sender.rto(), Time::from_secs(1));
     assert_eq!(sender.rto_deadline(), None, "nothing outstanding, no timer");
+    // The next timeout begins a new sequence.
+    out.clear();
+    sender.push(960, Time::from_secs(20), &mut out);
+    sender.on_timeout(sender.rto_deadline().unwrap(), &mut out);
+    assert_eq!((sender.stats.first_timeouts, sender.stats.first_timeouts_ns), (2, 2_000_000_000));
 }
 
 #[test]

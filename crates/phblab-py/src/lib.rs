@@ -192,14 +192,18 @@ mod models {
     use pyo3::exceptions::PyValueError;
     use pyo3::prelude::*;
 
-    /// PFTK's parameters; `t0` in seconds, or `t0_rtts` times R.
-    fn pftk_params(b: f64, w_max: f64, t0: Option<f64>, t0_rtts: Option<f64>) -> PyResult<PftkParams> {
+    /// PFTK's parameters; `t0` in seconds, or `t0_rtts` times R; `q` the
+    /// timeout probability (None: PFTK's Q̂).
+    fn pftk_params(b: f64, w_max: f64, t0: Option<f64>, t0_rtts: Option<f64>, q: Option<f64>) -> PyResult<PftkParams> {
         let t0 = match (t0, t0_rtts) {
             (Some(s), None) => Timeout::Seconds(s),
             (None, Some(k)) => Timeout::Rtts(k),
             _ => return Err(PyValueError::new_err("give exactly one of T_0 (seconds) and T_0_rtts (a multiple of R)")),
         };
-        Ok(PftkParams { b, w_max, t0 })
+        if q.is_some_and(|q| !(q > 0.0 && q <= 1.0)) {
+            return Err(PyValueError::new_err(format!("Q is a probability in (0, 1], got {}", q.unwrap_or_default())));
+        }
+        Ok(PftkParams { b, w_max, t0, timeout_probability: q })
     }
 
     #[pyfunction]
@@ -211,8 +215,9 @@ mod models {
         w_max: f64,
         t0: Option<f64>,
         t0_rtts: Option<f64>,
+        q: Option<f64>,
     ) -> PyResult<f64> {
-        Ok(tt::pftk(m_bits, r, p, pftk_params(b, w_max, t0, t0_rtts)?))
+        Ok(tt::pftk(m_bits, r, p, pftk_params(b, w_max, t0, t0_rtts, q)?))
     }
 
     #[pyfunction]
@@ -224,8 +229,9 @@ mod models {
         w_max: f64,
         t0: Option<f64>,
         t0_rtts: Option<f64>,
+        q: Option<f64>,
     ) -> PyResult<f64> {
-        Ok(tt::pftk_rtt(m_bits, t, p, pftk_params(b, w_max, t0, t0_rtts)?))
+        Ok(tt::pftk_rtt(m_bits, t, p, pftk_params(b, w_max, t0, t0_rtts, q)?))
     }
 
     #[pyfunction]
@@ -248,11 +254,12 @@ mod models {
         w_max: f64,
         t0: Option<f64>,
         t0_rtts: Option<f64>,
+        q: Option<f64>,
         m: f64,
         u: f64,
         udp_packet_bits: f64,
     ) -> PyResult<QueueLaw> {
-        Ok(QueueLaw::tcp(n, c, r0, m_bits, pftk_params(b, w_max, t0, t0_rtts)?).with_udp(m, u, udp_packet_bits))
+        Ok(QueueLaw::tcp(n, c, r0, m_bits, pftk_params(b, w_max, t0, t0_rtts, q)?).with_udp(m, u, udp_packet_bits))
     }
 
     fn red(min_th: f64, max_th: f64, max_p: f64, gentle: bool, spacing: &str) -> PyResult<RedControl> {
@@ -284,11 +291,12 @@ mod models {
         w_max: f64,
         t0: Option<f64>,
         t0_rtts: Option<f64>,
+        q: Option<f64>,
         m: f64,
         u: f64,
         udp_packet_bits: f64,
     ) -> PyResult<(f64, f64, f64, f64)> {
-        let law = law(n, c, r0, m_bits, b, w_max, t0, t0_rtts, m, u, udp_packet_bits)?;
+        let law = law(n, c, r0, m_bits, b, w_max, t0, t0_rtts, q, m, u, udp_packet_bits)?;
         Ok((law.rtt(p), law.delay(p), law.queue_bits(p), law.queue_packets(p)))
     }
 
@@ -318,6 +326,7 @@ mod models {
         w_max: f64,
         t0: Option<f64>,
         t0_rtts: Option<f64>,
+        q: Option<f64>,
         m: f64,
         u: f64,
         udp_packet_bits: f64,
@@ -327,7 +336,7 @@ mod models {
         gentle: bool,
         spacing: &str,
     ) -> PyResult<(f64, f64, f64)> {
-        let law = law(n, c, r0, m_bits, b, w_max, t0, t0_rtts, m, u, udp_packet_bits)?;
+        let law = law(n, c, r0, m_bits, b, w_max, t0, t0_rtts, q, m, u, udp_packet_bits)?;
         let op = law.operating_point(&red(min_th, max_th, max_p, gentle, spacing)?);
         Ok((op.p, op.delay, op.queue_packets))
     }

@@ -74,6 +74,8 @@ pub fn column_doc(table: &str, column: &str) -> Option<ColumnDoc> {
         ("flows", "fast_retransmits") => doc("events", "TCP: fast retransmits (entries into fast recovery) (0 for UDP)"),
         ("flows", "ecn_reductions") => doc("events", "TCP with ECN: congestion window halvings in response to ECN-Echo, at most one per window (RFC 3168 §6.1.2) (0 for UDP or without ECN)"),
         ("flows", "timeouts") => doc("events", "TCP: retransmission timeouts (0 for UDP)"),
+        ("flows", "first_timeouts") => doc("events", "TCP: timeouts that fired with no back-off in force, each the first of a sequence of consecutive timeouts (PFTK's timeout sequence; 0 for UDP and under emulation)"),
+        ("flows", "first_timeouts_s") => doc("s", "TCP: the summed duration of those timeouts, each the RTO its timer ran for (PFTK's basic timeout T_0): first_timeouts_s / first_timeouts is the mean (0 for UDP; NaN under emulation)"),
         ("flows", "cwnd_mean_segments") => doc("segments", "TCP: the time average of the congestion window (without fast recovery's inflation: ns-2's cwnd_) over the measured period while the flow ran, in segments (0 for UDP, or a TCP flow that did not run then)"),
         ("transfers", "size_bytes") => doc("bytes", "the file's size"),
         ("transfers", "start_s") => doc("s", "when the application wrote the file"),

@@ -61,6 +61,12 @@ impl RttEstimator {
         self.backoff = 0;
     }
 
+    /// Whether a timeout is backed off (the timer has fired since the last
+    /// sample or [`RttEstimator::reset_backoff`]).
+    pub fn backed_off(&self) -> bool {
+        self.backoff > 0
+    }
+
     pub fn srtt(&self) -> Option<Time> {
         self.srtt.map(Time::from_secs_f64)
     }

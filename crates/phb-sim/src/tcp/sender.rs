@@ -99,6 +99,12 @@ pub struct SenderStats {
     pub timeouts: u64,
     /// Window halvings for an ECN-Echo (RFC 3168 §6.1.2).
     pub ecn_reductions: u64,
+    /// Timeouts that fired with no back-off in force: each the first of a
+    /// sequence of consecutive timeouts (PFTK's "timeout sequence").
+    pub first_timeouts: u64,
+    /// The summed duration of those timeouts, each the RTO its timer ran
+    /// for (PFTK's `T_0`, the basic timeout), nanoseconds.
+    pub first_timeouts_ns: u64,
 }
 
 pub struct Sender {
@@ -142,6 +148,9 @@ pub struct Sender {
     /// The timed segment: (end sequence, send time).
     timed: Option<(u64, Time)>,
     rto_deadline: Option<Time>,
+    /// When the running timer was started (its duration is `rto_deadline`
+    /// less this).
+    rto_started: Time,
     /// When data was last sent (for the restart after idle).
     last_sent: Option<Time>,
     pub stats: SenderStats,
@@ -183,6 +192,7 @@ impl Sender {
             rtt,
             timed: None,
             rto_deadline: None,
+            rto_started: Time::ZERO,
             last_sent: None,
             stats: SenderStats::default(),
             cwnd_integral: CwndIntegral::default(),
@@ -295,8 +305,18 @@ impl Sender {
         ((self.cwnd + self.inflation) as u64).min(self.rwnd_bytes())
     }
 
+    /// (Re)starts the retransmission timer for the current RTO.
+    fn start_timer(&mut self, now: Time) {
+        self.rto_started = now;
+        self.rto_deadline = Some(now + self.rtt.rto());
+    }
+
     fn arm_timer(&mut self, now: Time) {
-        self.rto_deadline = if self.snd_una < self.snd_max { Some(now + self.rtt.rto()) } else { None };
+        if self.snd_una < self.snd_max {
+            self.start_timer(now);
+        } else {
+            self.rto_deadline = None;
+        }
     }
 
     /// Opens the window for an ACK of `acked` new bytes outside recovery:
@@ -400,7 +420,7 @@ impl Sender {
             self.timed = Some((seg.seq + seg.len as u64, now));
         }
         if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + self.rtt.rto());
+            self.start_timer(now);
         }
         self.last_sent = Some(now);
         out.push(seg);
@@ -594,7 +614,7 @@ impl Sender {
                 self.emit(Segment { seq: first.seq, len: first.len, retransmission: true, cwr: false }, now, out);
                 if self.cfg.rules == Rules::Ns2 {
                     // `reset_rtx_timer(1, 0)` in `dupack_action`.
-                    self.rto_deadline = Some(now + self.rtt.rto());
+                    self.start_timer(now);
                 }
                 self.transmit(now, out);
             }
@@ -807,6 +827,11 @@ impl Sender {
             return;
         }
         self.stats.timeouts += 1;
+        if !self.rtt.backed_off() {
+            self.stats.first_timeouts += 1;
+            let ran = self.rto_deadline.map_or(Time::ZERO, |d| d.saturating_sub(self.rto_started));
+            self.stats.first_timeouts_ns += ran.as_nanos();
+        }
         self.rtt.on_timeout();
         self.ssthresh = self.reduced_ssthresh(true);
         // ns-2's `RenoTcpAgent::timeout` zeroes `dupwnd_` before `slowdown`
@@ -827,7 +852,7 @@ impl Sender {
         }
         self.timed = None;
         self.snd_nxt = self.snd_una;
-        self.rto_deadline = Some(now + self.rtt.rto());
+        self.start_timer(now);
         self.transmit(now, out);
     }
 }
