@@ -207,6 +207,7 @@ mod models {
     }
 
     #[pyfunction]
+    #[allow(clippy::too_many_arguments)]
     pub fn pftk(
         m_bits: f64,
         r: f64,
@@ -221,6 +222,7 @@ mod models {
     }
 
     #[pyfunction]
+    #[allow(clippy::too_many_arguments)]
     pub fn pftk_rtt(
         m_bits: f64,
         t: f64,
