@@ -4,7 +4,8 @@ catalog entries in scenarios/firoiu-2001/ use, and its Fig. 11.
     python scripts/firoiu_2001.py                 # the entries' predicted values
     python scripts/firoiu_2001.py --fig11 out.png # Fig. 11: R against delay and loss
     python scripts/firoiu_2001.py --measured-t0 results/reproduce/firoiu-2001/fig-4
-                                                  # Fig. 4's G(p) with the runs' T_0
+                                                  # G(p) with the runs' T_0 and Q (or fig-4-red:
+                                                  # the operating points)
 
 The predictions come from `phblab.models` with the entries' assumptions
 (docs/reproductions.md, BEDS): 1000-byte packets (M = 8000 bits), b = 1 (ns-2's
@@ -80,30 +81,42 @@ def predictions() -> None:
 
 
 def measured_t0(entry_results: str) -> None:
-    """Fig. 4's G(p) with PFTK's T_0 = 5R and Q̂, with the T_0 the simulated
-    flows used (the entry's `t0` metric), and with that T_0 and the share of
-    losses they detected by a timeout (`q`), beside the measured queueing
-    delay: the sensitivity of the entry's gap to the model's 'typically 5R'
-    and to Q̂ (issue 25)."""
+    """The model with PFTK's T_0 = 5R and Q̂ (as the entries), with the T_0
+    the simulated flows used (the entries' `t0` metric), and with that T_0
+    and the share of losses they detected by a timeout (`q`), beside our
+    values: the sensitivity of the gaps of fig-4 (G(p) against the delay)
+    and fig-4-red (the operating points) to the model's 'typically 5R' and
+    to Q̂ (issue 25, item 7). `entry_results` holds either entry's results."""
     import pandas as pd
 
-    runs = pd.read_csv(f"{entry_results}/per_run.csv").groupby("p_pct")[["delay", "t0", "q"]].mean()
-    print("Fig. 4: queueing delay at R1 -> R2 (ms) against G(p): as the entry (T_0 = 5R, Q̂),")
-    print("with the measured T_0, and with the measured T_0 and Q; the gap is ours / G - 1")
-    header = ("p (%)", "ours", "T_0 (ms)", "Q", "G: 5R, Q̂", "gap", "G: T_0", "gap", "G: T_0, Q", "gap")
-    print("  " + " ".join(f"{h:>10}" for h in header))
-    for p_pct, row in runs.iterrows():
-        p = p_pct / 100
-        measured = {**PFTK, "T_0_rtts": None, "T_0": row.t0 / 1000}
-        laws = [
-            queue_law_delay(p, 80, 9e6),
-            models.queue_law(p, 80, 9e6, R_0, **measured).delay,
-            models.queue_law(p, 80, 9e6, R_0, **measured, Q=row.q).delay,
-        ]
-        cells = [f"{p_pct:g}", f"{row.delay:.1f}", f"{row.t0:.0f}", f"{row.q:.2f}"]
-        for g in laws:
-            cells += [f"{1000 * g:.1f}", f"{row.delay / (1000 * g) - 1:+.1%}"]
-        print("  " + " ".join(f"{c:>10}" for c in cells))
+    runs = pd.read_csv(f"{entry_results}/per_run.csv")
+    red = "policy" in runs.columns
+    runs = runs.groupby("policy" if red else "p_pct", sort=False)[["delay", "loss", "t0", "q"]].mean()
+    pftks = {"5R, Q̂": lambda row: PFTK}
+    pftks["T_0"] = lambda row: {**PFTK, "T_0_rtts": None, "T_0": row.t0 / 1000}
+    pftks["T_0, Q"] = lambda row: {**pftks["T_0"](row), "Q": row.q}
+    if red:
+        print("Fig. 4, RED: the operating point (delay ms, loss %) against the model's with T_0 = 5R and Q̂")
+        print("(as the entry), with the measured T_0, and with the measured T_0 and Q")
+    else:
+        print("Fig. 4: queueing delay at R1 -> R2 (ms) against G(p) with T_0 = 5R and Q̂ (as the entry),")
+        print("with the measured T_0, and with the measured T_0 and Q; the gap is ours / model - 1")
+    header = ["policy" if red else "p (%)", "ours", "T_0 (ms)", "Q"]
+    for name in pftks:
+        header += [f"{name}", "gap"] if not red else [f"{name}", "loss", "gap"]
+    print("  " + " ".join(f"{h:>18}" if i == 0 else f"{h:>9}" for i, h in enumerate(header)))
+    for key, row in runs.iterrows():
+        cells = [f"{key}", f"{row.delay:.1f}", f"{row.t0:.0f}", f"{row.q:.2f}"]
+        if red:
+            cells[1] += f" {row.loss:.2f}%"
+        for pftk in pftks.values():
+            if red:
+                op = models.operating_point(80, 9e6, R_0, *RED_POLICIES[key], **pftk(row))
+                cells += [f"{1000 * op.delay:.1f}", f"{100 * op.p:.2f}%", f"{row.delay / (1000 * op.delay) - 1:+.1%}"]
+            else:
+                g = 1000 * models.queue_law(key / 100, 80, 9e6, R_0, **pftk(row)).delay
+                cells += [f"{g:.1f}", f"{row.delay / g - 1:+.1%}"]
+        print("  " + " ".join(f"{c:>18}" if i == 0 else f"{c:>9}" for i, c in enumerate(cells)))
 
 
 def fig11(out: str) -> None:
@@ -133,7 +146,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fig11", metavar="FILE", help="draw Fig. 11 into FILE (PNG or SVG)")
     parser.add_argument(
-        "--measured-t0", metavar="DIR", help="Fig. 4's G(p) with the T_0 of the runs of firoiu-2001/fig-4 in DIR"
+        "--measured-t0",
+        metavar="DIR",
+        help="the model with the T_0 and Q of the runs of firoiu-2001/fig-4 or fig-4-red in DIR",
     )
     args = parser.parse_args()
     if args.fig11:
