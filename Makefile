@@ -41,7 +41,7 @@ emulator:
 $(VENV)/.deps-installed: Makefile
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "phblab needs Python >= 3.11; set PYTHON=python3.11 or newer")'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip maturin pandas pyarrow tqdm pytest scipy matplotlib "dask[distributed]" $(RUFF)
+	$(BIN)/python -m pip install -q --upgrade pip maturin pandas pyarrow tqdm pytest dpkt scipy matplotlib "dask[distributed]" $(RUFF)
 	touch $@
 
 # Users and the demo get the extension built with the `dist` profile

@@ -51,10 +51,13 @@ TOUR = section(README, "## A five-minute tour")
 
 def tour_files(tmp_path: Path) -> None:
     """small.toml, the tour's scenario, and typo.toml, the same file with
-    `duration` misspelt, as the README says."""
+    `duration` misspelt, as the README says; the example the tour traces."""
     small = blocks(TOUR, "toml")[0]
     (tmp_path / "small.toml").write_text(small)
     (tmp_path / "typo.toml").write_text(small.replace("duration =", "durration =", 1))
+    examples = tmp_path / "scenarios" / "examples"
+    examples.mkdir(parents=True)
+    (examples / "traced-bottleneck.toml").write_text((ROOT / "scenarios/examples/traced-bottleneck.toml").read_text())
 
 
 def test_the_tour_s_commands_print_what_the_readme_shows(tmp_path):
@@ -66,7 +69,7 @@ def test_the_tour_s_commands_print_what_the_readme_shows(tmp_path):
             assert args[0] == "phblab", command
             assert masked(phblab_cli(args[1:], tmp_path)) == masked(expected), f"$ {command}"
             shown += 1
-    assert shown >= 4  # validate (ok and a typo), run, plot
+    assert shown >= 6  # validate (ok and a typo), run, plot, a traced run and its flow's plot
 
 
 def test_the_tour_s_scenario_shows_what_the_tour_talks_about(tmp_path):

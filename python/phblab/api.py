@@ -23,7 +23,7 @@ from typing import Any
 
 from phblab import _core
 from phblab.entry import scenario_text_of_file
-from phblab.results import Results
+from phblab.results import PCAP_FILE, Results
 from phblab.scenario import to_toml, toml_value
 
 Scenario = str | os.PathLike | Mapping[str, Any]
@@ -216,7 +216,8 @@ def simulate(
     its `Results`. A `[trace]` section's event log is written while the run
     goes into a fresh temporary directory (under TMPDIR) and joins the
     results as the table `events`, written with the others as
-    `events.parquet`; the directory goes with the results."""
+    `events.parquet`, and its pcapng file (`trace.pcap`) joins the
+    results' files as `trace.pcapng`; the directory goes with the results."""
     scratch = tempfile.TemporaryDirectory(prefix="phblab-trace-")
     start = time.perf_counter()
     try:
@@ -229,6 +230,9 @@ def simulate(
     if events.is_file():
         raw["parquet"]["events"] = events
         raw["scratch"] = scratch
+        pcap = Path(scratch.name) / PCAP_FILE
+        if pcap.is_file():
+            raw["files"] = {PCAP_FILE: pcap}
     else:
         scratch.cleanup()
     return Results.from_core(raw, wall_time_s=wall, overrides=overrides, version=_core.version(), scenario_text=text)

@@ -64,7 +64,8 @@ examples:
 {
     _wrap(
         f"A run writes {_RESULT_FILES} into its output directory (docs/results.md), "
-        "and events.parquet, its packet trace, when the scenario has a [trace] section. "
+        "and events.parquet, its packet trace, when the scenario has a [trace] section "
+        "(with trace.pcap = true, trace.pcapng too). "
         "docs/scenario-format.md describes scenario files. Some shells (zsh) expand brackets: "
         "quote such overrides, --set 'links[2].rate=5Mbps'."
     )
@@ -255,6 +256,7 @@ examples:
   phblab plot results/dumbbell-red-sweep --y throughput_bps --scope 'r1->r2' --out red-throughput
   phblab plot results/dumbbell-red-sweep --y goodput_bps --table groups --by group
   phblab plot results/dumbbell-red                       # one run: time series and delay CDF
+  phblab plot results/traced --flow tcp.0                # a traced TCP flow's time-sequence graph
 
 Every plot is written as PNG and SVG (--out without suffix).
 """
@@ -351,12 +353,13 @@ def _add_workflow(sub) -> None:
 
     pl = sub.add_parser(
         "plot",
-        help="plot a sweep (metric vs swept key) or a run (time series, delay CDF)",
+        help="plot a sweep (metric vs swept key) or a run (time series, delay CDF, a traced flow)",
         description=_wrap(
             "Plot a sweep directory: a metric against a swept key, one line per class (or "
             "group, scope) and per value of the other swept keys, with the mean across seeds "
             "and its 95% confidence band. Or plot one run's results directory: its time "
-            "series (queue length, per-class delay and throughput) and its delay CDF."
+            "series (queue length, per-class delay and throughput) and its delay CDF; or, with "
+            "--flow, one traced TCP flow's time-sequence graph from its packet trace."
         ),
         epilog=_PLOT_EPILOG,
         formatter_class=fmt,
@@ -383,6 +386,13 @@ def _add_workflow(sub) -> None:
     pl.add_argument("--logy", action="store_true", help="a sweep: logarithmic y axis")
     pl.add_argument("--timeseries", action="store_true", help="a run: the time series only")
     pl.add_argument("--cdf", action="store_true", help="a run: the delay CDF only")
+    pl.add_argument(
+        "--flow",
+        metavar="NAME",
+        help="a run: the time-sequence graph of TCP flow NAME (as the flows table names it) from the run's "
+        "packet trace: segments, retransmissions, drops by reason and ACKs (--scope: at that traced link "
+        "direction; default the first the flow crosses)",
+    )
     pl.add_argument(
         "--out",
         metavar="FILE",
@@ -685,7 +695,7 @@ def _sweep_headline(sw, wall: float) -> str:
 
 
 _SWEEP_ONLY = ("x", "y", "by", "table", "logx", "logy")
-_RUN_ONLY = ("timeseries", "cdf")
+_RUN_ONLY = ("timeseries", "cdf", "flow")
 
 
 def _refuse(args: argparse.Namespace, options: Sequence[str], what: str) -> None:
@@ -720,17 +730,11 @@ def _plot(args: argparse.Namespace) -> int:
         elif (path / "summary.json").is_file():
             _refuse(args, _SWEEP_ONLY, "a run's results (they draw time series and a delay CDF)")
             load(path)  # a clear message if its files no longer match their manifest
-            both = not (args.timeseries or args.cdf)
-            prefix = (lambda name: f"{args.out}-{name}") if args.out and both else (lambda name: args.out)
-            if args.timeseries or both:
-                try:
-                    written += plot.plot_timeseries(path, out=prefix("timeseries"), scope=scope)
-                except ValueError as e:
-                    if not both:
-                        raise
-                    print(f"note: {e}", file=sys.stderr)
-            if args.cdf or both:
-                written += plot.plot_delay_cdf(path, scope=scope, out=prefix("delay-cdf"))
+            if args.flow is not None:
+                _refuse(args, ("timeseries", "cdf"), "--flow (it draws the flow's time-sequence graph)")
+                written += plot.plot_time_sequence(path, args.flow, scope=args.scope, out=args.out)
+            else:
+                written += _plot_run(plot, path, args, scope)
         else:
             raise _BadInput(f"{path}: neither a sweep directory (sweep.json) nor a run's results (summary.json)")
     except (ValueError, FileNotFoundError, SweepError) as e:
@@ -738,6 +742,23 @@ def _plot(args: argparse.Namespace) -> int:
     for p in written:
         print(f"wrote {p}")
     return 0
+
+
+def _plot_run(plot, path: Path, args: argparse.Namespace, scope: str) -> list:
+    """A run's time series and delay CDF (or the one --timeseries or --cdf asks for)."""
+    written = []
+    both = not (args.timeseries or args.cdf)
+    prefix = (lambda name: f"{args.out}-{name}") if args.out and both else (lambda name: args.out)
+    if args.timeseries or both:
+        try:
+            written += plot.plot_timeseries(path, out=prefix("timeseries"), scope=scope)
+        except ValueError as e:
+            if not both:
+                raise
+            print(f"note: {e}", file=sys.stderr)
+    if args.cdf or both:
+        written += plot.plot_delay_cdf(path, scope=scope, out=prefix("delay-cdf"))
+    return written
 
 
 def _for_backend(entries: list, backend: str, every: bool) -> list:

@@ -641,6 +641,74 @@ def plot_delay_cdf(
     return _save_recorded(fig, out, results)
 
 
+def plot_time_sequence(
+    results: Any,
+    flow: str,
+    scope: str | None = None,
+    out: str | os.PathLike | None = None,
+) -> list[Path]:
+    """A traced TCP flow's time–sequence graph from the run's event log
+    (`events.parquet`, `docs/results.md`): the data segments reaching link
+    direction `scope` (their first byte against the time they arrived;
+    retransmissions, a first byte seen before, apart), those dropped there
+    marked by reason, and the ACKs (next byte expected) reaching the
+    reverse direction when it is traced too. `scope` defaults to the first
+    traced direction the flow's data crossed. Segments are drawn at their
+    arrival, or at their dequeue when the trace records no arrivals.
+
+    `results` is a `Results` or a run's results directory. ValueError,
+    naming the flow, when it is not in the trace or not a TCP flow."""
+    res = _load_run(results)
+    if "events" not in res.tables:
+        raise ValueError(
+            f"flow {flow!r}: the run has no packet trace (events.parquet); "
+            "add a [trace] section naming the links the flow crosses"
+        )
+    events = res.tables["events"]
+    mine = events[events.flow == flow]
+    if mine.empty:
+        present = set(events.flow.astype(str))
+        traced = [f for f in res.flows.flow if f in present]  # in the flows table's order
+        shown = ", ".join(traced[:8]) + (f" and {len(traced) - 8} more" if len(traced) > 8 else "")
+        raise ValueError(f"flow {flow!r} is not in the packet trace; the traced flows: {shown or 'none'}")
+    data = mine[mine.kind == "data"]
+    if data.empty:
+        raise ValueError(f"flow {flow!r} is not a TCP flow (the trace holds no data segments of it)")
+    scopes = list(dict.fromkeys(data.scope.astype(str)))
+    if scope is None:
+        scope = scopes[0]
+    elif scope not in scopes:
+        raise ValueError(f"flow {flow!r} has no data segments traced at {scope!r}; it has at {', '.join(scopes)}")
+    at = data[data.scope == scope]
+    drawn = "arrive" if (at.event == "arrive").any() else "dequeue"
+    sent = at[at.event == drawn]
+    again = sent.seq.duplicated()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    ax.plot(sent.time_ns[~again] / 1e9, sent.seq[~again], ".", markersize=2, color="tab:blue", label="segment")
+    if again.any():
+        ax.plot(sent.time_ns[again] / 1e9, sent.seq[again], "s", markersize=3, color="tab:orange",
+                label="retransmission")  # fmt: skip
+    drops = at[at.event == "drop"]
+    for marker, (reason, d) in zip("xv^+*d", drops.groupby("reason", observed=True, sort=True), strict=False):
+        ax.plot(d.time_ns / 1e9, d.seq, marker, markersize=5, color="tab:red", label=f"drop: {reason}")
+    a, b = scope.split("->", 1)
+    reverse = f"{b}->{a}"
+    acks = mine[(mine.kind == "ack") & (mine.scope == reverse)]
+    acks = acks[acks.event == ("arrive" if (acks.event == "arrive").any() else "dequeue")]
+    if not acks.empty:
+        ax.step(acks.time_ns / 1e9, acks.ack, where="post", linewidth=0.8, color="tab:green",
+                label=f"ACK (at {reverse})")  # fmt: skip
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("sequence number (bytes)")
+    ax.grid(True, alpha=0.3)
+    legend(ax)
+    how = "arrivals" if drawn == "arrive" else "dequeues"
+    ax.set_title(f"{res.summary.get('scenario')}: flow {flow}, its {how} at {scope}", fontsize=9)
+    if out is None:
+        return _save_recorded(fig, _default_run_out(results, f"time-sequence-{_safe(flow)}"), results, in_results=True)
+    return _save_recorded(fig, out, results)
+
+
 #: the percentiles the classes table gives, for results without a histogram
 _PERCENTILES = [("delay_p50_s", 0.5), ("delay_p95_s", 0.95), ("delay_p99_s", 0.99), ("delay_max_s", 1.0)]
 

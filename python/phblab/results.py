@@ -46,6 +46,8 @@ TABLES = (
 )
 #: the tables a run has when its scenario asks for them: the packet trace's event log (`[trace]`)
 TRACE_TABLES = ("events",)
+#: the packet trace's pcapng file (`trace.pcap`), a file of the run's directory
+PCAP_FILE = "trace.pcapng"
 
 
 class _Tables(Mapping):
@@ -96,8 +98,10 @@ class Results:
         conditioners: per edge conditioner, rule and colour, the packets
             matched and the colour's action; empty without a conditioner.
         scenario_text: the scenario the run was given, if known.
-        files: other files of the run, by path in its directory: an
-            emulation's `commands/<i>.out` and `.err` (`docs/emulation.md`).
+        files: other files of the run, by path in its directory, as bytes
+            or the path of a file holding them: an emulation's
+            `commands/<i>.out` and `.err` (`docs/emulation.md`), a packet
+            trace's `trace.pcapng`.
     """
 
     def __init__(
@@ -106,7 +110,7 @@ class Results:
         parquet: Mapping[str, bytes | Path],
         classes: Mapping[str, list] | None = None,
         scenario_text: str | None = None,
-        files: Mapping[str, bytes] | None = None,
+        files: Mapping[str, bytes | Path] | None = None,
         scratch: tempfile.TemporaryDirectory | None = None,
     ) -> None:
         self.summary = summary
@@ -143,7 +147,8 @@ class Results:
             "overrides": list(overrides),
             "warnings": list(out.get("warnings", [])),
         }
-        return cls(summary, out["parquet"], out["classes"], scenario_text, scratch=out.get("scratch"))
+        files = out.get("files")
+        return cls(summary, out["parquet"], out["classes"], scenario_text, files, scratch=out.get("scratch"))
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
@@ -151,6 +156,7 @@ class Results:
         # Files travel as bytes: another process (a sweep's parent) may not
         # see this one's scratch directory, which goes with this object.
         state["_parquet"] = {n: s if isinstance(s, bytes) else Path(s).read_bytes() for n, s in self._parquet.items()}
+        state["files"] = {n: s if isinstance(s, bytes) else Path(s).read_bytes() for n, s in self.files.items()}
         state["_scratch"] = None
         return state
 
@@ -247,7 +253,10 @@ class Results:
             for name, data in self.files.items():
                 target = staging / name
                 target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(data)
+                if isinstance(data, bytes):
+                    target.write_bytes(data)
+                else:
+                    shutil.copyfile(data, target)
         outdir.drop_stale_plots(out)
         return out
 
@@ -274,7 +283,8 @@ def load(run_dir: str | os.PathLike) -> Results:
         raise FileNotFoundError(f"{path}: classes.parquet is missing")
     scenario = path / "scenario.toml"
     text = scenario.read_text(encoding="utf-8") if scenario.is_file() else None
-    return Results(summary, parquet, scenario_text=text)
+    files = {PCAP_FILE: path / PCAP_FILE} if (path / PCAP_FILE).is_file() else None
+    return Results(summary, parquet, scenario_text=text, files=files)
 
 
 #: summary.json's facts that readers use: key, Python types, what it should be

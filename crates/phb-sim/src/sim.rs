@@ -119,7 +119,7 @@ pub(crate) struct Sim<'s, T = NoTrace> {
     /// Reused buffer for the packets a qdisc drops.
     pub(crate) dropped: Vec<(SimPacket, DropReason)>,
     /// The SACK blocks of the ACKs in flight.
-    sacks: SackBlocks,
+    pub(crate) sacks: SackBlocks,
     /// The packets on the wires.
     wires: Wires,
     measuring: bool,

@@ -108,11 +108,13 @@ fn the_event_log_conserves_packets_per_class_and_matches_the_classes_table() {
 
 #[test]
 fn the_same_seed_writes_the_same_trace_and_tracing_changes_no_result() {
-    let s = scenario("links = [\"r1->r2\", \"r2->r1\"]");
+    let s = scenario("links = [\"r1->r2\", \"r2->r1\"]\npcap = true");
     let (a, dir_a) = traced(&s, "same-a");
     let (b, dir_b) = traced(&s, "same-b");
     let bytes = |d: &PathBuf| std::fs::read(d.join("events.parquet")).unwrap();
     assert!(bytes(&dir_a) == bytes(&dir_b), "byte-identical traces");
+    let pcap = |d: &PathBuf| std::fs::read(d.join("trace.pcapng")).unwrap();
+    assert!(pcap(&dir_a).len() > 100_000 && pcap(&dir_a) == pcap(&dir_b), "byte-identical pcapng files");
     assert_eq!(a, b);
     let untraced = phb_sim::run(&s, None, &mut |_| {}).unwrap();
     assert_eq!(a, untraced, "a traced run's results are the untraced run's");
@@ -173,10 +175,14 @@ fn a_bad_trace_section_is_refused_naming_the_key() {
     assert!(err("links = [\"r1->r2\"]\nevents = [\"send\"]").contains("trace.events[0]"));
     assert!(err("links = [\"r1->r2\"]\nstart = \"5s\"\nend = \"5s\"").contains("trace.end"));
     assert!(err("links = [\"r1->r2\"]\nend = \"61s\"").contains("trace.end"));
-    assert!(err("links = [\"r1->r2\"]\npcap = true").contains("pcap"));
+    let bad_pcap = err("links = [\"r1->r2\"]\npcap = \"yes\"");
+    assert!(bad_pcap.contains("trace.pcap"), "{bad_pcap}");
     // 10 Mb/s of 500-byte packets for 60 s, 5 rows of 40 bytes each: 30 MB
     let big = err("links = [\"r1->r2\"]\nmax_size = \"20MB\"");
     assert!(big.contains("about 28.6 MiB"), "{big}");
     assert!(big.contains("trace.links") && big.contains("trace.max_size"), "{big}");
     assert!(load(&format!("{text}\n[trace]\nlinks = [\"r1->r2\"]\nmax_size = \"40MB\"\n"), "x.toml", &[]).is_ok());
+    // the pcapng file adds a block of at most 112 bytes a packet: 44.6 MiB
+    let with_pcap = err("links = [\"r1->r2\"]\nmax_size = \"40MB\"\npcap = true");
+    assert!(with_pcap.contains("about 44.6 MiB"), "{with_pcap}");
 }

@@ -114,12 +114,21 @@ impl SackBlocks {
     /// The blocks of the ACK `meta`, as absolute byte ranges, written to
     /// `out`; their number. Frees the slot.
     pub fn take(&mut self, meta: &Meta, out: &mut [(u64, u64); 3]) -> usize {
+        let blocks = self.peek(meta, out);
+        if let Some(slot) = meta.sack_slot() {
+            self.free.push(slot);
+        }
+        blocks
+    }
+
+    /// [`SackBlocks::take`] without freeing the slot: the ACK is still
+    /// on its way.
+    pub fn peek(&self, meta: &Meta, out: &mut [(u64, u64); 3]) -> usize {
         let Some(slot) = meta.sack_slot() else { return 0 };
         let offsets = &self.blocks[slot as usize];
         for (o, &(start, end)) in out.iter_mut().zip(&offsets[..meta.sack_len as usize]) {
             *o = (meta.ack + start as u64, meta.ack + end as u64);
         }
-        self.free.push(slot);
         meta.sack_len as usize
     }
 

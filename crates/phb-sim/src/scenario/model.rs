@@ -56,6 +56,9 @@ pub struct TraceDef {
     pub end: Time,
     /// Per [`crate::trace::TraceEvent`] (by its value): recorded.
     pub events: [bool; crate::trace::TraceEvent::ALL.len()],
+    /// The packets the traced directions transmit are also written to a
+    /// pcapng file (`crate::trace::pcap`).
+    pub pcap: bool,
 }
 
 impl Scenario {

@@ -52,6 +52,7 @@ pub struct Trace {
     pub end: Option<Quantity>,
     pub events: Option<Vec<String>>,
     pub max_size: Option<Quantity>,
+    pub pcap: Option<bool>,
 }
 
 /// `[run]`.

@@ -3,6 +3,7 @@
 //!
 //! - [`event`] — the events of a packet's passage through a direction.
 //! - [`event_log`] — the event log, streamed to `events.parquet`.
+//! - [`pcap`] — the packets transmitted, streamed to `trace.pcapng`.
 //! - [`record`] — the simulator's hooks: a traced port's events become rows.
 //!
 //! Tracing costs nothing when off: the simulator is generic over its
@@ -11,6 +12,7 @@
 
 pub mod event;
 pub mod event_log;
+pub mod pcap;
 mod record;
 
 pub use event::TraceEvent;

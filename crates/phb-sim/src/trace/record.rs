@@ -7,11 +7,12 @@ use std::path::Path;
 use phb::{DropReason, Time};
 
 use super::event_log::{Dictionaries, EventLog, Row};
+use super::pcap::{flow_port, host_address, FlowHeaders, PcapTrace, PCAP_FILE};
 use super::{TraceEvent, EVENT_LOG_FILE};
 use crate::flow::Flow;
 use crate::net::{Port, SimPacket};
 use crate::scenario::model::TraceDef;
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, Transport};
 use crate::sim::{RunError, Sim};
 
 /// What a run does with the events of its ports: nothing ([`NoTrace`]) or
@@ -52,6 +53,8 @@ pub(crate) struct Tracer {
     end: Time,
     events: [bool; TraceEvent::ALL.len()],
     log: EventLog,
+    /// The pcapng file, when the trace asks for one.
+    pcap: Option<PcapTrace>,
     /// Reused buffer for the qdisc's AQM averages.
     averages: Vec<Option<f64>>,
     /// The first error writing the files: the run ends with it.
@@ -86,8 +89,17 @@ impl Tracer {
             let port = &ports[p];
             format!("{}->{}", scenario.nodes[port.from].name, scenario.nodes[port.to].name)
         };
+        let scopes: Vec<String> = def.ports.iter().map(|&p| scope(p)).collect();
+        let pcap = match def.pcap {
+            true => {
+                let headers = flows.iter().enumerate().map(|(f, flow)| flow_headers(scenario, f, flow)).collect();
+                let application = format!("phblab {version}");
+                Some(PcapTrace::create(&dir.join(PCAP_FILE), &scopes, headers, &application).map_err(RunError::Trace)?)
+            }
+            false => None,
+        };
         let names = Dictionaries {
-            scopes: def.ports.iter().map(|&p| scope(p)).collect(),
+            scopes,
             classes: scenario.classes.iter().map(|c| c.name.clone()).collect(),
             flows: flows.iter().map(|f| f.name.clone()).collect(),
         };
@@ -106,6 +118,7 @@ impl Tracer {
             end: def.end,
             events: def.events,
             log,
+            pcap,
             averages: Vec::new(),
             error: None,
         })
@@ -114,8 +127,9 @@ impl Tracer {
 
 impl<T: Tracing> Sim<'_, T> {
     /// Records `event` of `pkt` at traced port `p` (`reason`: why it was
-    /// dropped), if the trace's window, classes, flows and events take it.
-    /// The backlog is the qdisc's after the event.
+    /// dropped), if the trace's window, classes, flows and events take it;
+    /// writes a dequeued packet to the pcapng file, if any, whatever the
+    /// events recorded. The backlog is the qdisc's after the event.
     #[inline(never)]
     pub(crate) fn trace(&mut self, p: usize, event: TraceEvent, pkt: &SimPacket, reason: Option<DropReason>) {
         let class = self.class_of(pkt.class);
@@ -123,11 +137,21 @@ impl<T: Tracing> Sim<'_, T> {
         let now = self.now;
         if now < tracer.start
             || now >= tracer.end
-            || !tracer.events[event as usize]
             || !tracer.classes[class]
             || !tracer.flows[pkt.flow as usize]
             || tracer.error.is_some()
         {
+            return;
+        }
+        if let (TraceEvent::Dequeue, Some(pcap)) = (event, &mut tracer.pcap) {
+            let mut sack = [(0, 0); 3];
+            let blocks = self.sacks.peek(&pkt.meta, &mut sack);
+            if let Err(e) = pcap.write(tracer.scope_of_port[p], now, pkt, &sack[..blocks]) {
+                tracer.error = Some(e);
+                return;
+            }
+        }
+        if !tracer.events[event as usize] {
             return;
         }
         let port = &self.ports[p];
@@ -182,6 +206,22 @@ impl<T: Tracing> Sim<'_, T> {
         if let Some(e) = tracer.error.take() {
             return Err(RunError::Trace(e));
         }
+        if let Some(pcap) = &mut tracer.pcap {
+            pcap.finish().map_err(RunError::Trace)?;
+        }
         tracer.log.finish().map_err(RunError::Trace)
     }
+}
+
+/// The headers of flow `f` (`flow`) of `scenario` in the pcapng file.
+fn flow_headers(scenario: &Scenario, f: usize, flow: &Flow) -> FlowHeaders {
+    let group = &scenario.groups[flow.group];
+    let tcp = match &group.transport {
+        Transport::Tcp(tcp) => {
+            let window = u64::from(tcp.config.window) * u64::from(tcp.config.mss);
+            Some((window.min(u64::from(u32::MAX)) as u32, tcp.config.header))
+        }
+        Transport::Udp(_) => None,
+    };
+    FlowHeaders { source: host_address(group.src), destination: host_address(group.dst), port: flow_port(f), tcp }
 }

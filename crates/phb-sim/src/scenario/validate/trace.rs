@@ -6,20 +6,23 @@
 //! event log's size as if every traced direction were busy for the whole
 //! window with the scenario's smallest data packets (UDP packets, TCP
 //! segments of a full MSS), each making one row per recorded event at
-//! [`EVENT_BYTES`], and refuses, at `trace.links`, a trace estimated above
-//! `trace.max_size` (default [`DEFAULT_MAX_SIZE`]). A direction carrying
-//! mostly ACKs can exceed the estimate: ACKs are smaller.
+//! [`EVENT_BYTES`], plus, with `trace.pcap`, one pcapng block of at most
+//! [`PCAP_PACKET_BYTES`] per packet, and refuses, at `trace.links`, a trace
+//! estimated above `trace.max_size` (default [`DEFAULT_MAX_SIZE`]). A
+//! direction carrying mostly ACKs can exceed the estimate: ACKs are smaller.
 
 use super::budget::bytes;
 use super::{class_index, list, Context, Links, Nodes, Result};
 use crate::scenario::model::{ClassDef, RunConfig, TraceDef, TrafficGroup, Transport};
 use crate::scenario::raw;
-use crate::trace::TraceEvent;
+use crate::trace::{pcap, TraceEvent};
 
 /// Parquet bytes per event row, compressed: 5 times the 7.9 measured on
 /// benches/scenarios/wide-100.toml's bottleneck (every event), a margin for
 /// traffic whose columns compress less.
 pub(super) const EVENT_BYTES: u128 = 40;
+/// pcapng bytes per packet, at most: a block and the most bytes captured.
+pub(super) const PCAP_PACKET_BYTES: u128 = (pcap::BLOCK_BYTES + pcap::SNAPLEN) as u128;
 /// `trace.max_size` when the file gives none.
 const DEFAULT_MAX_SIZE: u64 = 1 << 30;
 const DEFAULT_MAX_SIZE_TEXT: &str = "1GiB";
@@ -98,7 +101,8 @@ impl Context<'_> {
             })?;
             events[*event as usize] = true;
         }
-        let def = TraceDef { ports, classes: class_mask, groups: group_mask, start, end, events };
+        let pcap = trace.pcap.unwrap_or(false);
+        let def = TraceDef { ports, classes: class_mask, groups: group_mask, start, end, events, pcap };
         self.trace_size(trace, &def, links, groups)?;
         Ok(def)
     }
@@ -134,8 +138,8 @@ impl Context<'_> {
     }
 }
 
-/// The event log's size if every traced direction were busy for the whole
-/// window with the smallest data packet of `groups`.
+/// The trace's size (event log and pcapng file) if every traced direction
+/// were busy for the whole window with the smallest data packet of `groups`.
 fn estimated_bytes(def: &TraceDef, links: &Links, groups: &[TrafficGroup]) -> u128 {
     let smallest = groups
         .iter()
@@ -149,13 +153,14 @@ fn estimated_bytes(def: &TraceDef, links: &Links, groups: &[TrafficGroup]) -> u1
     // Each packet: at most one row per recorded event (a dropped one has no
     // dequeue or delivery).
     let rows_per_packet = def.events.iter().filter(|&&on| on).count() as u128;
+    let bytes_per_packet = rows_per_packet * EVENT_BYTES + if def.pcap { PCAP_PACKET_BYTES } else { 0 };
     let window_ns = u128::from((def.end - def.start).as_nanos());
     def.ports
         .iter()
         .map(|&p| {
             let rate = u128::from(links.defs[p / 2].rate_bps);
             let packets = rate * window_ns / (8 * smallest * 1_000_000_000);
-            packets * rows_per_packet * EVENT_BYTES
+            packets * bytes_per_packet
         })
         .sum()
 }
