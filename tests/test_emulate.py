@@ -25,6 +25,7 @@ from phblab.cli import main
 ROOT = Path(__file__).resolve().parents[1]
 DUMBBELL = ROOT / "tests" / "emulate" / "dumbbell-tcp.toml"
 COMMANDS = ROOT / "tests" / "emulate" / "commands.toml"
+TCP_KEYS = ROOT / "tests" / "emulate" / "tcp-keys.toml"
 
 
 def _emulator() -> Path:
@@ -181,14 +182,63 @@ def test_a_short_dumbbell_fills_the_bottleneck_and_leaves_nothing(tmp_path):
     ratios = pd.read_parquet(out / "delay_ratios.parquet")
     assert len(ratios) == 1 and ratios.intervals.iloc[0] == 4
     assert 0.8 < ratios.interval_mean.iloc[0] < 1.25, ratios
+    kernel = [c for c in flows.columns if c.startswith("kernel_")]
+    assert len(kernel) == 7 and (flows[flows.transport == "tcp"].kernel_congestion == "cubic").all(), flows
     # the same columns as a simulated run
     run_out = tmp_path / "run"
     assert main(["run", str(DUMBBELL), "--out", str(run_out), "--quiet"] + measure) == 0
     for table in ("classes", "flows", "timeseries", "transfers", "delay_ratios", "counters"):
         simulated = pd.read_parquet(run_out / f"{table}.parquet")
         emulated = pd.read_parquet(out / f"{table}.parquet")
-        assert list(emulated.columns) == list(simulated.columns)
+        # the emulator's own kernel_* columns end the flows table
+        assert list(emulated.columns) == list(simulated.columns) + (kernel if table == "flows" else [])
     _wait_gone()
+    _assert_same_state(before, _network_state())
+
+
+def test_the_scenario_s_tcp_keys_are_what_the_kernel_uses(tmp_path):
+    """tests/emulate/tcp-keys.toml (2 s): group `keyed` sets every TCP key
+    Linux can honour away from the kernel's default, group `plain` leaves
+    the linux profile's (Linux's own); TCP_INFO, read by the senders, says
+    the kernel used them, and nothing is left behind."""
+    _privileged()
+    before = _network_state()
+    out = tmp_path / "out"
+    assert main(["emulate", str(TCP_KEYS), "--out", str(out), "--quiet"]) == 0
+    flows = pd.read_parquet(out / "flows.parquet").set_index("flow")
+    keyed, plain = flows.loc["keyed"], flows.loc["plain"]
+    assert (keyed.kernel_snd_mss_bytes, keyed.kernel_initial_cwnd_segments) == (1000, 4), keyed
+    assert keyed.kernel_options == "wscale", keyed  # SACK and timestamps off
+    # Linux's RTO is SRTT + max(RTTVAR, rto_min); the path's RTT is 16 ms
+    assert 0.300 <= keyed.kernel_rto_s < 0.36, keyed
+    assert 0 < keyed.kernel_peer_window_bytes <= 20_000, keyed  # window = 20 segments of 1000 B
+    assert keyed.acks_sent >= 0.95 * keyed.received_pkts, keyed  # quickack: an ACK a segment
+    assert (plain.kernel_snd_mss_bytes, plain.kernel_initial_cwnd_segments) == (1448, 10), plain
+    assert plain.kernel_options == "timestamps,sack,wscale", plain
+    assert 0.200 <= plain.kernel_rto_s < 0.26, plain
+    assert plain.kernel_peer_window_bytes > 20 * 1448, plain  # up to 4096 segments
+    assert plain.acks_sent < 0.8 * plain.received_pkts, plain  # delayed ACKs
+    assert (flows.kernel_congestion == "reno").all(), flows
+    _wait_gone()
+    _assert_same_state(before, _network_state())
+
+
+@pytest.mark.parametrize(
+    "sets, key, part",
+    [
+        (['traffic[1].granularity="10ms"'], "traffic[1].granularity", "clock-granularity"),
+        (['traffic[1].from="s1"', 'traffic[1].to="d1"'], "traffic[1].variant", "net.ipv4.tcp_sack"),
+    ],
+)
+def test_a_tcp_key_the_kernel_cannot_honour_is_refused_naming_it(tmp_path, capsys, sets, key, part):
+    _emulator()
+    before = _network_state()
+    options = [arg for value in sets for arg in ("--set", value)]
+    status = main(["emulate", str(TCP_KEYS), "--out", str(tmp_path / "out")] + options)
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.count("\n") == 1 and key in err and part in err, err
+    assert not (tmp_path / "out").exists()
     _assert_same_state(before, _network_state())
 
 

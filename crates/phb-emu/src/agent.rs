@@ -11,7 +11,8 @@
 //!
 //! - A TCP flow connects from port `BASE_PORT + f` to the destination's
 //!   [`SINK_PORT`] at its start time with the chosen congestion control and
-//!   the scenario's MSS, then, until its stop time, writes without end
+//!   the scenario's MSS ([`kernel_tcp`]), reads what the kernel set up for
+//!   it ([`tcp_info::opening`]), then, until its stop time, writes without end
 //!   (bulk) or runs the simulator's own files application
 //!   ([`phb_sim::apps::App`], same random stream per flow: the same file
 //!   sizes and think times) on the real socket ([`tcp_files`]).
@@ -21,7 +22,8 @@
 //!   grid, collects the transfers they complete, and writes both into the
 //!   output directory at the end ([`crate::tcp_info`]).
 //! - The sinks read and discard; an accepted TCP connection takes its
-//!   flow's codepoint, so the ACKs carry the class as in the simulator.
+//!   flow's codepoint, so the ACKs carry the class as in the simulator,
+//!   and its window ([`kernel_tcp::window_clamp`]).
 //!
 //! The agents run until the router kills them (they also die with it).
 
@@ -38,6 +40,7 @@ use phb_sim::apps::{Action, App, AppModel};
 use phb_sim::scenario::{Scenario, Transport};
 use phb_sim::traffic::Source;
 
+use crate::kernel_tcp;
 use crate::plan::{host_addr, FlowPlan, Plan, BASE_PORT, SINK_PORT};
 use crate::sys;
 use crate::tcp_info::{self, Report};
@@ -70,8 +73,9 @@ fn sockaddr(addr: [u8; 4], port: u16) -> libc::sockaddr_in {
     }
 }
 
-/// Connects flow `f`'s TCP socket with its options set before the handshake.
-fn tcp_connect(f: usize, flow: &FlowPlan, codepoint: u8, mss: u32, congestion: &str) -> Result<TcpStream, String> {
+/// Connects flow `f`'s TCP socket with its options set before the handshake
+/// (`maxseg`: [`kernel_tcp::maxseg`]).
+fn tcp_connect(f: usize, flow: &FlowPlan, codepoint: u8, maxseg: u32, congestion: &str) -> Result<TcpStream, String> {
     let mut attempts = 0;
     loop {
         // SAFETY: plain socket creation.
@@ -84,7 +88,7 @@ fn tcp_connect(f: usize, flow: &FlowPlan, codepoint: u8, mss: u32, congestion: &
         let raw = fd.as_raw_fd();
         set_int(raw, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)?;
         setsockopt(raw, libc::IPPROTO_TCP, libc::TCP_CONGESTION, congestion.as_bytes())?;
-        set_int(raw, libc::IPPROTO_TCP, libc::TCP_MAXSEG, mss as libc::c_int)?;
+        set_int(raw, libc::IPPROTO_TCP, libc::TCP_MAXSEG, maxseg as libc::c_int)?;
         set_int(raw, libc::IPPROTO_IP, libc::IP_TOS, libc::c_int::from(codepoint) << 2)?;
         let local = sockaddr(host_addr(flow.src), BASE_PORT + f as u16);
         let remote = sockaddr(host_addr(flow.dst), SINK_PORT);
@@ -196,16 +200,57 @@ fn drain_udp(socket: UdpSocket) {
     while socket.recv(&mut buf).is_ok() {}
 }
 
-fn tcp_sink(listener: TcpListener, codepoints: Vec<Option<u8>>) {
+/// What a TCP sink sets on the socket of a flow it receives: the flow's
+/// codepoint (`IP_TOS`, for its ACKs) and its window ([`kernel_tcp::window_clamp`]
+/// on a buffer of [`kernel_tcp::receive_buffer`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct SinkFlow {
+    codepoint: u8,
+    window_clamp: u32,
+    receive_buffer: u32,
+}
+
+/// Sets a flow's window on `fd`: the buffer first (which also turns
+/// receive autotuning off, so it cannot lift the clamp), then the clamp.
+fn set_window(fd: RawFd, sink: &SinkFlow) -> Result<(), String> {
+    set_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, sink.receive_buffer as libc::c_int)?;
+    set_int(fd, libc::IPPROTO_TCP, libc::TCP_WINDOW_CLAMP, sink.window_clamp as libc::c_int)
+}
+
+/// Accepts the host's TCP flows (`flows`: per flow of the scenario, its
+/// settings if it ends here). When every flow it receives has the same
+/// window, the listener has it too, so the handshake already advertises
+/// it; otherwise each connection takes its own once accepted.
+fn tcp_sink(listener: TcpListener, flows: Vec<Option<SinkFlow>>) {
+    let mut windows = flows.iter().flatten().map(|s| (s.window_clamp, s.receive_buffer));
+    if let Some(first) = windows.next().filter(|first| windows.all(|w| w == *first)) {
+        let common = SinkFlow { codepoint: 0, window_clamp: first.0, receive_buffer: first.1 };
+        if let Err(e) = set_window(listener.as_raw_fd(), &common) {
+            eprintln!("phb-emu agent: TCP sink: {e}");
+        }
+    }
     for stream in listener.incoming().flatten() {
         let flow = stream.peer_addr().ok().and_then(|a| a.port().checked_sub(BASE_PORT)).map(usize::from);
-        if let Some(codepoint) = flow.and_then(|f| codepoints.get(f).copied().flatten()) {
-            let _ = set_int(stream.as_raw_fd(), libc::IPPROTO_IP, libc::IP_TOS, libc::c_int::from(codepoint) << 2);
+        let sink = flow.and_then(|f| flows.get(f).copied().flatten());
+        if let Some(sink) = &sink {
+            let fd = stream.as_raw_fd();
+            let _ = set_int(fd, libc::IPPROTO_IP, libc::IP_TOS, libc::c_int::from(sink.codepoint) << 2);
+            if let Err(e) = set_window(fd, sink) {
+                eprintln!("phb-emu agent: TCP sink: {e}");
+            }
         }
         thread::spawn(move || {
             let mut stream = stream;
             let mut buf = vec![0u8; 1 << 16];
-            while matches!(stream.read(&mut buf), Ok(n) if n > 0) {}
+            while matches!(stream.read(&mut buf), Ok(n) if n > 0) {
+                // Linux (6.x) resets the clamp to what the buffer holds when
+                // the first segments change its estimate of their overhead
+                // (`tcp_measure_rcv_mss`): set it again (a no-op when unchanged).
+                if let Some(sink) = &sink {
+                    let clamp = sink.window_clamp as libc::c_int;
+                    let _ = set_int(stream.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_WINDOW_CLAMP, clamp);
+                }
+            }
         });
     }
 }
@@ -260,15 +305,26 @@ fn start(scenario: &Scenario, plan: &Plan, setting: &Setting) -> Result<Vec<thre
     }
     if plan.flows.iter().any(|f| f.dst == host && f.tcp) {
         let listener = TcpListener::bind(sink).map_err(|e| format!("TCP sink {sink}: {e}"))?;
-        let codepoints = plan.flows.iter().map(|f| (f.dst == host).then(|| codepoint(f))).collect();
-        threads.push(thread::spawn(move || tcp_sink(listener, codepoints)));
+        let flows = plan
+            .flows
+            .iter()
+            .map(|f| match &scenario.groups[f.group].transport {
+                Transport::Tcp(tcp) if f.dst == host => Some(SinkFlow {
+                    codepoint: codepoint(f),
+                    window_clamp: kernel_tcp::window_clamp(&tcp.config),
+                    receive_buffer: kernel_tcp::receive_buffer(&tcp.config),
+                }),
+                _ => None,
+            })
+            .collect();
+        threads.push(thread::spawn(move || tcp_sink(listener, flows)));
     }
     let mut udp = Vec::new();
     for (f, flow) in plan.flows.iter().enumerate().filter(|(_, flow)| flow.src == host) {
         let stop = epoch + flow.stop.min(scenario.run.duration);
         match &scenario.groups[flow.group].transport {
             Transport::Tcp(tcp) => {
-                let (flow, tos, mss) = (flow.clone(), codepoint(flow), tcp.config.mss);
+                let (flow, tos, maxseg) = (flow.clone(), codepoint(flow), kernel_tcp::maxseg(&tcp.config));
                 let files = match &tcp.app {
                     AppModel::Bulk => None,
                     model => Some(App::new(model, Rng::derive(seed, &format!("app/{}", flow.name)))),
@@ -277,10 +333,10 @@ fn start(scenario: &Scenario, plan: &Plan, setting: &Setting) -> Result<Vec<thre
                 let register = register.clone();
                 threads.push(thread::spawn(move || {
                     sys::sleep_until(epoch + flow.start);
-                    match tcp_connect(f, &flow, tos, mss, &congestion) {
+                    match tcp_connect(f, &flow, tos, maxseg, &congestion) {
                         Ok(stream) => {
-                            if let Ok(copy) = stream.try_clone() {
-                                let _ = register.send(Report::Socket(f, OwnedFd::from(copy)));
+                            if let (Ok(copy), Some(opening)) = (stream.try_clone(), tcp_info::opening(&stream)) {
+                                let _ = register.send(Report::Socket(f, OwnedFd::from(copy), opening));
                             }
                             match files {
                                 Some(app) => tcp_files(stream, f, app, epoch, stop, &register),

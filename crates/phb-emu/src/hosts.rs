@@ -25,6 +25,8 @@ use std::fs::File;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::process::{Child, Command, Stdio};
 
+use phb_sim::scenario::linux_tcp;
+
 use crate::plan::{host_addr, Plan};
 use crate::sys;
 
@@ -46,23 +48,31 @@ pub fn create(plan: &Plan) -> Result<Vec<Host>, String> {
     let root = sys::current_netns().map_err(|e| format!("reading the current network namespace: {e}"))?;
     let mut hosts = Vec::with_capacity(plan.hosts.len());
     for &node in &plan.hosts {
-        let host = create_one(node, plan.sack[node], plan.ecn[node]);
+        let host = create_one(node, plan);
         sys::enter_netns(root.as_raw_fd()).map_err(|e| format!("returning to the original namespace: {e}"))?;
         hosts.push(host?);
     }
     Ok(hosts)
 }
 
-fn create_one(node: usize, sack: bool, ecn: bool) -> Result<Host, String> {
+/// Creates host `node`'s namespace (entering it) with its sysctls, device,
+/// address and the routes to its TCP peers that carry the scenario's TCP
+/// keys ([`crate::kernel_tcp`]).
+fn create_one(node: usize, plan: &Plan) -> Result<Host, String> {
     let name = device_name(std::process::id(), node);
     let step = |what: &str, e: std::io::Error| format!("host namespace of node {node}: {what}: {e}");
     let netns = sys::new_netns().map_err(|e| step("creating", e))?;
     sys::sysctl("net/ipv6/conf/default/disable_ipv6", "1").map_err(|e| step("disabling IPv6", e))?;
-    sys::sysctl("net/ipv4/tcp_sack", if sack { "1" } else { "0" }).map_err(|e| step("tcp_sack", e))?;
-    sys::sysctl("net/ipv4/tcp_ecn", if ecn { "1" } else { "2" }).map_err(|e| step("tcp_ecn", e))?;
+    for (path, value) in plan.kernel.sysctls[node].settings() {
+        sys::sysctl(path, value).map_err(|e| step(path, e))?;
+    }
     sys::configure_interface("lo", None, 65536).map_err(|e| step("loopback", e))?;
     let tun = sys::open_tun(&name).map_err(|e| step("TUN device", e))?;
-    sys::configure_interface(&name, Some((host_addr(node), 16)), 1500).map_err(|e| step("address", e))?;
+    sys::configure_interface(&name, Some((host_addr(node), 16)), linux_tcp::HOST_MTU as i32)
+        .map_err(|e| step("address", e))?;
+    for route in plan.kernel.routes.iter().filter(|r| r.host == node) {
+        sys::add_route(&name, host_addr(route.peer), &route.metrics()).map_err(|e| step("route to a TCP peer", e))?;
+    }
     Ok(Host { node, netns, tun })
 }
 

@@ -12,6 +12,8 @@
 //!   addresses, each flow's ports and routes.
 //! - [`hosts`] — one anonymous namespace and TUN device per host (and why
 //!   TUN); nothing outlives the process.
+//! - [`kernel_tcp`] — the scenario's TCP keys as the hosts' sysctls,
+//!   routes and socket options.
 //! - [`router`] — the forwarding loop: routes, serialisation at the link
 //!   rate, propagation delay, qdiscs; its design is in its module doc.
 //! - [`ipv4`] — the header fields read (five-tuple, DSCP, ECN) and written
@@ -32,6 +34,7 @@ pub mod agent;
 pub mod commands;
 pub mod hosts;
 pub mod ipv4;
+pub mod kernel_tcp;
 pub mod plan;
 pub mod report;
 pub mod router;

@@ -23,7 +23,8 @@
 use phb::{Rng, Time};
 use phb_sim::net::routing::{Routes, RoutesBuilder, Topology, Wanted};
 use phb_sim::scenario::{Congestion, NodeKind, Scenario, Transport};
-use phb_sim::tcp::Variant;
+
+use crate::kernel_tcp::{self, Kernel};
 
 /// Flow `f`'s sender binds source port `BASE_PORT + f`.
 pub const BASE_PORT: u16 = 20000;
@@ -81,13 +82,8 @@ pub struct Plan {
     pub routes: Routes,
     /// Node indices of the hosts, in node order.
     pub hosts: Vec<usize>,
-    /// Per host node: whether its TCP negotiates SACK (`net.ipv4.tcp_sack`).
-    pub sack: Vec<bool>,
-    /// Per host node: whether its TCP asks for ECN when it connects
-    /// (`net.ipv4.tcp_ecn = 1`: a TCP group with `ecn = true` sends from
-    /// it), or only accepts it when the peer asks (`2`, Linux's default,
-    /// which the simulator's `ecn = false` follows).
-    pub ecn: Vec<bool>,
+    /// The scenario's TCP keys as the hosts' sysctls and routes.
+    pub kernel: Kernel,
     pub programs: ProgramRoutes,
 }
 
@@ -149,24 +145,11 @@ pub fn plan(scenario: &Scenario, seed: u64, shell: Option<usize>) -> Result<Plan
     let topology = Topology::new(forwards.clone(), scenario.links.iter().map(|l| (l.a, l.b, l.delay)));
     let mut routes = RoutesBuilder::default();
     let mut flows = Vec::new();
-    // Per host: SACK unless a TCP group there asks for NewReno (the
-    // validator refused groups of both kinds at one host).
-    let mut sack = vec![true; nodes];
-    // Per host: ECN asked for by its senders (the validator refused groups
-    // of both settings sending from one host).
-    let mut ecn = vec![false; nodes];
     for (g, group) in scenario.groups.iter().enumerate() {
         let key = |k: &str| format!("traffic[{g}].{k}");
         let (tcp, congestion) = match &group.transport {
             Transport::Udp(_) => (false, None),
-            Transport::Tcp(t) => {
-                if t.config.variant == Variant::NewReno {
-                    sack[group.src] = false;
-                    sack[group.dst] = false;
-                }
-                ecn[group.src] |= t.config.ecn;
-                (true, t.congestion)
-            }
+            Transport::Tcp(t) => (true, t.congestion),
         };
         let wanted = |reversed: bool| match &group.path {
             Some(nodes) => Wanted::Pinned { nodes, reversed },
@@ -202,7 +185,7 @@ pub fn plan(scenario: &Scenario, seed: u64, shell: Option<usize>) -> Result<Plan
     }
     let hosts: Vec<usize> = (0..nodes).filter(|&n| !forwards[n]).collect();
     let programs = program_routes(scenario, &topology, &mut routes, &hosts, shell);
-    Ok(Plan { flows, routes: routes.finish(), hosts, sack, ecn, programs })
+    Ok(Plan { flows, routes: routes.finish(), hosts, kernel: kernel_tcp::settings(scenario), programs })
 }
 
 /// The routes from and to each program host (the commands' and `shell`),

@@ -19,7 +19,10 @@
 //! `fast_retransmits` is 0. A traced TCP group's (`trace = true`) samples
 //! at the time series' instants appear in `timeseries` as the simulator's
 //! (`flow/<name>`: `cwnd_segments`, `ssthresh_segments`, `srtt_s`), with
-//! `retransmissions` (cumulative) beside them.
+//! `retransmissions` (cumulative) beside them. The `flows` table ends with
+//! the emulator's own `kernel_*` columns: what the kernel used for each
+//! TCP flow (segment size, initial window, first RTO, options, congestion
+//! control, the receiver's window).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -28,13 +31,14 @@ use phb_sim::output::parquet_file::to_parquet;
 use phb_sim::scenario::Scenario;
 use phb_sim::scenario::Transport;
 use phb_sim::{
-    delay_ratios_table, transfers_table, ClassRows, FlowCounts, FlowFacts, SenderFigures, Table, TimeSeries, END_TO_END,
+    delay_ratios_table, transfers_table, ClassRows, Column, FlowCounts, FlowFacts, SenderFigures, Table, TimeSeries,
+    END_TO_END,
 };
 
 use crate::commands::Outcome;
 use crate::plan::Plan;
 use crate::router::Router;
-use crate::tcp_info::{self, FlowSummary, Reports, Sample};
+use crate::tcp_info::{self, FlowSummary, Opening, Reports, Sample};
 
 /// The `classes` and `delay_histogram` tables.
 fn classes_tables(scenario: &Scenario, router: &Router, measured_s: f64) -> [Table; 2] {
@@ -84,6 +88,27 @@ fn flows_table(scenario: &Scenario, plan: &Plan, router: &Router, summaries: &[F
         })
         .collect();
     phb_sim::flows_table(scenario, &facts, &counts, &senders, measured_s)
+}
+
+/// Adds the `kernel_*` columns to the `flows` table: what the kernel used
+/// for each TCP flow, from its opening ([`tcp_info::Opening`]) and its
+/// last sample; "" and NaN for UDP flows and a TCP flow that never
+/// connected.
+fn add_kernel_columns(table: &mut Table, plan: &Plan, reports: &Reports, summaries: &[FlowSummary]) {
+    let opening = |f: usize| reports.openings.iter().find(|(flow, _)| *flow == f).map(|(_, o)| o);
+    let flows = 0..plan.flows.len();
+    let text = |get: fn(&Opening) -> String| {
+        Column::Str(flows.clone().map(|f| opening(f).map_or_else(String::new, get)).collect())
+    };
+    let number =
+        |get: fn(&Opening) -> f64| Column::F64(flows.clone().map(|f| opening(f).map_or(f64::NAN, get)).collect());
+    table.push("kernel_congestion", text(|o| o.congestion.clone()));
+    table.push("kernel_options", text(Opening::option_names));
+    table.push("kernel_snd_mss_bytes", number(|o| f64::from(o.snd_mss)));
+    table.push("kernel_initial_cwnd_segments", number(|o| f64::from(o.cwnd)));
+    table.push("kernel_rto_s", number(|o| o.rto.as_secs_f64()));
+    table.push("kernel_snd_wscale", number(|o| if o.options & 4 != 0 { f64::from(o.snd_wscale) } else { f64::NAN }));
+    table.push("kernel_peer_window_bytes", Column::F64(summaries.iter().map(|s| s.peer_window_bytes).collect()));
 }
 
 /// The router's time series with the traced TCP flows' samples taken at
@@ -187,7 +212,11 @@ pub fn write(
     let summaries = tcp_info::summarize(samples, plan.flows.len(), scenario.run.warmup);
     let tables = [
         classes,
-        flows_table(scenario, plan, router, &summaries, measured_s),
+        {
+            let mut flows = flows_table(scenario, plan, router, &summaries, measured_s);
+            add_kernel_columns(&mut flows, plan, reports, &summaries);
+            flows
+        },
         timeseries_table(scenario, plan, std::mem::take(&mut router.series), samples),
         transfers_table(transfers),
         router.counters_table(),

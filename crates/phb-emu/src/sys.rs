@@ -1,6 +1,6 @@
 //! The few Linux calls the emulator makes, each wrapped once: the monotonic
-//! clock, network namespaces, TUN devices and their addresses, sysctls of
-//! the current namespace, waiting on file descriptors, signals.
+//! clock, network namespaces, TUN devices, their addresses and routes,
+//! sysctls of the current namespace, waiting on file descriptors, signals.
 
 use std::ffi::CString;
 use std::fs::File;
@@ -144,6 +144,79 @@ pub fn configure_interface(name: &str, addr: Option<([u8; 4], u8)>, mtu: i32) ->
     // SAFETY: SIOCGIFFLAGS filled ifru_flags.
     unsafe { req.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short };
     ioctl(libc::SIOCSIFFLAGS, &mut req)
+}
+
+/// A route netlink attribute: its header (length, type) and `payload`,
+/// padded to 4 bytes.
+fn route_attribute(kind: u16, payload: &[u8]) -> Vec<u8> {
+    let len = 4 + payload.len();
+    let mut attr = Vec::with_capacity(len.next_multiple_of(4));
+    attr.extend_from_slice(&(len as u16).to_ne_bytes());
+    attr.extend_from_slice(&kind.to_ne_bytes());
+    attr.extend_from_slice(payload);
+    attr.resize(len.next_multiple_of(4), 0);
+    attr
+}
+
+/// The `RTM_NEWROUTE` request for a route to the host `dst` (/32) through
+/// interface `ifindex` with `metrics` (`RTAX_*`, value), as `ip route add
+/// DST/32 dev DEV METRICS...` sends it (rtnetlink(7)).
+fn new_route_message(ifindex: u32, dst: [u8; 4], metrics: &[(u16, u32)]) -> Vec<u8> {
+    let mut body = vec![libc::AF_INET as u8, 32, 0, 0, libc::RT_TABLE_MAIN, libc::RTPROT_STATIC, libc::RT_SCOPE_LINK];
+    body.push(libc::RTN_UNICAST);
+    body.extend_from_slice(&0u32.to_ne_bytes()); // rtm_flags
+    body.extend(route_attribute(libc::RTA_DST, &dst));
+    body.extend(route_attribute(libc::RTA_OIF, &ifindex.to_ne_bytes()));
+    let nested: Vec<u8> =
+        metrics.iter().flat_map(|&(kind, value)| route_attribute(kind, &value.to_ne_bytes())).collect();
+    body.extend(route_attribute(libc::RTA_METRICS, &nested));
+    let flags = libc::NLM_F_REQUEST | libc::NLM_F_ACK | libc::NLM_F_CREATE | libc::NLM_F_EXCL;
+    let mut message = Vec::with_capacity(16 + body.len());
+    message.extend_from_slice(&(16 + body.len() as u32).to_ne_bytes());
+    message.extend_from_slice(&libc::RTM_NEWROUTE.to_ne_bytes());
+    message.extend_from_slice(&(flags as u16).to_ne_bytes());
+    message.extend_from_slice(&1u32.to_ne_bytes()); // sequence number
+    message.extend_from_slice(&0u32.to_ne_bytes()); // to the kernel
+    message.extend(body);
+    message
+}
+
+/// Adds a route to host `dst` (/32) through interface `name` with route
+/// `metrics` (`RTAX_*`, value) in the current namespace, over route
+/// netlink (the interface ioctls cannot set these attributes).
+pub fn add_route(name: &str, dst: [u8; 4], metrics: &[(u16, u32)]) -> io::Result<()> {
+    let c_name = CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: a valid C string.
+    let ifindex = unsafe { libc::if_nametoindex(c_name.as_ptr()) };
+    if ifindex == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: plain socket creation.
+    let sock =
+        check(unsafe { libc::socket(libc::AF_NETLINK, libc::SOCK_RAW | libc::SOCK_CLOEXEC, libc::NETLINK_ROUTE) })?;
+    // SAFETY: just created, owned here.
+    let sock = unsafe { OwnedFd::from_raw_fd(sock) };
+    let message = new_route_message(ifindex, dst, metrics);
+    // SAFETY: `message` is readable for its length; the socket is netlink,
+    // whose default destination is the kernel.
+    let sent = unsafe { libc::send(sock.as_raw_fd(), message.as_ptr().cast(), message.len(), 0) };
+    if sent < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut reply = [0u8; 512];
+    // SAFETY: `reply` is writable for its length.
+    let got = unsafe { libc::recv(sock.as_raw_fd(), reply.as_mut_ptr().cast(), reply.len(), 0) };
+    if got < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // An acknowledgement: NLMSG_ERROR, its error 0 or a negative errno.
+    let kind = u16::from_ne_bytes([reply[4], reply[5]]);
+    let error = i32::from_ne_bytes(reply[16..20].try_into().expect("4 bytes"));
+    match (got >= 20, kind == libc::NLMSG_ERROR as u16, error) {
+        (true, true, 0) => Ok(()),
+        (true, true, e) => Err(io::Error::from_raw_os_error(-e)),
+        _ => Err(io::Error::new(io::ErrorKind::InvalidData, "unexpected route netlink reply")),
+    }
 }
 
 /// What the process lacks to create namespaces and TUN devices, if anything.
@@ -330,5 +403,31 @@ pub fn has_ended(pid: u32) -> bool {
         let mut info: libc::siginfo_t = std::mem::zeroed();
         let found = libc::waitid(libc::P_PID, pid, &mut info, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT);
         found == 0 && info.si_pid() != 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The request `ip route add 10.77.0.2/32 dev D initcwnd 4` sends,
+    /// field by field.
+    #[test]
+    fn a_route_request_holds_the_destination_the_device_and_the_metrics() {
+        let m = new_route_message(7, [10, 77, 0, 2], &[(11, 4)]);
+        let u16_at = |at: usize| u16::from_ne_bytes([m[at], m[at + 1]]);
+        let u32_at = |at: usize| u32::from_ne_bytes(m[at..at + 4].try_into().unwrap());
+        assert_eq!((m.len(), u32_at(0) as usize), (56, 56));
+        assert_eq!(u16_at(4), libc::RTM_NEWROUTE);
+        assert_eq!(&m[16..24], &[2, 32, 0, 0, 254, 4, 253, 1]);
+        assert_eq!((u16_at(28), u16_at(30), &m[32..36]), (8, libc::RTA_DST, &[10u8, 77, 0, 2][..]));
+        assert_eq!((u16_at(36), u16_at(38), u32_at(40)), (8, libc::RTA_OIF, 7));
+        assert_eq!((u16_at(44), u16_at(46)), (12, libc::RTA_METRICS));
+        assert_eq!((u16_at(48), u16_at(50), u32_at(52)), (8, 11, 4));
+        let padded = route_attribute(1, &[1, 2, 3]);
+        assert_eq!(
+            (padded.len(), u16::from_ne_bytes([padded[0], padded[1]]), &padded[4..]),
+            (8, 7, &[1u8, 2, 3, 0][..])
+        );
     }
 }

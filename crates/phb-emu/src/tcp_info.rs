@@ -13,12 +13,20 @@
 //! (retransmissions, timeouts, the mean congestion window), the time series
 //! (`flow/<name>` scopes) and the `transfers` table.
 //!
+//! Besides, each sender reads what the kernel set up for its connection as
+//! soon as it is open ([`opening`]: its segment size, initial window,
+//! first RTO, options and congestion control) and hands it to the
+//! sampling thread with the socket; the `flows` table's `kernel_*` columns
+//! come from there and from the last sample.
+//!
 //! Fields read from `struct tcp_info` (linux/tcp.h) by offset, since the
-//! `libc` crate's copy stops short of the newer ones: `tcpi_snd_mss` (16),
-//! `tcpi_rtt` (68, µs), `tcpi_snd_ssthresh` (76), `tcpi_snd_cwnd` (80,
-//! segments), `tcpi_total_retrans` (100), `tcpi_options` (5: `TCPI_OPT_ECN`,
-//! the connection negotiated ECN), `tcpi_delivered_ce` (196, Linux 4.18:
-//! segments whose ACKs echoed a CE mark, ECE) and, from Linux 6.7,
+//! `libc` crate's copy stops short of the newer ones: `tcpi_options` (5:
+//! `TCPI_OPT_TIMESTAMPS` 1, `_SACK` 2, `_WSCALE` 4, `_ECN` 8),
+//! `tcpi_snd_wscale` (6, low 4 bits), `tcpi_rto` (8, µs), `tcpi_snd_mss`
+//! (16), `tcpi_rtt` (68, µs), `tcpi_snd_ssthresh` (76), `tcpi_snd_cwnd`
+//! (80, segments), `tcpi_total_retrans` (100), `tcpi_delivered_ce` (196, Linux 4.18:
+//! segments whose ACKs echoed a CE mark, ECE), `tcpi_snd_wnd` (228, Linux
+//! 5.4: the peer's advertised window, bytes) and, from Linux 6.7,
 //! `tcpi_total_rto` (240, u16; 0 on older kernels, whose answer is shorter).
 
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -45,10 +53,42 @@ const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
 /// millisecond).
 const LAST_TRANSFERS: Time = Time::from_millis(20);
 
+/// `tcpi_options`' bits (linux/tcp.h) and their names in the `flows`
+/// table's `kernel_options`.
+const TCPI_OPTIONS: [(u8, &str); 4] = [(1, "timestamps"), (2, "sack"), (4, "wscale"), (TCPI_OPT_ECN, "ecn")];
+
+/// What the kernel set up for a connection, read as soon as it is open.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Opening {
+    /// The congestion control the socket runs (`TCP_CONGESTION`, read back).
+    pub congestion: String,
+    /// `tcpi_snd_mss`: payload bytes per segment.
+    pub snd_mss: u32,
+    /// `tcpi_snd_cwnd` before any data: the initial window.
+    pub cwnd: u32,
+    /// `tcpi_rto` after the handshake's RTT sample: Linux's SRTT plus
+    /// max(RTTVAR, rto_min).
+    pub rto: Time,
+    /// `tcpi_options`: the negotiated options.
+    pub options: u8,
+    /// `tcpi_snd_wscale`: the shift the peer's windows are scaled by.
+    pub snd_wscale: u8,
+}
+
+impl Opening {
+    /// The negotiated options' names, comma-separated.
+    pub fn option_names(&self) -> String {
+        let names: Vec<&str> =
+            TCPI_OPTIONS.iter().filter(|(bit, _)| self.options & bit != 0).map(|(_, name)| *name).collect();
+        names.join(",")
+    }
+}
+
 /// What a host's senders tell its sampling thread.
 pub enum Report {
-    /// Flow `f`'s connected socket (a duplicate of its descriptor), to sample.
-    Socket(usize, OwnedFd),
+    /// Flow `f`'s connected socket (a duplicate of its descriptor), to
+    /// sample, and what the kernel set up for it.
+    Socket(usize, OwnedFd, Opening),
     /// Flow `f` completed a transfer.
     Transfer(usize, Transfer),
 }
@@ -73,6 +113,8 @@ pub struct Sample {
     pub ecn: bool,
     /// Segments delivered whose ACKs carried ECE so far.
     pub delivered_ce: u32,
+    /// `tcpi_snd_wnd` (Linux 5.4): the window the receiver advertises, bytes.
+    pub peer_window: u32,
 }
 
 /// The sampling grid's step for a time series of `interval` (if any).
@@ -120,6 +162,32 @@ pub fn bytes_acked(fd: &impl AsRawFd) -> Option<u64> {
     (len >= 128).then(|| u64::from_ne_bytes(buf[120..128].try_into().expect("8 bytes")).saturating_sub(1))
 }
 
+/// What the kernel set up for connected socket `fd` ([`Opening`]), or
+/// `None` if it cannot be read.
+pub fn opening(fd: &impl AsRawFd) -> Option<Opening> {
+    let (buf, _) = tcp_info(fd)?;
+    let u32_at = |at: usize| u32::from_ne_bytes(buf[at..at + 4].try_into().expect("4 bytes"));
+    let mut name = [0u8; 16];
+    let mut len = name.len() as libc::socklen_t;
+    // SAFETY: `name` is writable for `len` bytes, and `len` is its length.
+    let ret = unsafe {
+        libc::getsockopt(fd.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_CONGESTION, name.as_mut_ptr().cast(), &mut len)
+    };
+    let congestion = if ret == 0 {
+        String::from_utf8_lossy(&name[..len as usize]).trim_end_matches('\0').to_owned()
+    } else {
+        String::new()
+    };
+    Some(Opening {
+        congestion,
+        snd_mss: u32_at(16),
+        cwnd: u32_at(80),
+        rto: Time::from_micros(u64::from(u32_at(8))),
+        options: buf[5],
+        snd_wscale: buf[6] & 0x0f,
+    })
+}
+
 /// Reads `TCP_INFO` of socket `fd`, or `None` if it cannot be read.
 fn read_socket(fd: &OwnedFd, flow: usize, time: Time) -> Option<Sample> {
     let (buf, len) = tcp_info(fd)?;
@@ -136,6 +204,7 @@ fn read_socket(fd: &OwnedFd, flow: usize, time: Time) -> Option<Sample> {
         total_rto: if len >= 242 { u32::from(u16::from_ne_bytes([buf[240], buf[241]])) } else { 0 },
         ecn: buf[5] & TCPI_OPT_ECN != 0,
         delivered_ce: if len >= 200 { u32_at(196) } else { 0 },
+        peer_window: if len >= 232 { u32_at(228) } else { 0 },
     })
 }
 
@@ -159,10 +228,14 @@ pub fn sample_until(
     let mut open: Vec<(usize, OwnedFd)> = Vec::new();
     let mut samples = Vec::new();
     let mut transfers = Vec::new();
+    let mut openings = Vec::new();
     let mut take = |open: &mut Vec<(usize, OwnedFd)>| {
         for report in reports.try_iter() {
             match report {
-                Report::Socket(flow, fd) => open.push((flow, fd)),
+                Report::Socket(flow, fd, opening) => {
+                    open.push((flow, fd));
+                    openings.push((flow, opening));
+                }
                 Report::Transfer(flow, t) => transfers.push((flow, t)),
             }
         }
@@ -177,6 +250,7 @@ pub fn sample_until(
     let text: String = samples
         .iter()
         .map(to_line)
+        .chain(openings.iter().map(|(f, o)| opening_line(*f, o)))
         .chain(transfers.iter().filter(|(_, t)| t.end <= end).map(|(f, t)| transfer_line(*f, t)))
         .collect();
     let partial = file.with_extension("partial");
@@ -186,7 +260,7 @@ pub fn sample_until(
 
 fn to_line(s: &Sample) -> String {
     format!(
-        "{} {} {} {} {} {} {} {} {}\n",
+        "{} {} {} {} {} {} {} {} {} {}\n",
         s.flow,
         s.time.as_nanos(),
         s.cwnd_segments,
@@ -195,8 +269,28 @@ fn to_line(s: &Sample) -> String {
         s.total_retrans,
         s.total_rto,
         u8::from(s.ecn),
-        s.delivered_ce
+        s.delivered_ce,
+        s.peer_window
     )
+}
+
+fn opening_line(flow: usize, o: &Opening) -> String {
+    let congestion = if o.congestion.is_empty() { "-" } else { &o.congestion };
+    format!("O {flow} {} {} {} {} {} {congestion}\n", o.snd_mss, o.cwnd, o.rto.as_nanos(), o.options, o.snd_wscale)
+}
+
+fn opening_from_line(line: &str) -> Option<(usize, Opening)> {
+    let fields: Vec<&str> = line.split_whitespace().skip(1).collect();
+    let [flow, snd_mss, cwnd, rto, options, snd_wscale, congestion]: [&str; 7] = fields.as_slice().try_into().ok()?;
+    let opening = Opening {
+        congestion: if congestion == "-" { String::new() } else { congestion.to_owned() },
+        snd_mss: snd_mss.parse().ok()?,
+        cwnd: cwnd.parse().ok()?,
+        rto: Time::from_nanos(rto.parse().ok()?),
+        options: options.parse().ok()?,
+        snd_wscale: snd_wscale.parse().ok()?,
+    };
+    Some((flow.parse().ok()?, opening))
 }
 
 fn transfer_line(flow: usize, t: &Transfer) -> String {
@@ -212,7 +306,8 @@ fn transfer_from_line(line: &str) -> Option<(usize, Transfer)> {
 
 fn from_line(line: &str) -> Option<Sample> {
     let fields: Vec<i64> = line.split_whitespace().map(str::parse).collect::<Result<_, _>>().ok()?;
-    let [flow, time, cwnd, ssthresh, srtt, retrans, rto, ecn, delivered_ce] = fields.as_slice().try_into().ok()?;
+    let [flow, time, cwnd, ssthresh, srtt, retrans, rto, ecn, delivered_ce, peer_window] =
+        fields.as_slice().try_into().ok()?;
     Some(Sample {
         flow: usize::try_from(flow).ok()?,
         time: Time::from_nanos(u64::try_from(time).ok()?),
@@ -223,6 +318,7 @@ fn from_line(line: &str) -> Option<Sample> {
         total_rto: u32::try_from(rto).ok()?,
         ecn: ecn != 0,
         delivered_ce: u32::try_from(delivered_ce).ok()?,
+        peer_window: u32::try_from(peer_window).ok()?,
     })
 }
 
@@ -240,10 +336,12 @@ pub fn wait_for(dir: &Path, nodes: &[usize]) -> Vec<usize> {
 }
 
 /// What the agents reported: `TCP_INFO` samples, sorted by time, then
-/// flow, and completed transfers, sorted by flow, then start.
+/// flow, the connections' openings, sorted by flow, and completed
+/// transfers, sorted by flow, then start.
 #[derive(Debug, Default)]
 pub struct Reports {
     pub samples: Vec<Sample>,
+    pub openings: Vec<(usize, Opening)>,
     pub transfers: Vec<(usize, Transfer)>,
 }
 
@@ -263,6 +361,8 @@ pub fn read(dir: &Path, nodes: &[usize]) -> std::io::Result<Reports> {
             };
             if line.starts_with("T ") {
                 reports.transfers.push(transfer_from_line(line).ok_or_else(bad)?);
+            } else if line.starts_with("O ") {
+                reports.openings.push(opening_from_line(line).ok_or_else(bad)?);
             } else {
                 reports.samples.push(from_line(line).ok_or_else(bad)?);
             }
@@ -271,6 +371,7 @@ pub fn read(dir: &Path, nodes: &[usize]) -> std::io::Result<Reports> {
     }
     reports.samples.sort_by_key(|s| (s.time, s.flow));
     reports.transfers.sort_by_key(|(f, t)| (*f, t.start));
+    reports.openings.sort_by_key(|(f, _)| *f);
     Ok(reports)
 }
 
@@ -287,6 +388,9 @@ pub struct FlowSummary {
     pub ecn: bool,
     /// Segments delivered with ECE on their ACKs since the warm-up.
     pub delivered_ce: u64,
+    /// The receiver's advertised window at the last sample, bytes (NaN
+    /// without samples).
+    pub peer_window_bytes: f64,
 }
 
 /// Summarizes `samples` (sorted by time) of each of `flows` flows.
@@ -307,6 +411,7 @@ pub fn summarize(samples: &[Sample], flows: usize, warmup: Time) -> Vec<FlowSumm
                 timeouts: since(|s| s.total_rto),
                 ecn: last.is_some_and(|s| s.ecn),
                 delivered_ce: since(|s| s.delivered_ce),
+                peer_window_bytes: last.map_or(f64::NAN, |s| f64::from(s.peer_window)),
                 cwnd_mean_segments: if measured.is_empty() {
                     f64::NAN
                 } else {
@@ -332,6 +437,7 @@ mod tests {
             total_rto: retrans / 3,
             ecn: retrans % 2 == 1,
             delivered_ce: retrans * 2,
+            peer_window: 20_000 + cwnd,
         }
     }
 
@@ -359,6 +465,18 @@ mod tests {
         let none = Sample { srtt: None, ssthresh_segments: None, ..sample(1, 2, 3, 0) };
         assert_eq!(from_line(&to_line(&none)), Some(none));
         assert_eq!(from_line("1 2 3"), None);
+        let opening = Opening {
+            congestion: "cubic".into(),
+            snd_mss: 1448,
+            cwnd: 4,
+            rto: Time::from_millis(212),
+            options: 7,
+            snd_wscale: 7,
+        };
+        assert_eq!(opening_from_line(&opening_line(2, &opening)), Some((2, opening.clone())));
+        assert_eq!(opening.option_names(), "timestamps,sack,wscale");
+        let unread = Opening { congestion: String::new(), ..opening };
+        assert_eq!(opening_from_line(&opening_line(0, &unread)), Some((0, unread)));
         let transfer = Transfer { size: 5000, start: Time::from_millis(1200), end: Time::from_micros(1_834_017) };
         assert_eq!(transfer_from_line(&transfer_line(4, &transfer)), Some((4, transfer)));
     }
@@ -371,8 +489,9 @@ mod tests {
         assert_eq!(s.timeouts, 2);
         assert_eq!(s.cwnd_mean_segments, 25.0);
         assert_eq!((s.ecn, s.delivered_ce), (true, 12));
+        assert_eq!(s.peer_window_bytes, 20_030.0);
         assert_eq!(empty.retransmissions, 0);
-        assert!(empty.cwnd_mean_segments.is_nan());
+        assert!(empty.cwnd_mean_segments.is_nan() && empty.peer_window_bytes.is_nan());
     }
 
     #[test]
@@ -383,6 +502,9 @@ mod tests {
         let s = read_socket(&fd, 2, Time::from_millis(7)).expect("TCP_INFO");
         assert_eq!((s.flow, s.time, s.total_retrans, s.delivered_ce), (2, Time::from_millis(7), 0, 0));
         assert!(s.cwnd_segments >= 1);
+        let o = opening(&fd).expect("TCP_INFO");
+        assert!(o.snd_mss > 0 && o.cwnd >= 1 && o.rto >= Time::from_millis(200), "{o:?}");
+        assert!(!o.congestion.is_empty());
         assert_eq!(bytes_acked(&fd), Some(0));
         let mut stream = std::net::TcpStream::from(fd);
         std::io::Write::write_all(&mut stream, &[7; 1000]).expect("write");

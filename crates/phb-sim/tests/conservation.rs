@@ -156,7 +156,7 @@ fn chain(
                     } else {
                         AppModel::Files { size: SizeDist::Fixed(20_000), think: Some(Time::from_millis(10)) }
                     };
-                    Transport::Tcp(TcpFlow { config, app, trace: false, congestion: None })
+                    Transport::Tcp(TcpFlow { config, app, trace: false, congestion: None, explicit: Vec::new() })
                 }
             };
             TrafficGroup {

@@ -82,7 +82,13 @@ fn tcp_group(count: u32, config: TcpConfig, jitter: Time) -> TrafficGroup {
         start_jitter: jitter,
         stop: Time::MAX,
         windows: None,
-        transport: Transport::Tcp(TcpFlow { config, app: AppModel::Bulk, trace: false, congestion: None }),
+        transport: Transport::Tcp(TcpFlow {
+            config,
+            app: AppModel::Bulk,
+            trace: false,
+            congestion: None,
+            explicit: Vec::new(),
+        }),
     }
 }
 

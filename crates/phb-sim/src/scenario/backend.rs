@@ -10,15 +10,21 @@
 //!   (their windows come from the simulator's senders), no ATM framing, no
 //!   flow-count schedules, no TCP profile that follows a simulator's rules,
 //!   no phased applications (a socket's buffer cannot withdraw data), no
-//!   Reno loss recovery (Linux has NewReno and SACK), one SACK setting per
-//!   host namespace and one ECN setting per sending host (the kernel's
-//!   `tcp_ecn` is per namespace), UDP packets of at least their headers, and at most
+//!   Reno loss recovery (Linux has NewReno and SACK), no TCP key the
+//!   kernel cannot honour ([`super::linux_tcp`]), one setting per host
+//!   namespace of SACK, timestamps and (per sending host) ECN and restart
+//!   after idle (the kernel's sysctls are per namespace), one initial
+//!   window, minimum RTO and delayed-ACK setting per pair of hosts (route
+//!   attributes), UDP packets of at least their headers, and at most
 //!   [`EMULATE_MAX_FLOWS`] flows and 65 534 nodes (its port and address
 //!   numbering, `phb-emu`'s `plan.rs`), and no packet trace (`[trace]`:
 //!   the router does not record one yet).
 
 use std::fmt;
 
+use std::collections::BTreeMap;
+
+use super::linux_tcp;
 use super::model::{Congestion, Scenario, Transport};
 use crate::apps::AppModel;
 use crate::tcp::{Rules, Variant};
@@ -102,13 +108,19 @@ fn not_emulable(scenario: &Scenario) -> Option<(String, String)> {
     if scenario.nodes.len() > EMULATE_MAX_NODES {
         return refuse("nodes".into(), &format!("emulation addresses at most {EMULATE_MAX_NODES} nodes"));
     }
-    // Per host: whether its TCP negotiates SACK, and the group that set it.
-    let mut sack: Vec<Option<(bool, usize)>> = vec![None; scenario.nodes.len()];
-    // Per sending host: whether its TCP asks for ECN, and the group that set it.
-    let mut ecn: Vec<Option<(bool, usize)>> = vec![None; scenario.nodes.len()];
+    // What the groups sharing a host namespace, or a host's route to
+    // another, must agree on (`linux_tcp`): the first value and its entry.
+    let mut sack = Agreed::default();
+    let mut ecn = Agreed::default();
+    let mut timestamps = Agreed::default();
+    let mut restart = Agreed::default();
+    let mut initcwnd = Agreed::default();
+    let mut rto_min = Agreed::default();
+    let mut quickack = Agreed::default();
     let mut flows = 0usize;
     for (g, group) in scenario.groups.iter().enumerate() {
-        let key = |k: &str| format!("traffic[{}].{k}", scenario.traffic_index(g));
+        let entry = scenario.traffic_index(g);
+        let key = |k: &str| format!("traffic[{entry}].{k}");
         if group.windows.is_some() {
             return refuse(key("schedule"), "flow-count schedules are not emulated yet");
         }
@@ -119,15 +131,6 @@ fn not_emulable(scenario: &Scenario) -> Option<(String, String)> {
                 }
             }
             Transport::Tcp(t) => {
-                match ecn[group.src] {
-                    Some((other, h)) if other != t.config.ecn => {
-                        return refuse(
-                            key("ecn"),
-                            &format!("ECN is asked for per host namespace (net.ipv4.tcp_ecn), and traffic[{h}] sending from the same host uses the other setting"),
-                        )
-                    }
-                    _ => ecn[group.src] = Some((t.config.ecn, scenario.traffic_index(g))),
-                }
                 if t.config.rules != Rules::Rfc {
                     return refuse(
                         key("profile"),
@@ -150,16 +153,41 @@ fn not_emulable(scenario: &Scenario) -> Option<(String, String)> {
                         )
                     }
                 };
-                for host in [group.src, group.dst] {
-                    match sack[host] {
-                        Some((other, h)) if other != with_sack => {
-                            return refuse(
-                                key("variant"),
-                                &format!("SACK is set per host namespace, and traffic[{h}] at the same host uses the other setting"),
-                            )
-                        }
-                        _ => sack[host] = Some((with_sack, scenario.traffic_index(g))),
-                    }
+                if let Some((k, why)) = linux_tcp::refused(t) {
+                    return refuse(key(k), &why);
+                }
+                let (src, dst, c, ts) = (group.src, group.dst, &t.config, linux_tcp::timestamps(t));
+                let host = |other: Option<usize>, k: &'static str, sysctl: &str| {
+                    other.map(|o| (k, format!("{sysctl} is set per host namespace, and traffic[{o}] at the same host uses another value")))
+                };
+                let route = |other: Option<usize>, k: &'static str, attribute: &str, whose: &str| {
+                    other.map(|o| (k, format!("the route attribute {attribute} is set on the {whose} host's route to the other, and traffic[{o}] between the same two hosts uses another value")))
+                };
+                let conflict = host(ecn.agree(src, c.ecn, entry), "ecn", "net.ipv4.tcp_ecn")
+                    .or(host(sack.agree(src, with_sack, entry), "variant", "net.ipv4.tcp_sack"))
+                    .or(host(sack.agree(dst, with_sack, entry), "variant", "net.ipv4.tcp_sack"))
+                    .or(host(timestamps.agree(src, ts, entry), "header", "net.ipv4.tcp_timestamps"))
+                    .or(host(timestamps.agree(dst, ts, entry), "header", "net.ipv4.tcp_timestamps"))
+                    .or(host(
+                        restart.agree(src, c.slow_start_restart, entry),
+                        "slow_start_restart",
+                        "net.ipv4.tcp_slow_start_after_idle",
+                    ))
+                    .or(route(
+                        initcwnd.agree((src, dst), c.initial_window, entry),
+                        "initial_window",
+                        "initcwnd",
+                        "sending",
+                    ))
+                    .or(route(rto_min.agree((src, dst), c.min_rto, entry), "min_rto", "rto_min", "sending"))
+                    .or(route(
+                        quickack.agree((dst, src), c.delayed_ack, entry),
+                        "delayed_ack",
+                        "quickack",
+                        "receiving",
+                    ));
+                if let Some((k, why)) = conflict {
+                    return refuse(key(k), &why);
                 }
             }
         }
@@ -169,6 +197,32 @@ fn not_emulable(scenario: &Scenario) -> Option<(String, String)> {
         }
     }
     not_runnable_command(scenario).map(|(key, why)| (key, format!("{why} (`phblab emulate` cannot run it)")))
+}
+
+/// What the groups sharing a place (a host's namespace, a host's route to
+/// another) must agree on: per place, the first value and the entry that
+/// set it.
+struct Agreed<K, V>(BTreeMap<K, (V, usize)>);
+
+impl<K, V> Default for Agreed<K, V> {
+    fn default() -> Self {
+        Agreed(BTreeMap::new())
+    }
+}
+
+impl<K: Ord, V: PartialEq> Agreed<K, V> {
+    /// Records `value` of traffic entry `entry` at `at`; the entry that set
+    /// another value there, if one did.
+    fn agree(&mut self, at: K, value: V, entry: usize) -> Option<usize> {
+        match self.0.get(&at) {
+            Some((v, e)) if *v != value => Some(*e),
+            Some(_) => None,
+            None => {
+                self.0.insert(at, (value, entry));
+                None
+            }
+        }
+    }
 }
 
 /// The first command whose program or working directory cannot be found, or whose class differs
@@ -296,6 +350,36 @@ profile = "linux"
         // The receiving host's setting does not matter: Linux accepts ECN when asked.
         assert!(load_for(&second("b", false), "s.toml", &[], Backend::Emulate).is_ok());
         assert!(load_for(&both, "s.toml", &[], Backend::Simulate).is_ok());
+    }
+
+    /// TCP keys the kernel cannot honour are refused naming the key; those
+    /// set on a route or per namespace must agree between the groups
+    /// sharing it (`linux_tcp`).
+    #[test]
+    fn emulation_refuses_tcp_keys_the_kernel_cannot_honour() {
+        let with = |keys: &str| format!("{TCP}{keys}\n");
+        let (key, line, _, message) = refused(&with("granularity = \"10ms\""), Backend::Emulate);
+        assert_eq!((key.as_str(), line), ("traffic[0].granularity", 19));
+        assert!(message.contains("clock-granularity") && message.contains("cannot run it"), "{message}");
+        assert!(load_for(&with("granularity = \"10ms\""), "s.toml", &[], Backend::Simulate).is_ok());
+        let honoured =
+            "initial_window = 4\nmss = \"1000B\"\nmin_rto = \"300ms\"\ndelayed_ack = false\nheader = \"40B\"";
+        assert!(load_for(&with(honoured), "s.toml", &[], Backend::Emulate).is_ok());
+        let second = |keys: &str, from: &str, to: &str| {
+            format!(
+                "{TCP}initial_window = 4\n[[traffic]]\nname = \"other\"\nkind = \"tcp\"\nfrom = \"{from}\"\nto = \"{to}\"\n\
+                 class = \"be\"\nprofile = \"linux\"\n{keys}\n"
+            )
+        };
+        let (key, _, _, message) = refused(&second("", "a", "b"), Backend::Emulate);
+        assert_eq!(key, "traffic[1].initial_window");
+        assert!(message.contains("initcwnd") && message.contains("traffic[0]"), "{message}");
+        assert!(load_for(&second("initial_window = 4", "a", "b"), "s.toml", &[], Backend::Emulate).is_ok());
+        // The reverse direction has a route of its own.
+        assert!(load_for(&second("", "b", "a"), "s.toml", &[], Backend::Emulate).is_ok());
+        let (key, _, _, message) = refused(&second("initial_window = 4\nheader = \"40B\"", "b", "a"), Backend::Emulate);
+        assert_eq!(key, "traffic[1].header");
+        assert!(message.contains("net.ipv4.tcp_timestamps"), "{message}");
     }
 
     #[test]

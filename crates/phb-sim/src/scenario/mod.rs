@@ -20,10 +20,12 @@
 //! - `overrides.rs` — applying `--set` assignments to the document.
 //! - `location.rs` — key paths and their line and column in the text.
 //! - [`backend`] — what the simulator and the emulator can each run.
+//! - [`linux_tcp`] — which TCP keys Linux's TCP honours under emulation.
 //!
 //! The format is documented in `docs/scenario-format.md`.
 
 pub mod backend;
+pub mod linux_tcp;
 mod location;
 pub mod model;
 mod overrides;

@@ -322,6 +322,10 @@ pub struct TcpFlow {
     /// ([`super::backend`]); `phblab emulate` asks the kernel for it
     /// (`TCP_CONGESTION`).
     pub congestion: Option<Congestion>,
+    /// The TCP keys the group's entry sets itself (the others take the
+    /// profile's values): `phblab emulate` refuses a key set to a value the
+    /// kernel cannot honour ([`super::backend`]).
+    pub explicit: Vec<&'static str>,
 }
 
 /// How a UDP source emits packets.

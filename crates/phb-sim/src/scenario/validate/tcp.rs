@@ -132,7 +132,8 @@ impl Context<'_> {
             self.err(&key(at), m)
         })?;
         let app = self.app(path, t)?;
-        Ok(TcpFlow { config, app, trace: t.trace.unwrap_or(false), congestion: t.congestion })
+        let explicit = tcp_keys(t).iter().filter(|(_, set)| *set).map(|(k, _)| *k).collect();
+        Ok(TcpFlow { config, app, trace: t.trace.unwrap_or(false), congestion: t.congestion, explicit })
     }
 
     fn app(&self, path: &str, t: &raw::Traffic) -> Result<AppModel> {
