@@ -84,7 +84,15 @@ impl Tournament {
     #[inline]
     pub fn min(&self) -> Option<(f64, usize)> {
         let best = if self.leaves <= SCAN_LIMIT {
-            self.nodes[self.leaves..].iter().fold(u128::MAX, |best, &leaf| smaller(best, leaf))
+            // The leaves in queue order: a strictly smaller key wins.
+            let leaves = &self.nodes[self.leaves..];
+            let mut best = leaves[0];
+            for &leaf in &leaves[1..] {
+                if (leaf >> 64) < (best >> 64) {
+                    best = leaf;
+                }
+            }
+            best
         } else {
             self.nodes[1]
         };
