@@ -113,6 +113,13 @@ impl Scfq {
     pub(crate) fn check_state(&self, queues: &[VecDeque<Head>]) -> Result<(), String> {
         super::tests::check_tags("SCFQ", &self.tags, |&f| f, &self.last_finish, queues)
     }
+
+    /// What a scan of every queue's head tag picks (ties to the lower
+    /// queue), with what the tree holds.
+    pub(crate) fn scan_and_trees(&self) -> [(Option<usize>, Option<usize>); 1] {
+        let head = super::smallest(self.tags.iter().enumerate().filter_map(|(q, t)| t.front().map(|&f| (q, f))));
+        [(head, self.heads.min().map(|(_, q)| q))]
+    }
 }
 
 #[cfg(test)]

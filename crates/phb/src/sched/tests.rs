@@ -1104,3 +1104,77 @@ fn beds_counts_backlogs_in_the_unit_it_serves() {
     assert!((0.7 * 4.0..1.15 * 4.0).contains(&ratio[0]), "bytes: {}", ratio[0]);
     assert!(ratio[1] > 3.0 * 4.0, "packets: {}", ratio[1]);
 }
+
+// ---------------------------------------------------------------------------
+// The timestamp schedulers' trees against a scan of every queue.
+
+/// WFQ, WF²Q+ and SCFQ over `n` queues with weights cycling through
+/// `weights`, on a 10 Mb/s link.
+fn timestamp_schedulers(n: usize, weights: &[f64]) -> Vec<(&'static str, AnySched)> {
+    let phi: Vec<f64> = (0..n).map(|i| weights[i % weights.len()]).collect();
+    vec![
+        ("wfq", Wfq::new(n, phi.clone(), EV_RATE).unwrap().into()),
+        ("wf2q+", Wf2qPlus::new(n, phi.clone(), EV_RATE).unwrap().into()),
+        ("scfq", Scfq::new(n, phi).unwrap().into()),
+    ]
+}
+
+/// After each `select`, what the trees answer is what a scan of every
+/// queue in order picks (the selection before the trees), ties included.
+fn trees_match_scan(s: &AnySched) -> Result<(), TestCaseError> {
+    let pairs: Vec<(Option<usize>, Option<usize>)> = match s {
+        AnySched::Wfq(s) => s.scan_and_trees().to_vec(),
+        AnySched::Wf2qPlus(s) => s.scan_and_trees().to_vec(),
+        AnySched::Scfq(s) => s.scan_and_trees().to_vec(),
+        _ => unreachable!("a timestamp scheduler"),
+    };
+    for &(scan, tree) in &pairs {
+        prop_assert_eq!(scan, tree, "{:?}", pairs);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Random arrivals, departures, evictions and waits over 1 to 40 queues
+    /// (a scan up to eight, a tree above), with few weights and sizes so
+    /// that tags tie often: every `select` picks what a scan picks.
+    #[test]
+    fn timestamp_schedulers_select_what_a_scan_selects(
+        n in 1usize..40,
+        weights in prop::sample::select(vec![vec![1.0], vec![1.0, 2.0], vec![0.5, 1.0, 3.0], vec![0.9, 0.1]]),
+        ops in prop::collection::vec((0u8..10, 0usize..40, prop::sample::select(vec![100u32, 200, 300])), 0..400),
+    ) {
+        for (name, mut s) in timestamp_schedulers(n, &weights) {
+            let mut queues: Vec<VecDeque<u32>> = vec![VecDeque::new(); n];
+            let mut now = Time::ZERO;
+            for &(op, k, size) in &ops {
+                match op {
+                    0..=3 => {
+                        queues[k % n].push_back(size);
+                        s.on_enqueue(k % n, size, now);
+                    }
+                    4..=7 => {
+                        let heads: Vec<Option<Head>> =
+                            queues.iter().map(|q| q.front().map(|&size| Head { size, enqueued: Time::ZERO })).collect();
+                        let picked = s.select(&heads, now);
+                        trees_match_scan(&s).map_err(|e| TestCaseError::fail(format!("{name}: {e}")))?;
+                        if let Some(q) = picked {
+                            let size = queues[q].pop_front().unwrap();
+                            s.on_dequeue(q, size, now);
+                            now += Time::transmission(size, EV_RATE);
+                        }
+                    }
+                    8 => {
+                        if let Some(q) = (0..n).map(|j| (k + j) % n).find(|&j| !queues[j].is_empty()) {
+                            let size = queues[q].pop_front().unwrap();
+                            s.on_evict(q, size, now);
+                        }
+                    }
+                    _ => now += Time::from_nanos(k as u64 * 100_000),
+                }
+            }
+        }
+    }
+}

@@ -8,61 +8,96 @@
 //! O(n) (about 150 ns a packet at 16 classes). Each queue has one head, so
 //! a complete binary tree whose leaves are the queues, each inner node
 //! holding the winner of its two children, answers in O(1) and changes in
-//! O(log n) when one head changes. The winner is exactly what a scan in
-//! queue order with a strict `<` gives (the property test below checks it
-//! against [`smallest`](super::smallest)), so results are unchanged to the
-//! last tie.
+//! O(log n) when one head changes. Each node holds its winner's key and
+//! index as one integer ordered as the pair is, so an update climbs from
+//! the leaf comparing the new winner with one sibling a level (a
+//! branch-free integer minimum, no look-up through the indices) and stops
+//! where a node keeps its winner and key. The winner is the smallest
+//! (key, index) pair, exactly what a scan in queue order with a strict `<`
+//! gives (the property tests below check it against
+//! [`smallest`](super::smallest)), so results are unchanged to the last
+//! tie. The tree is allocated once, at construction.
 
 /// The tree (see the module doc). Keys are finite `f64` tags; a queue
 /// without a key takes no part.
 #[derive(Clone, Debug)]
 pub struct Tournament {
-    /// Each queue's key, infinite for a queue without one.
-    keys: Vec<f64>,
-    /// Above [`SCAN_LIMIT`] queues, the tree: inner nodes `1..leaves` (the
-    /// root at 1), node `i`'s children `2i` and `2i + 1`, the leaves'
-    /// parents reading `keys`; each node holds the winning queue of its
-    /// subtree. Empty for a few queues, where a scan of `keys` is cheaper
-    /// than keeping a tree.
-    winners: Vec<u32>,
+    /// Node `i`'s winner as an [`entry`]: inner nodes `1..leaves` (the
+    /// root at 1, node `i`'s children `2i` and `2i + 1`), then the leaves,
+    /// queue `q` at `leaves + q` (the padding beyond the last queue never
+    /// has a key). Up to [`SCAN_LIMIT`] queues the inner nodes are not
+    /// kept: `min` scans the leaves.
+    nodes: Vec<u128>,
     leaves: usize,
+}
+
+/// Up to this many queues, `min` scans the leaves instead of keeping the
+/// inner nodes: cheaper than any tree for so few.
+const SCAN_LIMIT: usize = 8;
+
+/// A queue and its key as one integer that orders as (key, queue) does:
+/// the key's bits, mapped so that integers order as the floats do, above
+/// the queue's index. The smaller of two entries is then an integer
+/// comparison, ties going to the lower queue.
+#[inline]
+fn entry(key: f64, queue: usize) -> u128 {
+    // `+ 0.0` makes -0 into +0, which `<` holds equal to it.
+    let bits = (key + 0.0).to_bits();
+    let ordered = if bits >> 63 == 1 { !bits } else { bits | 1 << 63 };
+    (ordered as u128) << 64 | queue as u128
+}
+
+/// The key and queue of an [`entry`].
+#[inline]
+fn unpack(entry: u128) -> (f64, usize) {
+    let ordered = (entry >> 64) as u64;
+    let bits = if ordered >> 63 == 1 { ordered & !(1 << 63) } else { !ordered };
+    (f64::from_bits(bits), entry as u64 as usize)
+}
+
+/// The smaller of two entries, without a branch (which way a comparison
+/// of tags goes is what a processor cannot predict).
+#[inline]
+fn smaller(a: u128, b: u128) -> u128 {
+    let mask = 0u128.wrapping_sub((b < a) as u128);
+    (b & mask) | (a & !mask)
 }
 
 /// The key of a queue that takes no part.
 const ABSENT: f64 = f64::INFINITY;
 
-/// Up to this many queues, `min` scans the keys instead of keeping a tree.
-const SCAN_LIMIT: usize = 8;
-
 impl Tournament {
     /// A tree over `queues` queues, none with a key.
     pub fn new(queues: usize) -> Tournament {
         let leaves = queues.next_power_of_two().max(2);
-        let winners = if queues > SCAN_LIMIT {
-            // Each inner node starts with the lowest queue of its subtree.
-            (0..leaves).map(|i| lowest_leaf(i, leaves)).collect()
-        } else {
-            Vec::new()
-        };
-        Tournament { keys: vec![ABSENT; leaves], winners, leaves }
+        let mut nodes = vec![0; 2 * leaves];
+        for q in 0..leaves {
+            nodes[leaves + q] = entry(ABSENT, q);
+        }
+        for i in (1..leaves).rev() {
+            nodes[i] = nodes[2 * i].min(nodes[2 * i + 1]);
+        }
+        Tournament { nodes, leaves }
     }
 
     /// The queue with the smallest key (ties: the lower index) and its key.
     #[inline]
     pub fn min(&self) -> Option<(f64, usize)> {
-        let q = if self.winners.is_empty() {
-            let mut best = 0;
-            for (q, &key) in self.keys.iter().enumerate().skip(1) {
-                if key < self.keys[best] {
-                    best = q;
+        let best = if self.leaves <= SCAN_LIMIT {
+            // The leaves in queue order: a strictly smaller key wins.
+            let leaves = &self.nodes[self.leaves..];
+            let mut best = leaves[0];
+            for &leaf in &leaves[1..] {
+                if (leaf >> 64) < (best >> 64) {
+                    best = leaf;
                 }
             }
             best
         } else {
-            self.winners[1] as usize
+            self.nodes[1]
         };
-        let key = self.keys[q];
-        (key != ABSENT).then_some((key, q))
+        let (key, queue) = unpack(best);
+        (key != ABSENT).then_some((key, queue))
     }
 
     /// Sets `queue`'s key (`None`: takes no part).
@@ -70,49 +105,28 @@ impl Tournament {
     pub fn set(&mut self, queue: usize, key: Option<f64>) {
         let key = key.unwrap_or(ABSENT);
         debug_assert!(key.is_finite() || key == ABSENT, "a tag must be finite: {key}");
-        self.keys[queue] = key;
-        if self.winners.is_empty() {
+        let mut i = self.leaves + queue;
+        let mut winner = entry(key, queue);
+        self.nodes[i] = winner;
+        if self.leaves <= SCAN_LIMIT {
             return;
         }
-        let mut i = (self.leaves + queue) / 2;
-        while i >= 1 {
-            // A leaf's parent compares two queues' keys; a node above, the
-            // winners of its two children.
-            let (left, right) = if 2 * i >= self.leaves {
-                (2 * i - self.leaves, 2 * i + 1 - self.leaves)
-            } else {
-                (self.winners[2 * i] as usize, self.winners[2 * i + 1] as usize)
-            };
-            let winner = self.better(left, right);
-            if winner == self.winners[i] && winner as usize != queue {
+        while i > 1 {
+            winner = smaller(winner, self.nodes[i ^ 1]);
+            i /= 2;
+            if self.nodes[i] == winner {
                 return; // the same winner with the same key: nothing above changes
             }
-            self.winners[i] = winner;
-            i /= 2;
+            self.nodes[i] = winner;
         }
-    }
-
-    /// The winner of queues `left` < `right`: the left one on a tie.
-    #[inline]
-    fn better(&self, left: usize, right: usize) -> u32 {
-        (if self.keys[right] < self.keys[left] { right } else { left }) as u32
     }
 
     /// `queue`'s key.
     #[inline]
     pub fn key(&self, queue: usize) -> Option<f64> {
-        let key = self.keys[queue];
+        let (key, _) = unpack(self.nodes[self.leaves + queue]);
         (key != ABSENT).then_some(key)
     }
-}
-
-/// The lowest queue under inner node `node` of a tree with `leaves` leaves.
-fn lowest_leaf(node: usize, leaves: usize) -> u32 {
-    let mut n = node.max(1);
-    while n < leaves {
-        n *= 2;
-    }
-    (n - leaves) as u32
 }
 
 #[cfg(test)]
@@ -139,22 +153,26 @@ mod tests {
 
     proptest! {
         /// Through any sequence of key changes (with many equal keys), the
-        /// tree (or, for a few queues, its scan) picks what a scan in queue
-        /// order picks.
+        /// tree picks what a scan in queue order picks, and keeps every key.
         #[test]
         fn picks_what_a_linear_scan_picks(
             queues in 1usize..70,
-            changes in proptest::collection::vec((0usize..70, proptest::option::of(0u8..6)), 1..400),
+            changes in proptest::collection::vec((0usize..70, proptest::option::of(0u8..7)), 1..400),
         ) {
             let mut tree = Tournament::new(queues);
             let mut keys: Vec<Option<f64>> = vec![None; queues];
             for (queue, key) in changes {
                 let queue = queue % queues;
-                let key = key.map(|k| k as f64 * 0.5);
+                // Negative keys and -0 (equal to +0) too.
+                let key = key.map(|k| if k == 6 { -0.0 } else { (k as f64 - 2.0) * 0.5 });
                 tree.set(queue, key);
                 keys[queue] = key;
                 let scan = smallest(keys.iter().enumerate().filter_map(|(i, k)| k.map(|k| (i, k))));
                 prop_assert_eq!(tree.min().map(|(_, q)| q), scan);
+                prop_assert_eq!(tree.min().map(|(k, _)| k), scan.and_then(|q| keys[q]));
+                for (q, &k) in keys.iter().enumerate() {
+                    prop_assert_eq!(tree.key(q), k);
+                }
             }
         }
     }

@@ -125,8 +125,16 @@ impl Wf2qPlus {
     fn head_update(&mut self, queue: usize) {
         let head = self.tags[queue].front().copied();
         let eligible = head.is_some_and(|(s, _)| s <= self.v);
-        self.waiting.set(queue, head.filter(|_| !eligible).map(|(s, _)| s));
-        self.eligible.set(queue, head.filter(|_| eligible).map(|(_, f)| f));
+        // Only the trees whose key for the queue changes are touched.
+        let (from, to) =
+            if eligible { (&mut self.waiting, &mut self.eligible) } else { (&mut self.eligible, &mut self.waiting) };
+        if from.key(queue).is_some() {
+            from.set(queue, None);
+        }
+        let key = head.map(|(s, f)| if eligible { f } else { s });
+        if key.is_some() || to.key(queue).is_some() {
+            to.set(queue, key);
+        }
     }
 
     /// Counts the bytes of the packet in transmission sent by `now`.
@@ -216,6 +224,18 @@ impl Wf2qPlus {
         let held: usize = queues.iter().map(VecDeque::len).sum();
         super::tests::same("WF2Q+", "packets held (all queues)", 0, self.queued, held)?;
         super::tests::check_tags("WF2Q+", &self.tags, |&(_, f)| f, &self.last_finish, queues)
+    }
+
+    /// What a scan of every queue picks after a `select`: the smallest
+    /// finish tag among the heads with `S ≤ V` (ties to the lower queue),
+    /// with what the eligible tree holds.
+    pub(crate) fn scan_and_trees(&self) -> [(Option<usize>, Option<usize>); 1] {
+        let eligible = self
+            .tags
+            .iter()
+            .enumerate()
+            .filter_map(|(q, t)| t.front().filter(|&&(s, _)| s <= self.v).map(|&(_, f)| (q, f)));
+        [(super::smallest(eligible), self.eligible.min().map(|(_, q)| q))]
     }
 }
 

@@ -93,10 +93,17 @@ impl Wfq {
     }
 
     /// Brings `V` to `now` by following the GPS system's departures.
+    #[inline]
     fn advance(&mut self, now: Time) {
-        if now <= self.last {
-            return;
+        // Most calls come at the time of the one before (a dequeue after an
+        // arrival): nothing to follow, and no call.
+        if now > self.last {
+            self.follow_gps(now);
         }
+    }
+
+    /// [`Wfq::advance`] for `now` after `last`.
+    fn follow_gps(&mut self, now: Time) {
         let mut left = (now - self.last).as_nanos() as f64;
         self.last = now;
         loop {
@@ -261,6 +268,24 @@ impl Scheduler for Wfq {
 impl Wfq {
     pub(crate) fn check_state(&self, queues: &[VecDeque<Head>]) -> Result<(), String> {
         super::tests::check_tags("WFQ", &self.tags, |&f| f, &self.last_finish, queues)
+    }
+
+    /// What a scan of every queue picks: the smallest head tag, and the
+    /// next GPS departure (the smallest last tag of a queue in `B(t)`),
+    /// ties to the lower queue; with what the trees hold. Panics unless
+    /// `B(t)` holds each member at its last tag and every queue left out
+    /// is done in GPS (its last tag not above `V`).
+    pub(crate) fn scan_and_trees(&self) -> [(Option<usize>, Option<usize>); 2] {
+        for (q, &f) in self.last_finish.iter().enumerate() {
+            match self.gps.key(q) {
+                Some(key) => assert_eq!(key, f, "WFQ: queue {q} in B(t) with a stale tag"),
+                None => assert!(f <= self.v, "WFQ: queue {q} left out of B(t) with F {f} > V {}", self.v),
+            }
+        }
+        let head = super::smallest(self.tags.iter().enumerate().filter_map(|(q, t)| t.front().map(|&f| (q, f))));
+        let members = self.last_finish.iter().copied().enumerate().filter(|&(q, _)| self.gps.key(q).is_some());
+        let gps = super::smallest(members);
+        [(head, self.heads.min().map(|(_, q)| q)), (gps, self.gps.min().map(|(_, q)| q))]
     }
 }
 
