@@ -6,13 +6,17 @@ catalog entries in scenarios/firoiu-2001/ use, and its Fig. 11.
     python scripts/firoiu_2001.py --transfers     # Figs. 8-10: transfer times by the models
     python scripts/firoiu_2001.py --measured-t0 results/reproduce/firoiu-2001/fig-4
                                                   # G(p) with the runs' T_0 and Q (or fig-4-red:
-                                                  # the operating points)
+                                                  # the operating points; fig-7, fig-7-red alike)
 
 The predictions come from `phblab.models` with the entries' assumptions
 (docs/reproductions.md, BEDS): 1000-byte packets (M = 8000 bits), b = 1 (ns-2's
 TCPSink acknowledges every packet), W_max = 20 (ns-2's window_), T_0 = 5R (the
 paper's "typically 5R"), R_0 = 41 ms (20 ms of propagation each way plus the
 transmission times), RED's drop rate with ns-2's wait (H of phblab.models).
+Fig. 7 (the test bed, Linux TCP) differs: no window limit, R_0 = 1 ms (link
+delays negligible: the transmission times), and b = 1 because Linux grows
+its window by the segments each ACK acknowledges (one segment a round trip
+whatever the ACK frequency), which is what PFTK's b stands for.
 The entries hold the numbers this prints; rerun it after changing an
 assumption, never after seeing a simulation's result.
 """
@@ -20,15 +24,54 @@ assumption, never after seeing a simulation's result.
 from __future__ import annotations
 
 import argparse
+import json
+from dataclasses import dataclass
 
 from phblab import models
 
-#: The model's parameters for every entry.
+#: The model's parameters for every entry but Fig. 7's.
 PFTK = {"M": 8000.0, "b": 1.0, "W_max": 20.0, "T_0_rtts": 5.0}
 R_0 = 0.041
 #: One VoIP flow: 82 bytes every 30 ms for a third of the time.
 VOIP_BPS = 82 * 8 / 0.030 / 3
 VOIP_BITS = 82 * 8
+
+#: Fig. 7's test bed (fig-7.toml): Linux TCP without a window limit, link
+#: delays negligible (R_0: the transmission times of a packet and its ACK),
+#: 80 TCP and 60 VoIP flows on 10 Mb/s.
+FIG7_PFTK = {"M": 8000.0, "b": 1.0, "W_max": float("inf"), "T_0_rtts": 5.0}
+FIG7_R_0 = 0.001
+FIG7_P_PCT = [0.5, 1, 2, 4, 8, 12, 16, 20]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One entry's network for the model: TCP flows `n`, VoIP flows `m`,
+    line rate `c` (bit/s), R_0 (s) and PFTK's parameters."""
+
+    n: int
+    m: int
+    c: float
+    r_0: float
+    pftk: dict
+
+    def queue_law(self, p: float, **pftk: float | None) -> models.QueueLawPoint:
+        args = {**self.pftk, **pftk}
+        return models.queue_law(p, self.n, self.c, self.r_0, m=self.m, U=VOIP_BPS, udp_packet_bits=VOIP_BITS, **args)
+
+    def operating_point(self, policy: str, **pftk: float | None) -> models.OperatingPoint:
+        args = {**self.pftk, **pftk}
+        red = RED_POLICIES[policy]
+        return models.operating_point(
+            self.n, self.c, self.r_0, *red, m=self.m, U=VOIP_BPS, udp_packet_bits=VOIP_BITS, **args
+        )
+
+
+#: The settings of the entries --measured-t0 reads, by scenario file.
+SETTINGS = {
+    "fig-4.toml": Setting(80, 0, 9e6, R_0, PFTK),
+    "fig-7.toml": Setting(80, 60, 10e6, FIG7_R_0, FIG7_PFTK),
+}
 
 #: Fig. 4's loss probabilities (%), and RED's three control policies.
 FIG4_P_PCT = [0.5, 1, 2, 4, 6, 8, 12, 16, 20]
@@ -75,6 +118,14 @@ def predictions() -> None:
             f"  {m} VoIP ({m * VOIP_BPS / 1e6:.3f} Mb/s): separated p = {100 * sep.p:.3f}%, delay {1000 * sep.delay:.1f} ms;"
             f" one queue p = {100 * one.p:.3f}%, delay {1000 * one.delay:.1f} ms"
         )
+    fig7 = SETTINGS["fig-7.toml"]
+    print("Fig. 7: queue law G(p) as queueing delay, 80 TCP (Linux, b = 1) + 60 VoIP at 10 Mb/s, R_0 = 1 ms (ms)")
+    for p in FIG7_P_PCT:
+        print(f"  p = {p:>4}%: {1000 * fig7.queue_law(p / 100).delay:8.1f} (b = 2: {1000 * fig7.queue_law(p / 100, b=2.0).delay:.1f})")
+    print("Fig. 7: RED operating points, the same traffic")
+    for name, red in RED_POLICIES.items():
+        op = fig7.operating_point(name)
+        print(f"  {name:20} {red}: p = {100 * op.p:.3f}%, delay {1000 * op.delay:.1f} ms, {op.queue_packets:.0f} pkts")
     print("E-model (G.107): R at zero delay and loss")
     for codec in models.CODECS:
         print(f"  {codec:12} R = {models.emodel_r(0, 0, codec):.2f}")
@@ -91,16 +142,19 @@ def measured_t0(entry_results: str) -> None:
     import pandas as pd
 
     runs = pd.read_csv(f"{entry_results}/per_run.csv")
+    scenario = json.loads(open(f"{entry_results}/comparison.json").read())["scenario"]
+    setting = SETTINGS[scenario.rsplit("/", 1)[-1]]
+    figure = "Fig. " + scenario.rsplit("fig-", 1)[-1].removesuffix(".toml")
     red = "policy" in runs.columns
     runs = runs.groupby("policy" if red else "p_pct", sort=False)[["delay", "loss", "t0", "q"]].mean()
-    pftks = {"5R, Q̂": lambda row: PFTK}
-    pftks["T_0"] = lambda row: {**PFTK, "T_0_rtts": None, "T_0": row.t0 / 1000}
+    pftks = {"5R, Q̂": lambda row: {}}
+    pftks["T_0"] = lambda row: {"T_0_rtts": None, "T_0": row.t0 / 1000}
     pftks["T_0, Q"] = lambda row: {**pftks["T_0"](row), "Q": row.q}
     if red:
-        print("Fig. 4, RED: the operating point (delay ms, loss %) against the model's with T_0 = 5R and Q̂")
+        print(f"{figure}, RED: the operating point (delay ms, loss %) against the model's with T_0 = 5R and Q̂")
         print("(as the entry), with the measured T_0, and with the measured T_0 and Q")
     else:
-        print("Fig. 4: queueing delay at R1 -> R2 (ms) against G(p) with T_0 = 5R and Q̂ (as the entry),")
+        print(f"{figure}: queueing delay at R1 -> R2 (ms) against G(p) with T_0 = 5R and Q̂ (as the entry),")
         print("with the measured T_0, and with the measured T_0 and Q; the gap is ours / model - 1")
     header = ["policy" if red else "p (%)", "ours", "T_0 (ms)", "Q"]
     for name in pftks:
@@ -112,10 +166,10 @@ def measured_t0(entry_results: str) -> None:
             cells[1] += f" {row.loss:.2f}%"
         for pftk in pftks.values():
             if red:
-                op = models.operating_point(80, 9e6, R_0, *RED_POLICIES[key], **pftk(row))
+                op = setting.operating_point(key, **pftk(row))
                 cells += [f"{1000 * op.delay:.1f}", f"{100 * op.p:.2f}%", f"{row.delay / (1000 * op.delay) - 1:+.1%}"]
             else:
-                g = 1000 * models.queue_law(key / 100, 80, 9e6, R_0, **pftk(row)).delay
+                g = 1000 * setting.queue_law(key / 100, **pftk(row)).delay
                 cells += [f"{g:.1f}", f"{row.delay / g - 1:+.1%}"]
         print("  " + " ".join(f"{c:>18}" if i == 0 else f"{c:>9}" for i, c in enumerate(cells)))
 
@@ -203,7 +257,7 @@ def main() -> None:
     parser.add_argument(
         "--measured-t0",
         metavar="DIR",
-        help="the model with the T_0 and Q of the runs of firoiu-2001/fig-4 or fig-4-red in DIR",
+        help="the model with the T_0 and Q of the runs of firoiu-2001/fig-4, fig-4-red, fig-7 or fig-7-red in DIR",
     )
     args = parser.parse_args()
     if args.fig11:
