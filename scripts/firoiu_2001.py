@@ -121,7 +121,9 @@ def predictions() -> None:
     fig7 = SETTINGS["fig-7.toml"]
     print("Fig. 7: queue law G(p) as queueing delay, 80 TCP (Linux, b = 1) + 60 VoIP at 10 Mb/s, R_0 = 1 ms (ms)")
     for p in FIG7_P_PCT:
-        print(f"  p = {p:>4}%: {1000 * fig7.queue_law(p / 100).delay:8.1f} (b = 2: {1000 * fig7.queue_law(p / 100, b=2.0).delay:.1f})")
+        print(
+            f"  p = {p:>4}%: {1000 * fig7.queue_law(p / 100).delay:8.1f} (b = 2: {1000 * fig7.queue_law(p / 100, b=2.0).delay:.1f})"
+        )
     print("Fig. 7: RED operating points, the same traffic")
     for name, red in RED_POLICIES.items():
         op = fig7.operating_point(name)
