@@ -41,6 +41,7 @@ use phb::queue::SchedulerKind;
 use crate::apps::AppModel;
 use crate::net::routing::GroupRoute;
 use crate::scenario::{Scenario, Transport};
+use crate::scope::link_direction;
 
 /// The warnings about `scenario`, whose traffic group `g` is routed over
 /// `routes[g]` (`net::routing::group_routes`).
@@ -55,7 +56,7 @@ pub fn warnings(scenario: &Scenario, routes: &[GroupRoute]) -> Vec<String> {
 fn port_name(scenario: &Scenario, port: usize) -> String {
     let link = &scenario.links[port / 2];
     let (from, to) = if port.is_multiple_of(2) { (link.a, link.b) } else { (link.b, link.a) };
-    format!("{}->{}", scenario.nodes[from].name, scenario.nodes[to].name)
+    link_direction(&scenario.nodes[from].name, &scenario.nodes[to].name)
 }
 
 fn conditioner_of(scenario: &Scenario, port: usize) -> Option<&phb::classify::ConditionerConfig> {

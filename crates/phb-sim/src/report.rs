@@ -55,15 +55,14 @@ use crate::measure::ClassStats;
 use crate::net::Port;
 use crate::output::{Column, RunOutput, Table};
 use crate::scenario::Scenario;
+use crate::scope::{link_direction, END_TO_END};
 use crate::sim::Sim;
 use crate::trace::Tracing;
 
 /// The scope name of a link direction.
 fn port_scope(scenario: &Scenario, port: &Port) -> String {
-    format!("{}->{}", scenario.nodes[port.from].name, scenario.nodes[port.to].name)
+    link_direction(&scenario.nodes[port.from].name, &scenario.nodes[port.to].name)
 }
-
-pub const END_TO_END: &str = "end-to-end";
 
 /// The `class` label of `qdisc`'s buffer `b` in the time series: `""` when
 /// the qdisc has one buffer (its series are the link's), else the buffer's

@@ -34,6 +34,7 @@ use crate::net::{Kind, Meta, Port, Routes, SackBlocks, SimPacket, Wires};
 use crate::output::RunOutput;
 use crate::report;
 use crate::scenario::{LspMarker, Scenario, WindowInput};
+use crate::scope::link_direction;
 use crate::tcp::Ack;
 use crate::trace::{NoTrace, TraceEvent, Tracer, Tracing};
 
@@ -1096,7 +1097,7 @@ pub fn trace_arrivals(scenario: &Scenario, seed: Option<u64>, scope: &str) -> Re
     let Some(port) = sim
         .ports
         .iter()
-        .position(|p| format!("{}->{}", scenario.nodes[p.from].name, scenario.nodes[p.to].name) == scope)
+        .position(|p| link_direction(&scenario.nodes[p.from].name, &scenario.nodes[p.to].name) == scope)
     else {
         return Ok(None);
     };
