@@ -1083,7 +1083,20 @@ fn simulate<T: Tracing>(
     sim.run(progress)?;
     sim.finish_trace()?;
     sim.check_conservation()?;
-    Ok(report::collect(&mut sim, seed))
+    let ratios = sim.finish_ratios();
+    Ok(report::collect(report::FinishedRun {
+        scenario: sim.scenario,
+        seed,
+        end: sim.end,
+        end_to_end: &sim.end_to_end,
+        ports: &sim.ports,
+        flows: &mut sim.flows,
+        class_of_codepoint: &sim.class_of_codepoint,
+        series: std::mem::take(&mut sim.series),
+        ratios,
+        events: sim.events_processed,
+        warnings: std::mem::take(&mut sim.warnings),
+    }))
 }
 
 /// Runs `scenario` with `seed` and records every packet that arrives at
