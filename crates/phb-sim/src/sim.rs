@@ -15,6 +15,9 @@
 //! per timer: when its deadline moves later, the pending event, on firing,
 //! finds the deadline not yet due and does nothing; when it moves earlier,
 //! a new event is scheduled and the old one becomes stale.
+//!
+//! The packet trace's hooks (which ports are traced, and the rows their
+//! packets' events make) are in `sim/record.rs`.
 
 use std::ops::ControlFlow;
 use std::path::Path;
@@ -36,7 +39,10 @@ use crate::report;
 use crate::scenario::{group_routes, LspMarker, Scenario, WindowInput};
 use crate::scope::link_direction;
 use crate::tcp::Ack;
-use crate::trace::{NoTrace, TraceEvent, Tracer, Tracing};
+use crate::trace::TraceEvent;
+use record::{NoTrace, Tracer, Tracing};
+
+mod record;
 
 /// A run that started but did not finish. Always fatal to the run.
 #[derive(Debug, thiserror::Error, PartialEq)]
