@@ -18,6 +18,10 @@
 //! Start with [`run`]: it builds the network a [`scenario::Scenario`]
 //! describes, runs it (`sim.rs`: the event loop and a packet's walk), checks
 //! packet conservation and returns the result tables (`report.rs`).
+//!
+//! The modules form layers that depend one way, `scope` at the bottom and
+//! `sim` at the top (`docs/architecture.md`, "The simulator's modules");
+//! `tests/module_layers.rs` fails if a module uses one above it.
 
 pub mod advice;
 pub mod apps;
