@@ -356,7 +356,7 @@ fn start(scenario: &Scenario, plan: &Plan, setting: &Setting) -> Result<Vec<thre
                 // A burst source's default rate: its first link's, as in the simulator.
                 let line_rate_bps =
                     plan.routes.next_port(flow.route_fwd, 0).map_or(0, |port| scenario.links[port / 2].rate_bps);
-                let mut source = Source::new(model, line_rate_bps, Rng::derive(seed, &format!("flow/{}", flow.name)));
+                let mut source = model.source(line_rate_bps, Rng::derive(seed, &format!("flow/{}", flow.name)));
                 let next = epoch + flow.start + source.first_gap();
                 let payload = (model.packet_size() - UDP_HEADERS) as usize;
                 udp.push(UdpFlow { socket, source, payload, next, stop });

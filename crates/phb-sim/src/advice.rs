@@ -39,11 +39,11 @@ use phb::mark::Action;
 use phb::queue::SchedulerKind;
 
 use crate::apps::AppModel;
-use crate::net::routing::GroupRoute;
-use crate::scenario::{Scenario, Transport};
+use crate::scenario::{GroupRoute, Scenario, Transport};
+use crate::scope::link_direction;
 
 /// The warnings about `scenario`, whose traffic group `g` is routed over
-/// `routes[g]` (`net::routing::group_routes`).
+/// `routes[g]` (`scenario::group_routes`).
 pub fn warnings(scenario: &Scenario, routes: &[GroupRoute]) -> Vec<String> {
     let mut out = unmatched_rules(scenario, routes);
     out.extend(small_windows(scenario, routes));
@@ -55,7 +55,7 @@ pub fn warnings(scenario: &Scenario, routes: &[GroupRoute]) -> Vec<String> {
 fn port_name(scenario: &Scenario, port: usize) -> String {
     let link = &scenario.links[port / 2];
     let (from, to) = if port.is_multiple_of(2) { (link.a, link.b) } else { (link.b, link.a) };
-    format!("{}->{}", scenario.nodes[from].name, scenario.nodes[to].name)
+    link_direction(&scenario.nodes[from].name, &scenario.nodes[to].name)
 }
 
 fn conditioner_of(scenario: &Scenario, port: usize) -> Option<&phb::classify::ConditionerConfig> {
@@ -263,7 +263,7 @@ fn rate(bps: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::routing::group_routes;
+    use crate::scenario::group_routes;
 
     fn warnings_of(text: &str) -> Vec<String> {
         let scenario = crate::load(text, "t.toml", &[]).unwrap();

@@ -122,7 +122,7 @@ impl Flow {
         };
         let transport = match &group.transport {
             Transport::Udp(model) => FlowTransport::Udp {
-                source: Source::new(model, line_rate_bps, Rng::derive_fmt(seed, format_args!("flow/{name}"))),
+                source: model.source(line_rate_bps, Rng::derive_fmt(seed, format_args!("flow/{name}"))),
                 packet_size: model.packet_size(),
                 next_seq: 0,
             },

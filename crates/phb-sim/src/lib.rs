@@ -12,11 +12,16 @@
 //! - [`apps`] — what TCP carries: bulk transfers, files, phased on/off.
 //! - [`measure`] — per-class counters and delay histograms.
 //! - [`output`] — the tables a run returns.
+//! - [`scope`] — scope names: end to end, a link direction.
 //! - [`trace`] — packet traces: the event log of chosen link directions.
 //!
 //! Start with [`run`]: it builds the network a [`scenario::Scenario`]
 //! describes, runs it (`sim.rs`: the event loop and a packet's walk), checks
 //! packet conservation and returns the result tables (`report.rs`).
+//!
+//! The modules form layers that depend one way, `scope` at the bottom and
+//! `sim` at the top (`docs/architecture.md`, "The simulator's modules");
+//! `tests/module_layers.rs` fails if a module uses one above it.
 
 pub mod advice;
 pub mod apps;
@@ -27,6 +32,7 @@ pub mod net;
 pub mod output;
 mod report;
 pub mod scenario;
+pub mod scope;
 mod sim;
 pub mod tcp;
 pub mod trace;
@@ -36,7 +42,8 @@ pub use flow::FlowCounts;
 pub use output::{Column, RunOutput, Table};
 pub use report::{
     delay_ratios_table, flows_table, transfers_table, ClassRows, ConditionerRows, CounterRows, FlowFacts,
-    SenderFigures, TimeSeries, END_TO_END,
+    SenderFigures, TimeSeries,
 };
 pub use scenario::{load, load_for, Backend, Scenario, ScenarioError};
+pub use scope::END_TO_END;
 pub use sim::{run, run_traced, run_with, trace_arrivals, Arrival, RunError};

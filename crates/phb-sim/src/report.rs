@@ -48,22 +48,19 @@ use phb::queue::Counter;
 use phb::{DropReason, Framing, Qdisc, QdiscConfig, Time};
 
 use crate::apps::Transfer;
-use crate::flow::{FlowCounts, FlowTransport, Tcp};
+use crate::flow::{Flow, FlowCounts, FlowTransport, Tcp};
 use crate::measure::delay_ratio::RatioSummary;
 use crate::measure::histogram::DelayHistogram;
 use crate::measure::ClassStats;
 use crate::net::Port;
 use crate::output::{Column, RunOutput, Table};
 use crate::scenario::Scenario;
-use crate::sim::Sim;
-use crate::trace::Tracing;
+use crate::scope::{link_direction, END_TO_END};
 
 /// The scope name of a link direction.
 fn port_scope(scenario: &Scenario, port: &Port) -> String {
-    format!("{}->{}", scenario.nodes[port.from].name, scenario.nodes[port.to].name)
+    link_direction(&scenario.nodes[port.from].name, &scenario.nodes[port.to].name)
 }
-
-pub const END_TO_END: &str = "end-to-end";
 
 /// The `class` label of `qdisc`'s buffer `b` in the time series: `""` when
 /// the qdisc has one buffer (its series are the link's), else the buffer's
@@ -405,9 +402,8 @@ impl HistogramRows {
 /// Each flow's time-average congestion window over the measured period
 /// while it ran (0 for UDP, or a TCP flow that did not run in it: a NaN
 /// would make equal runs compare unequal).
-fn cwnd_means<T: Tracing>(sim: &mut Sim<'_, T>) -> Vec<f64> {
-    let end = sim.end;
-    sim.flows
+fn cwnd_means(flows: &mut [Flow], end: Time) -> Vec<f64> {
+    flows
         .iter_mut()
         .map(|f| match &mut f.transport {
             FlowTransport::Tcp(tcp) => {
@@ -511,9 +507,8 @@ pub fn flows_table(
 
 /// The simulated flows' rows of the `flows` table; `cwnd_mean` is each
 /// flow's mean congestion window (NaN for UDP).
-fn sim_flows_table<T: Tracing>(sim: &Sim<'_, T>, measured_s: f64, cwnd_mean: Vec<f64>) -> Table {
-    let facts: Vec<FlowFacts> = sim
-        .flows
+fn sim_flows_table(scenario: &Scenario, flows: &[Flow], measured_s: f64, cwnd_mean: Vec<f64>) -> Table {
+    let facts: Vec<FlowFacts> = flows
         .iter()
         .map(|f| FlowFacts {
             name: &f.name,
@@ -523,9 +518,8 @@ fn sim_flows_table<T: Tracing>(sim: &Sim<'_, T>, measured_s: f64, cwnd_mean: Vec
             start: f.start,
         })
         .collect();
-    let counts: Vec<FlowCounts> = sim.flows.iter().map(|f| f.total.since(&f.at_warmup)).collect();
-    let senders: Vec<SenderFigures> = sim
-        .flows
+    let counts: Vec<FlowCounts> = flows.iter().map(|f| f.total.since(&f.at_warmup)).collect();
+    let senders: Vec<SenderFigures> = flows
         .iter()
         .zip(cwnd_mean)
         .map(|(f, cwnd_mean_segments)| match f.tcp() {
@@ -544,7 +538,7 @@ fn sim_flows_table<T: Tracing>(sim: &Sim<'_, T>, measured_s: f64, cwnd_mean: Vec
             None => SenderFigures { cwnd_mean_segments, ..SenderFigures::NONE },
         })
         .collect();
-    flows_table(sim.scenario, &facts, &counts, &senders, measured_s)
+    flows_table(scenario, &facts, &counts, &senders, measured_s)
 }
 
 /// Rows of the `counters` table: the qdiscs' own counters (JoBS'
@@ -591,23 +585,23 @@ impl CounterRows {
     }
 }
 
-fn counters_table<T: Tracing>(sim: &Sim<'_, T>) -> Table {
+fn counters_table(scenario: &Scenario, ports: &[Port]) -> Table {
     let mut rows = CounterRows::default();
     let mut now = Vec::new();
-    for (p, port) in sim.ports.iter().enumerate() {
+    for (p, port) in ports.iter().enumerate() {
         port.qdisc.counters(&mut now);
-        let queues = &sim.scenario.port_qdisc(p).queues;
-        rows.push_link(&port_scope(sim.scenario, port), |q| &queues[q].name, &now, &port.counters_at_warmup);
+        let queues = &scenario.port_qdisc(p).queues;
+        rows.push_link(&port_scope(scenario, port), |q| &queues[q].name, &now, &port.counters_at_warmup);
     }
     rows.into_table()
 }
 
-fn conditioners_table<T: Tracing>(sim: &Sim<'_, T>) -> Table {
+fn conditioners_table(scenario: &Scenario, ports: &[Port]) -> Table {
     let mut rows = ConditionerRows::default();
-    for port in &sim.ports {
+    for port in ports {
         if let Some(conditioner) = &port.conditioner {
-            let scope = port_scope(sim.scenario, port);
-            rows.push_port(sim.scenario, &scope, conditioner, port.conditioner_at_warmup.as_ref());
+            let scope = port_scope(scenario, port);
+            rows.push_port(scenario, &scope, conditioner, port.conditioner_at_warmup.as_ref());
         }
     }
     rows.into_table()
@@ -672,24 +666,58 @@ pub fn delay_ratios_table(scenario: &Scenario, meters: Vec<Vec<RatioSummary>>) -
     t
 }
 
+/// What a finished run leaves for its tables: the simulator fills it once
+/// the run has ended and its packets are accounted for, and the report
+/// reads nothing else of it.
+pub(crate) struct FinishedRun<'a> {
+    pub scenario: &'a Scenario,
+    pub seed: u64,
+    /// When the run stopped.
+    pub end: Time,
+    /// Per class, its end-to-end counters (UDP packets and TCP data).
+    pub end_to_end: &'a [ClassStats],
+    pub ports: &'a [Port],
+    pub flows: &'a mut [Flow],
+    /// Per codepoint (its six bits), its class.
+    pub class_of_codepoint: &'a [u8; 64],
+    /// The time series sampled during the run.
+    pub series: TimeSeries,
+    /// Each delay-ratio meter's summaries, in the order of `run.delay_ratios`.
+    pub ratios: Vec<Vec<RatioSummary>>,
+    pub events: u64,
+    pub warnings: Vec<String>,
+}
+
 /// Builds the result tables of a finished, conservation-checked run.
-pub(crate) fn collect<T: Tracing>(sim: &mut Sim<'_, T>, seed: u64) -> RunOutput {
-    let scenario = sim.scenario;
-    let measured_s = (sim.end - scenario.run.warmup).as_secs_f64();
+pub(crate) fn collect(run: FinishedRun) -> RunOutput {
+    let FinishedRun {
+        scenario,
+        seed,
+        end,
+        end_to_end,
+        ports,
+        flows,
+        class_of_codepoint,
+        series,
+        ratios,
+        events,
+        warnings,
+    } = run;
+    let measured_s = (end - scenario.run.warmup).as_secs_f64();
     let mut rows = ClassRows::default();
     for (c, class) in scenario.classes.iter().enumerate() {
-        let stats = &sim.end_to_end[c];
+        let stats = &end_to_end[c];
         if stats.total.arrivals > 0 {
             rows.push(END_TO_END, &class.name, stats, measured_s, stats.backlog());
         }
     }
-    let (end, warmup) = (sim.end, scenario.run.warmup);
+    let warmup = scenario.run.warmup;
     let mut queued: Vec<(u128, u128)> = vec![(0, 0); scenario.classes.len()];
-    for port in &sim.ports {
+    for port in ports {
         let scope = port_scope(scenario, port);
         queued.fill((0, 0));
         for pkt in port.qdisc.queued() {
-            let c = sim.class_of(pkt.class);
+            let c = class_of_codepoint[(pkt.class & 63) as usize] as usize;
             let waited = end.saturating_sub(pkt.enqueued.max(warmup)).as_nanos() as u128;
             queued[c].0 += waited;
             queued[c].1 += waited * port.framing.cells(pkt.size) as u128;
@@ -702,27 +730,27 @@ pub(crate) fn collect<T: Tracing>(sim: &mut Sim<'_, T>, seed: u64) -> RunOutput 
             }
         }
     }
-    let cwnd_mean = cwnd_means(sim);
-    let flows = sim_flows_table(sim, measured_s, cwnd_mean);
+    let cwnd_mean = cwnd_means(flows, end);
+    let flows_rows = sim_flows_table(scenario, flows, measured_s, cwnd_mean);
     let transfers = transfers_table(
-        sim.flows
+        flows
             .iter()
             .filter_map(|f| f.tcp().map(|t| (f, t)))
             .flat_map(|(f, t)| t.app.transfers.iter().map(|tr| (f.name.as_str(), tr))),
     );
-    let counters = counters_table(sim);
-    let conditioners = conditioners_table(sim);
-    let series = std::mem::take(&mut sim.series).into_table();
-    let ratios = delay_ratios_table(scenario, sim.finish_ratios());
+    let counters = counters_table(scenario, ports);
+    let conditioners = conditioners_table(scenario, ports);
+    let series = series.into_table();
+    let ratios = delay_ratios_table(scenario, ratios);
     let [classes, delay_histogram] = rows.into_tables();
     RunOutput {
         scenario: scenario.name.clone(),
         seed,
         duration_s: scenario.run.duration.as_secs_f64(),
         warmup_s: scenario.run.warmup.as_secs_f64(),
-        events: sim.events_processed,
-        packet_hops: sim.ports.iter().flat_map(|p| &p.stats).map(|s| s.total.arrivals).sum(),
-        tables: vec![classes, flows, transfers, series, ratios, counters, delay_histogram, conditioners],
-        warnings: std::mem::take(&mut sim.warnings),
+        events,
+        packet_hops: ports.iter().flat_map(|p| &p.stats).map(|s| s.total.arrivals).sum(),
+        tables: vec![classes, flows_rows, transfers, series, ratios, counters, delay_histogram, conditioners],
+        warnings,
     }
 }

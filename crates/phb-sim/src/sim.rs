@@ -15,6 +15,9 @@
 //! per timer: when its deadline moves later, the pending event, on firing,
 //! finds the deadline not yet due and does nothing; when it moves earlier,
 //! a new event is scheduled and the old one becomes stale.
+//!
+//! The packet trace's hooks (which ports are traced, and the rows their
+//! packets' events make) are in `sim/record.rs`.
 
 use std::ops::ControlFlow;
 use std::path::Path;
@@ -29,13 +32,17 @@ use crate::apps::Action;
 use crate::engine::{EventList, WheelEventList};
 use crate::flow::{Flow, FlowTransport};
 use crate::measure::{ClassStats, DelayRatioMeter, RatioSummary, Totals};
-use crate::net::routing::{group_routes, RoutesBuilder};
+use crate::net::routing::RoutesBuilder;
 use crate::net::{Kind, Meta, Port, Routes, SackBlocks, SimPacket, Wires};
 use crate::output::RunOutput;
 use crate::report;
-use crate::scenario::{LspMarker, Scenario, WindowInput};
+use crate::scenario::{group_routes, LspMarker, Scenario, WindowInput};
+use crate::scope::link_direction;
 use crate::tcp::Ack;
-use crate::trace::{NoTrace, TraceEvent, Tracer, Tracing};
+use crate::trace::TraceEvent;
+use record::{NoTrace, Tracer, Tracing};
+
+mod record;
 
 /// A run that started but did not finish. Always fatal to the run.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -1082,7 +1089,20 @@ fn simulate<T: Tracing>(
     sim.run(progress)?;
     sim.finish_trace()?;
     sim.check_conservation()?;
-    Ok(report::collect(&mut sim, seed))
+    let ratios = sim.finish_ratios();
+    Ok(report::collect(report::FinishedRun {
+        scenario: sim.scenario,
+        seed,
+        end: sim.end,
+        end_to_end: &sim.end_to_end,
+        ports: &sim.ports,
+        flows: &mut sim.flows,
+        class_of_codepoint: &sim.class_of_codepoint,
+        series: std::mem::take(&mut sim.series),
+        ratios,
+        events: sim.events_processed,
+        warnings: std::mem::take(&mut sim.warnings),
+    }))
 }
 
 /// Runs `scenario` with `seed` and records every packet that arrives at
@@ -1096,7 +1116,7 @@ pub fn trace_arrivals(scenario: &Scenario, seed: Option<u64>, scope: &str) -> Re
     let Some(port) = sim
         .ports
         .iter()
-        .position(|p| format!("{}->{}", scenario.nodes[p.from].name, scenario.nodes[p.to].name) == scope)
+        .position(|p| link_direction(&scenario.nodes[p.from].name, &scenario.nodes[p.to].name) == scope)
     else {
         return Ok(None);
     };

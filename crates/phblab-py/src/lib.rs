@@ -81,7 +81,7 @@ fn validate<'py>(
     let scenario = load(text, source_name, &overrides, backend)?;
     let d = PyDict::new(py);
     if advise {
-        let routes = phb_sim::net::routing::group_routes(&scenario);
+        let routes = phb_sim::scenario::group_routes(&scenario);
         d.set_item("warnings", phb_sim::advice::warnings(&scenario, &routes))?;
     }
     d.set_item("name", &scenario.name)?;

@@ -19,6 +19,7 @@
 //!   first, `budget.rs` checks the memory budget last).
 //! - `overrides.rs` — applying `--set` assignments to the document.
 //! - `location.rs` — key paths and their line and column in the text.
+//! - `routes.rs` — each traffic group's route ([`group_routes`]).
 //! - [`backend`] — what the simulator and the emulator can each run.
 //! - [`linux_tcp`] — which TCP keys Linux's TCP honours under emulation.
 //!
@@ -30,11 +31,13 @@ mod location;
 pub mod model;
 mod overrides;
 pub mod raw;
+mod routes;
 pub mod units;
 mod validate;
 
 pub use backend::Backend;
 pub use model::*;
+pub use routes::{group_routes, GroupRoute};
 
 /// What went wrong reading a scenario. Always fatal for the run.
 #[derive(Debug, thiserror::Error, PartialEq)]

@@ -8,11 +8,12 @@
 use phb::classify::ConditionerConfig;
 use phb::mark::TwamParams;
 use phb::queue::QdiscConfig;
-use phb::{Framing, Time};
+use phb::{Framing, Rng, Time};
 
 use crate::apps::AppModel;
 pub use crate::scenario::raw::Congestion;
 use crate::tcp::TcpConfig;
+use crate::traffic::{Burst, Cbr, OnOff, Period, Poisson, Source};
 
 /// A complete, validated scenario.
 #[derive(Clone, Debug, PartialEq)]
@@ -364,6 +365,39 @@ impl SourceModel {
             | SourceModel::Poisson { packet_size, .. }
             | SourceModel::Burst { packet_size, .. }
             | SourceModel::Voip { packet_size, .. } => packet_size,
+        }
+    }
+
+    /// The source this model describes, drawing from `rng`;
+    /// `line_rate_bps` is the rate of the first link of the flow's route.
+    pub fn source(&self, line_rate_bps: u64, rng: Rng) -> Source {
+        match *self {
+            SourceModel::Burst { packet_size, rate_bps, burst, off } => Source::Burst(Burst::new(
+                Time::transmission(packet_size, rate_bps.unwrap_or(line_rate_bps)),
+                burst,
+                off,
+            )),
+            SourceModel::Cbr { interval, .. } => Source::Cbr(Cbr::new(interval)),
+            SourceModel::ParetoOnOff { packet_size, rate_bps, on_mean, off_mean, shape } => Source::OnOff(OnOff::new(
+                Time::transmission(packet_size, rate_bps),
+                on_mean,
+                off_mean,
+                Period::Pareto { shape },
+                rng,
+            )),
+            SourceModel::ExpOnOff { packet_size, rate_bps, on_mean, off_mean } => Source::OnOff(OnOff::new(
+                Time::transmission(packet_size, rate_bps),
+                on_mean,
+                off_mean,
+                Period::Exponential,
+                rng,
+            )),
+            SourceModel::Poisson { packet_size, rate_bps } => {
+                Source::Poisson(Poisson::new(Time::transmission(packet_size, rate_bps), rng))
+            }
+            SourceModel::Voip { interval, on_mean, off_mean, .. } => {
+                Source::OnOff(OnOff::new(interval, on_mean, off_mean, Period::Exponential, rng))
+            }
         }
     }
 }

@@ -4,19 +4,18 @@
 //! - [`event`] — the events of a packet's passage through a direction.
 //! - [`event_log`] — the event log, streamed to `events.parquet`.
 //! - [`pcap`] — the packets transmitted, streamed to `trace.pcapng`.
-//! - [`record`] — the simulator's hooks: a traced port's events become rows.
 //!
-//! Tracing costs nothing when off: the simulator is generic over its
-//! [`Tracing`], and an untraced run's ([`NoTrace`]) hooks are constant
-//! `false`, so its loop holds no trace code and tests nothing per packet.
+//! The simulator's hooks, where a traced port's events become rows, are
+//! the simulator's own (`sim/record.rs`). Tracing costs nothing when off:
+//! the simulator is generic over its `Tracing`, and an untraced run's
+//! (`NoTrace`) hooks are constant `false`, so its loop holds no trace code
+//! and tests nothing per packet.
 
 pub mod event;
 pub mod event_log;
 pub mod pcap;
-mod record;
 
 pub use event::TraceEvent;
-pub(crate) use record::{NoTrace, Tracer, Tracing};
 
 /// The event log's file name in the trace directory.
 pub const EVENT_LOG_FILE: &str = "events.parquet";

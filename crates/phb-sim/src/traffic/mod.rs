@@ -20,9 +20,8 @@ pub mod onoff;
 pub mod poisson;
 pub mod voip;
 
-use phb::{Rng, Time};
+use phb::Time;
 
-use crate::scenario::SourceModel;
 pub use burst::Burst;
 pub use cbr::Cbr;
 pub use onoff::{OnOff, Period};
@@ -38,39 +37,6 @@ pub enum Source {
 }
 
 impl Source {
-    /// The source a scenario's model describes, drawing from `rng`;
-    /// `line_rate_bps` is the rate of the first link of the flow's route.
-    pub fn new(model: &SourceModel, line_rate_bps: u64, rng: Rng) -> Source {
-        match *model {
-            SourceModel::Burst { packet_size, rate_bps, burst, off } => Source::Burst(Burst::new(
-                Time::transmission(packet_size, rate_bps.unwrap_or(line_rate_bps)),
-                burst,
-                off,
-            )),
-            SourceModel::Cbr { interval, .. } => Source::Cbr(Cbr::new(interval)),
-            SourceModel::ParetoOnOff { packet_size, rate_bps, on_mean, off_mean, shape } => Source::OnOff(OnOff::new(
-                Time::transmission(packet_size, rate_bps),
-                on_mean,
-                off_mean,
-                Period::Pareto { shape },
-                rng,
-            )),
-            SourceModel::ExpOnOff { packet_size, rate_bps, on_mean, off_mean } => Source::OnOff(OnOff::new(
-                Time::transmission(packet_size, rate_bps),
-                on_mean,
-                off_mean,
-                Period::Exponential,
-                rng,
-            )),
-            SourceModel::Poisson { packet_size, rate_bps } => {
-                Source::Poisson(Poisson::new(Time::transmission(packet_size, rate_bps), rng))
-            }
-            SourceModel::Voip { interval, on_mean, off_mean, .. } => {
-                Source::OnOff(OnOff::new(interval, on_mean, off_mean, Period::Exponential, rng))
-            }
-        }
-    }
-
     /// Delay from the source's start to its first packet.
     pub fn first_gap(&mut self) -> Time {
         match self {

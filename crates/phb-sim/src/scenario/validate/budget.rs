@@ -50,6 +50,7 @@ use crate::net::routing::{Topology, Wanted};
 use crate::scenario::location::join;
 use crate::scenario::model::{traffic_index, CommandDef, LspDef, NodeKind, RunConfig, TrafficGroup, Transport};
 use crate::scenario::raw;
+use crate::scope::{split_link_direction, END_TO_END};
 
 /// `run.memory_limit` when the file gives none.
 pub(super) const DEFAULT_LIMIT: u64 = 4 << 30;
@@ -342,7 +343,7 @@ fn sample_rows(run: &RunConfig, classes: usize, nodes: &Nodes, links: &Links, gr
         Some(scopes) => scopes.iter().filter_map(|scope| port_of_scope(scope, nodes, links)).collect(),
         None => ports_on_routes(nodes, links, groups),
     };
-    let end_to_end = if run.samples(crate::report::END_TO_END) { 2 * classes } else { 0 };
+    let end_to_end = if run.samples(END_TO_END) { 2 * classes } else { 0 };
     let traced: u128 = groups
         .iter()
         .filter(|g| matches!(&g.transport, Transport::Tcp(tcp) if tcp.trace))
@@ -354,7 +355,7 @@ fn sample_rows(run: &RunConfig, classes: usize, nodes: &Nodes, links: &Links, gr
 /// The port of a link-direction scope `"a->b"` (validated to exist), or
 /// `None` for `"end-to-end"`.
 fn port_of_scope(scope: &str, nodes: &Nodes, links: &Links) -> Option<usize> {
-    let (from, to) = scope.split_once("->")?;
+    let (from, to) = split_link_direction(scope)?;
     let (from, to) = (nodes.index(from).ok()?, nodes.index(to).ok()?);
     let link = links.between(from, to)?;
     Some(if links.defs[link].a == from { 2 * link } else { 2 * link + 1 })

@@ -23,6 +23,7 @@ use super::model::*;
 use super::raw::{self, Quantity};
 use super::units;
 use super::ScenarioError;
+use crate::scope::{link_direction, split_link_direction, END_TO_END};
 
 mod budget;
 mod command;
@@ -440,14 +441,14 @@ impl Context<'_> {
             .defs
             .iter()
             .flat_map(|l| [(l.a, l.b), (l.b, l.a)])
-            .map(|(from, to)| format!("{}->{}", nodes.defs[from].name, nodes.defs[to].name))
+            .map(|(from, to)| link_direction(&nodes.defs[from].name, &nodes.defs[to].name))
             .collect();
         for (i, scope) in scopes.iter().enumerate() {
-            if scope != crate::report::END_TO_END && !directions.contains(scope) {
+            if scope != END_TO_END && !directions.contains(scope) {
                 let example = links
                     .defs
                     .first()
-                    .map_or("A->B".to_owned(), |l| format!("{}->{}", nodes.defs[l.a].name, nodes.defs[l.b].name));
+                    .map_or("A->B".to_owned(), |l| link_direction(&nodes.defs[l.a].name, &nodes.defs[l.b].name));
                 return Err(self.err(
                     &format!("run.sample_scopes[{i}]"),
                     format!("{scope:?} is neither \"end-to-end\" nor a link direction such as {example:?}"),
@@ -473,10 +474,10 @@ impl Context<'_> {
         let mut out: Vec<DelayRatioDef> = Vec::with_capacity(ratios.len());
         for (i, r) in ratios.iter().enumerate() {
             let path = format!("run.delay_ratios[{i}]");
-            let direction = if r.scope == crate::report::END_TO_END {
+            let direction = if r.scope == END_TO_END {
                 None
             } else {
-                let found = r.scope.split_once("->").and_then(|(a, b)| {
+                let found = split_link_direction(&r.scope).and_then(|(a, b)| {
                     let (a, b) = (nodes.index(a).ok()?, nodes.index(b).ok()?);
                     links.between(a, b).map(|_| (a, b))
                 });

@@ -15,6 +15,7 @@ use super::budget::bytes;
 use super::{class_index, list, Context, Links, Nodes, Result};
 use crate::scenario::model::{ClassDef, RunConfig, TraceDef, TrafficGroup, Transport};
 use crate::scenario::raw;
+use crate::scope::split_link_direction;
 use crate::trace::{pcap, TraceEvent};
 
 /// Parquet bytes per event row, compressed: 5 times the 7.9 measured on
@@ -110,7 +111,7 @@ impl Context<'_> {
     /// The port index of link direction `scope` (`"A->B"`).
     fn direction(&self, scope: &str, nodes: &Nodes, links: &Links) -> std::result::Result<usize, String> {
         let (from, to) =
-            scope.split_once("->").ok_or_else(|| format!("{scope:?} is not a link direction such as \"A->B\""))?;
+            split_link_direction(scope).ok_or_else(|| format!("{scope:?} is not a link direction such as \"A->B\""))?;
         let (a, b) = (nodes.index(from.trim())?, nodes.index(to.trim())?);
         let link = links.between(a, b).ok_or_else(|| format!("no link joins {from} and {to}"))?;
         Ok(2 * link + usize::from(links.defs[link].a != a))

@@ -6,14 +6,14 @@ use std::path::Path;
 
 use phb::{DropReason, Time};
 
-use super::event_log::{Dictionaries, EventLog, Row};
-use super::pcap::{flow_port, host_address, FlowHeaders, PcapTrace, PCAP_FILE};
-use super::{TraceEvent, EVENT_LOG_FILE};
+use super::{RunError, Sim};
 use crate::flow::Flow;
 use crate::net::{Port, SimPacket};
 use crate::scenario::model::TraceDef;
 use crate::scenario::{Scenario, Transport};
-use crate::sim::{RunError, Sim};
+use crate::trace::event_log::{Dictionaries, EventLog, Row};
+use crate::trace::pcap::{flow_port, host_address, FlowHeaders, PcapTrace, PCAP_FILE};
+use crate::trace::{TraceEvent, EVENT_LOG_FILE};
 
 /// What a run does with the events of its ports: nothing ([`NoTrace`]) or
 /// record them ([`Tracer`]). The simulator is generic over it, so with
