@@ -261,6 +261,20 @@ impl PcapTrace {
         self.writer.write_pcapng_block(block).map(drop).map_err(|e| format!("{}: {e}", self.shown))
     }
 
+    /// Writes a real packet, `packet` (IPv4, its headers first), seen at
+    /// `time` on interface `interface`: its first [`SNAPLEN`] bytes, and
+    /// its whole length as the original length (the emulator's router).
+    pub fn write_packet(&mut self, interface: u32, time: Time, packet: &[u8]) -> Result<(), String> {
+        let block = EnhancedPacketBlock {
+            interface_id: interface,
+            timestamp: Duration::from_nanos(time.as_nanos()),
+            original_len: packet.len() as u32,
+            data: Cow::Borrowed(&packet[..packet.len().min(SNAPLEN as usize)]),
+            options: Vec::new(),
+        };
+        self.writer.write_pcapng_block(block).map(drop).map_err(|e| format!("{}: {e}", self.shown))
+    }
+
     /// Writes what is buffered.
     pub fn finish(&mut self) -> Result<(), String> {
         self.writer.get_mut().flush().map_err(|e| format!("{}: {e}", self.shown))
