@@ -5,6 +5,8 @@
 //! - [`event_log`] — the event log, streamed to `events.parquet`.
 //! - [`pcap`] — the packets transmitted, streamed to `trace.pcapng`.
 //! - [`record`] — the simulator's hooks: a traced port's events become rows.
+//! - [`select`] — what a `[trace]` selects and how its log is opened, the
+//!   same for the simulator and the emulator's router.
 //!
 //! Tracing costs nothing when off: the simulator is generic over its
 //! [`Tracing`], and an untraced run's ([`NoTrace`]) hooks are constant
@@ -14,6 +16,7 @@ pub mod event;
 pub mod event_log;
 pub mod pcap;
 mod record;
+pub mod select;
 
 pub use event::TraceEvent;
 pub(crate) use record::{NoTrace, Tracer, Tracing};
