@@ -391,6 +391,33 @@ mod tests {
         assert_eq!(fold(pseudo + ones_sum(&out[20..])), 0);
     }
 
+    /// A real packet is written cut at the snaplen, with its whole length
+    /// and its time to the nanosecond, on its interface.
+    #[test]
+    fn a_real_packet_is_cut_at_the_snaplen() {
+        let path = std::env::temp_dir().join(format!("phblab-pcap-test-{}.pcapng", std::process::id()));
+        let names = ["a->b".to_owned(), "b->a".to_owned()];
+        let mut trace = PcapTrace::create(&path, &names, Vec::new(), "test").unwrap();
+        let packet: Vec<u8> = (0..200u8).collect();
+        trace.write_packet(1, Time::from_nanos(1_234_567_891), &packet).unwrap();
+        trace.write_packet(0, Time::from_nanos(5), &packet[..60]).unwrap();
+        trace.finish().unwrap();
+        drop(trace);
+        let file = File::open(&path).unwrap();
+        let mut reader = pcap_file::pcapng::PcapNgReader::new(file).unwrap();
+        let mut seen = Vec::new();
+        while let Some(block) = reader.next_block() {
+            if let pcap_file::pcapng::Block::EnhancedPacket(b) = block.unwrap() {
+                seen.push((b.interface_id, b.timestamp.as_nanos(), b.original_len, b.data.into_owned()));
+            }
+        }
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(seen.len(), 2);
+        assert_eq!((seen[0].0, seen[0].1, seen[0].2), (1, 1_234_567_891, 200));
+        assert_eq!(seen[0].3, packet[..SNAPLEN as usize]);
+        assert_eq!((seen[1].0, seen[1].1, seen[1].2, seen[1].3.len()), (0, 5, 60, 60));
+    }
+
     #[test]
     fn hosts_and_ports_follow_the_documented_scheme() {
         assert_eq!(host_address(0), [10, 0, 0, 1]);
