@@ -116,3 +116,33 @@ pub fn queue_state<M>(qdisc: &Qdisc<M>, averages: &mut Vec<Option<f64>>) -> (u64
     };
     (qdisc.len_packets(), qdisc.len_bytes(), red_avg)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ports, classes and flows are selected by the section; a packet of
+    /// no flow (index past the flows) only when `trace.flows` is not given.
+    #[test]
+    fn the_selection_takes_what_the_section_names() {
+        let def = TraceDef {
+            ports: vec![3, 0],
+            classes: vec![true, false],
+            groups: vec![false, true],
+            programs: false,
+            start: Time::from_millis(10),
+            end: Time::from_millis(20),
+            events: [true, false, true, false, false],
+            pcap: false,
+        };
+        let select = Selection::new(&def, 4, [0, 1, 1]);
+        assert_eq!((0..4).map(|p| select.scope(p)).collect::<Vec<_>>(), [Some(1), None, None, Some(0)]);
+        let at = Time::from_millis(15);
+        assert!(select.takes(at, 0, 1) && select.takes(at, 0, 2));
+        assert!(!select.takes(at, 1, 1) && !select.takes(at, 0, 0) && !select.takes(at, 0, 3));
+        assert!(!select.takes(Time::from_millis(9), 0, 1) && !select.takes(Time::from_millis(20), 0, 1));
+        assert!(select.records(TraceEvent::Arrive) && !select.records(TraceEvent::Dequeue));
+        let all = Selection::new(&TraceDef { programs: true, ..def }, 4, [0]);
+        assert!(all.takes(at, 0, 1));
+    }
+}
