@@ -1,7 +1,7 @@
 """Packet traces through the front end: a scenario's `[trace]` writes
 `events.parquet` beside the other tables wherever a run's results go
-(`phblab run`, the Python API, each run of a sweep), and `phblab emulate`
-refuses it."""
+(`phblab run`, the Python API, each run of a sweep); validation for
+`phblab emulate` takes it."""
 
 import json
 import subprocess
@@ -77,9 +77,16 @@ def test_each_run_of_a_sweep_writes_its_own_event_log(traced_file, tmp_path, job
     assert cbr_bytes[0] != cbr_bytes[1]  # each run's own trace
 
 
-def test_emulate_refuses_a_trace_in_one_line(traced_file):
-    r = phblab_cli("emulate", traced_file)
+def test_emulate_validates_a_trace_as_the_simulator_does(traced_file):
+    """The emulator records traces too (tests/test_emulate_trace.py):
+    validation for it takes a `[trace]` and refuses a bad key in one line
+    naming it, as for the simulator."""
+    r = phblab_cli("validate", traced_file, "--backend", "emulate")
+    assert r.returncode == 0, r.stderr
+    r = phblab_cli("validate", traced_file, "--backend", "emulate", "--set", 'trace.links=["r2->x"]')
     assert r.returncode == 2
     assert "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "trace.links[0]" in lines[0], r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "trace" in lines[0], r.stderr

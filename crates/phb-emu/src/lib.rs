@@ -23,6 +23,8 @@
 //!   run in hosts' namespaces on the run's clock.
 //! - [`tcp_info`] — the kernel's TCP state of each sender, sampled by the
 //!   agents and read by the router at the end.
+//! - [`trace`] — the packet trace (`[trace]`): the simulator's event log
+//!   and a pcapng file of the real packets, fed by the router.
 //! - [`report`] — the result tables, as `phblab run` writes them (the
 //!   simulator's builders).
 //! - [`sys`] — the Linux calls, wrapped once.
@@ -40,3 +42,4 @@ pub mod report;
 pub mod router;
 pub mod sys;
 pub mod tcp_info;
+pub mod trace;

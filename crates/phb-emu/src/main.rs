@@ -5,7 +5,9 @@
 //! phb-emu run SCENARIO --out DIR [--seed N] [--congestion CC] [--set KEY=VALUE]...
 //!                                     [--source-name NAME] [--spin-us US] [--shell HOST]
 //!                                     emulate; writes classes.parquet, flows.parquet
-//!                                     and emulation.json into DIR (which must exist);
+//!                                     and emulation.json into DIR (which must exist),
+//!                                     and the packet trace a [trace] section asks for
+//!                                     (events.parquet, trace.pcapng);
 //!                                     NAME stands for the file in messages; the
 //!                                     router polls instead of sleeping in the last
 //!                                     US microseconds before each timer (default 0);
@@ -33,7 +35,7 @@ use std::process::ExitCode;
 
 use phb::Time;
 use phb_emu::plan::{plan, CONGESTION_CONTROLS};
-use phb_emu::{agent, commands, hosts, report, router, sys, tcp_info};
+use phb_emu::{agent, commands, hosts, report, router, sys, tcp_info, trace};
 use phb_sim::scenario::NodeKind;
 use phb_sim::Scenario;
 
@@ -173,6 +175,13 @@ fn run(args: &Args) -> Result<(), Failure> {
     if !out.is_dir() {
         return Err(Failure::BadInput(format!("--out {}: not a directory", out.display())));
     }
+    let trace = match &scenario.trace {
+        Some(def) => Some(Box::new(
+            trace::Trace::open(&scenario, &plan, def, &out, seed)
+                .map_err(|e| Failure::Failed(format!("creating the packet trace: {e}")))?,
+        )),
+        None => None,
+    };
     let shell_host = shell_node.map(|node| plan.hosts.iter().position(|&n| n == node).expect("a host"));
     for (f, flow) in plan.flows.iter().enumerate().filter(|(_, f)| f.tcp) {
         let (asked, key) = match flow.congestion {
@@ -253,6 +262,7 @@ fn run(args: &Args) -> Result<(), Failure> {
         };
     let mut router = router::Router::new(&scenario, &plan, seed, tun, POOL_SLOTS);
     router.spin = Time::from_micros(args.spin_us.unwrap_or(0));
+    router.trace = trace;
     sys::sleep_until(epoch);
     let cpu_at_start = sys::cpu_time();
     let end = scenario.run.duration;
@@ -274,6 +284,7 @@ fn run(args: &Args) -> Result<(), Failure> {
         reached = router.run(epoch, commands.next_event().unwrap_or(end));
     }
     let cpu = sys::cpu_time() - cpu_at_start;
+    let traced = router.trace.as_mut().map_or(Ok(()), |t| t.finish());
     commands.finish();
     drop(shell.take());
     if let Some(ended) = ended_agent(&mut agents, &agent_nodes).or(failed) {
@@ -288,6 +299,7 @@ fn run(args: &Args) -> Result<(), Failure> {
         plan.hosts.iter().copied().filter(|&h| plan.flows.iter().any(|f| f.src == h && f.tcp)).collect();
     let missing = tcp_info::wait_for(&out, &samplers);
     stop_agents(&mut agents);
+    traced.map_err(|e| Failure::Failed(format!("writing the packet trace: {e}")))?;
     if let Some(node) = missing.first() {
         return Err(Failure::Failed(format!(
             "the agent of node {} wrote no TCP_INFO samples",

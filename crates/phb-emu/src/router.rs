@@ -34,6 +34,11 @@
 //! a qdisc or on a wire is a [`Packet`] whose [`Meta`] names its buffer, so
 //! the loop allocates nothing per packet (the qdiscs' and wires' queues grow
 //! to their high-water mark once).
+//!
+//! A packet trace (`[trace]`, [`crate::trace`]) is fed where the simulator
+//! feeds its own: arrival at a port (after its edge conditioner), enqueue,
+//! each drop, the start of transmission and the end of propagation. Without
+//! one, each of these places tests one `Option` of the router.
 
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -44,11 +49,13 @@ use phb::{Colour, DropReason, Packet, Qdisc, Rng, Time};
 use phb_sim::measure::histogram::DelayHistogram;
 use phb_sim::measure::{ClassStats, DelayRatioMeter, RatioSummary, Totals};
 use phb_sim::scenario::Scenario;
+use phb_sim::trace::TraceEvent;
 use phb_sim::{ConditionerRows, CounterRows, FlowCounts, Table, TimeSeries};
 
 use crate::ipv4;
 use crate::plan::{node_of_addr, Plan, BASE_PORT};
 use crate::sys;
+use crate::trace::{Seen, Trace};
 
 /// The flow number of programs' packets (no flow of the scenario).
 pub const OTHER: u32 = u32::MAX;
@@ -65,10 +72,13 @@ pub struct Meta {
     slot: u32,
     /// Route index and the hop it is on.
     route: u32,
-    hop: u32,
+    hop: u16,
     /// The reverse direction of its flow (a TCP ACK or any packet sent by
     /// the flow's destination).
     reverse: bool,
+    /// Its number among its flow's packets in its direction (the trace's
+    /// `seq` of a UDP packet).
+    number: u32,
     /// Time spent waiting in qdiscs so far.
     queueing: Time,
 }
@@ -172,6 +182,8 @@ pub struct Router<'s> {
     pub ratio_summaries: Vec<Vec<RatioSummary>>,
     /// How long before a timer the loop stops sleeping and polls ([`sys::wait`]).
     pub spin: Time,
+    /// The packet trace, if the scenario asks for one.
+    pub trace: Option<Box<Trace>>,
 }
 
 impl<'s> Router<'s> {
@@ -248,6 +260,7 @@ impl<'s> Router<'s> {
             ratios,
             ratio_summaries: Vec::new(),
             spin: Time::ZERO,
+            trace: None,
         }
     }
 
@@ -397,6 +410,9 @@ impl<'s> Router<'s> {
             }
             let (_, pkt) = self.ports[p].wire.pop_front().expect("checked");
             self.emu.lateness.record((now - arrive).as_nanos());
+            if let Some(scope) = self.traced(p) {
+                self.record(scope, p, TraceEvent::Deliver, &pkt, arrive, None);
+            }
             let to = self.ports[p].to;
             self.arrive(to, pkt, now);
         }
@@ -407,10 +423,12 @@ impl<'s> Router<'s> {
     fn transmit(&mut self, p: usize, now: Time) {
         while self.ports[p].free_at <= now {
             let port = &mut self.ports[p];
-            let Some(phb::queue::Departure { mut pkt, marked }) = port.qdisc.dequeue(now, &mut self.dropped) else {
-                self.count_drops(p);
+            let next = port.qdisc.dequeue(now, &mut self.dropped);
+            self.count_drops(p, now);
+            let Some(phb::queue::Departure { mut pkt, marked }) = next else {
                 return;
             };
+            let port = &mut self.ports[p];
             let start = port.free_at.max(pkt.enqueued).min(now);
             let wait = start.saturating_sub(pkt.enqueued);
             pkt.meta.queueing += wait;
@@ -419,19 +437,22 @@ impl<'s> Router<'s> {
             let done = start + Time::transmission(pkt.size, port.rate_bps);
             port.free_at = done;
             let (flow, reverse, slot) = (pkt.flow, pkt.meta.reverse, pkt.meta.slot);
-            port.wire.push_back((done + port.delay, pkt));
-            self.emu.forwarded += 1;
             if marked {
                 self.mark(p, class, flow, reverse, slot);
             }
-            self.count_drops(p);
+            if let Some(scope) = self.traced(p) {
+                self.record(scope, p, TraceEvent::Dequeue, &pkt, start, None);
+            }
+            let port = &mut self.ports[p];
+            port.wire.push_back((done + port.delay, pkt));
+            self.emu.forwarded += 1;
         }
     }
 
     /// A packet reaches `node`: forwarded, or delivered at its host.
     fn arrive(&mut self, node: usize, mut pkt: EmuPacket, now: Time) {
         pkt.meta.hop += 1;
-        match self.plan.routes.next_port(pkt.meta.route, pkt.meta.hop) {
+        match self.plan.routes.next_port(pkt.meta.route, u32::from(pkt.meta.hop)) {
             Some(p) => self.enqueue(p, pkt, now),
             None => self.deliver(node, pkt, now),
         }
@@ -518,7 +539,11 @@ impl<'s> Router<'s> {
         let route = if reverse { plan.route_rev } else { plan.route_fwd };
         let first = self.plan.routes.next_port(route, 0)?;
         let size = len as u32;
+        if let Some(trace) = self.trace.as_deref_mut() {
+            trace.sent(f, reverse, &self.pool.buffers[slot as usize][..len]);
+        }
         let counts = &mut self.flows[f];
+        let number = if reverse { 0 } else { counts.sent as u32 };
         let is_ack = reverse && plan.tcp;
         if reverse {
             counts.acks_sent += u64::from(is_ack);
@@ -527,7 +552,7 @@ impl<'s> Router<'s> {
             counts.sent_bytes += u64::from(size);
             self.end_to_end[plan.class].arrive(size);
         }
-        let meta = Meta { slot, route, hop: 0, reverse, queueing: Time::ZERO };
+        let meta = Meta { slot, route, hop: 0, reverse, number, queueing: Time::ZERO };
         let pkt = Packet {
             flow: f as u32,
             class: header.dscp,
@@ -565,7 +590,7 @@ impl<'s> Router<'s> {
             _ => header.dscp,
         };
         self.emu.other_packets += 1;
-        let meta = Meta { slot, route, hop: 0, reverse: false, queueing: Time::ZERO };
+        let meta = Meta { slot, route, hop: 0, reverse: false, number: 0, queueing: Time::ZERO };
         let (size, ecn) = (len as u32, header.ecn);
         let pkt = Packet { flow: OTHER, class, colour: Colour::Green, ecn, size, created: now, enqueued: now, meta };
         Some((first, pkt))
@@ -583,8 +608,11 @@ impl<'s> Router<'s> {
             if let Err(reason) = verdict.apply(&mut pkt) {
                 let class = self.class_of_codepoint[usize::from(pkt.class & 63)];
                 self.ports[p].stats[class].arrive(pkt.size);
+                if let Some(scope) = self.traced(p) {
+                    self.record(scope, p, TraceEvent::Arrive, &pkt, now, None);
+                }
                 self.dropped.push((pkt, reason));
-                self.count_drops(p);
+                self.count_drops(p, now);
                 return;
             }
             if pkt.class != arrived_with {
@@ -592,6 +620,11 @@ impl<'s> Router<'s> {
             }
         }
         let class = self.class_of_codepoint[usize::from(pkt.class & 63)];
+        let traced = self.traced(p);
+        if let Some(scope) = traced {
+            self.record(scope, p, TraceEvent::Arrive, &pkt, now, None);
+        }
+        let copy = traced.map(|_| pkt.clone());
         let port = &mut self.ports[p];
         port.stats[class].arrive(pkt.size);
         if port.loss > 0.0 && port.loss_rng.uniform() < port.loss {
@@ -602,7 +635,12 @@ impl<'s> Router<'s> {
                 self.mark(p, class, flow, reverse, slot);
             }
         }
-        self.count_drops(p);
+        if let (Some(scope), Some(copy)) = (traced, copy) {
+            if !self.dropped.iter().any(|(d, _)| d.meta.slot == copy.meta.slot) {
+                self.record(scope, p, TraceEvent::Enqueue, &copy, now, None);
+            }
+        }
+        self.count_drops(p, now);
         self.transmit(p, now);
     }
 
@@ -648,9 +686,13 @@ impl<'s> Router<'s> {
         }
     }
 
-    /// Counts (and frees the buffers of) the packets port `p` just dropped.
-    fn count_drops(&mut self, p: usize) {
+    /// Counts (and frees the buffers of) the packets port `p` just dropped
+    /// at `now`.
+    fn count_drops(&mut self, p: usize, now: Time) {
         while let Some((lost, reason)) = self.dropped.pop() {
+            if let Some(scope) = self.traced(p) {
+                self.record(scope, p, TraceEvent::Drop, &lost, now, Some(reason));
+            }
             let class = self.class_of_codepoint[usize::from(lost.class & 63)];
             self.ports[p].stats[class].drop(reason);
             if lost.flow == OTHER {
@@ -666,6 +708,39 @@ impl<'s> Router<'s> {
             }
             self.pool.free.push(lost.meta.slot);
         }
+    }
+
+    /// Port `p`'s index among the traced scopes, if the run has a trace
+    /// and it records this port.
+    #[inline]
+    fn traced(&self, p: usize) -> Option<u32> {
+        self.trace.as_deref()?.scope(p)
+    }
+
+    /// Records `event` of `pkt` at port `p` (the traced scope `scope`) at
+    /// `at` in the trace (`reason`: why it was dropped).
+    #[inline(never)]
+    fn record(
+        &mut self,
+        scope: u32,
+        p: usize,
+        event: TraceEvent,
+        pkt: &EmuPacket,
+        at: Time,
+        reason: Option<DropReason>,
+    ) {
+        let Some(trace) = self.trace.as_deref_mut() else { return };
+        let seen = Seen {
+            flow: (pkt.flow != OTHER).then_some(pkt.flow as usize),
+            reverse: pkt.meta.reverse,
+            class: self.class_of_codepoint[usize::from(pkt.class & 63)],
+            codepoint: pkt.class,
+            ecn: pkt.ecn,
+            colour: pkt.colour,
+            number: pkt.meta.number,
+            bytes: &self.pool.buffers[pkt.meta.slot as usize][..pkt.size as usize],
+        };
+        trace.record(scope, event, at, &seen, &self.ports[p].qdisc, reason);
     }
 
     /// Per port: (from, to, per-class stats).
@@ -700,7 +775,7 @@ impl<'s> Router<'s> {
 }
 
 /// The transport payload length of an IPv4 packet (0 if its headers are cut).
-fn payload_len(packet: &[u8]) -> usize {
+pub(crate) fn payload_len(packet: &[u8]) -> usize {
     let ihl = usize::from(packet[0] & 0x0f) * 4;
     let transport = match packet[9] {
         6 => packet.get(ihl + 12).map_or(packet.len(), |b| usize::from(b >> 4) * 4),

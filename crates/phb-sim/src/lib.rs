@@ -14,6 +14,8 @@
 //! - [`output`] — the tables a run returns.
 //! - [`scope`] — scope names: end to end, a link direction.
 //! - [`trace`] — packet traces: the event log of chosen link directions.
+//! - [`trace_select`] — what a scenario's `[trace]` selects, for the
+//!   simulator and the emulator's router alike.
 //!
 //! Start with [`run`]: it builds the network a [`scenario::Scenario`]
 //! describes, runs it (`sim.rs`: the event loop and a packet's walk), checks
@@ -36,6 +38,7 @@ pub mod scope;
 mod sim;
 pub mod tcp;
 pub mod trace;
+pub mod trace_select;
 pub mod traffic;
 
 pub use flow::FlowCounts;

@@ -17,8 +17,8 @@
 //!   window, minimum RTO and delayed-ACK setting per pair of hosts (route
 //!   attributes), UDP packets of at least their headers, and at most
 //!   [`EMULATE_MAX_FLOWS`] flows and 65 534 nodes (its port and address
-//!   numbering, `phb-emu`'s `plan.rs`), and no packet trace (`[trace]`:
-//!   the router does not record one yet).
+//!   numbering, `phb-emu`'s `plan.rs`). A packet trace (`[trace]`) is
+//!   recorded by both: every key of it is honoured by the router.
 
 use std::fmt;
 
@@ -101,9 +101,6 @@ fn not_emulable(scenario: &Scenario) -> Option<(String, String)> {
     }
     if let Some(l) = scenario.links.iter().position(|l| l.framing != phb::Framing::None) {
         return refuse(format!("links[{l}].framing"), "ATM cell framing is not emulated");
-    }
-    if scenario.trace.is_some() {
-        return refuse("trace".into(), "packet traces are recorded by the simulator only, not yet by emulation");
     }
     if scenario.nodes.len() > EMULATE_MAX_NODES {
         return refuse("nodes".into(), &format!("emulation addresses at most {EMULATE_MAX_NODES} nodes"));

@@ -52,6 +52,9 @@ pub struct TraceDef {
     pub classes: Vec<bool>,
     /// Per traffic group (index into [`Scenario::groups`]): its flows traced.
     pub groups: Vec<bool>,
+    /// The packets of no flow (an emulation's commands' and shell's
+    /// programs) are traced: `trace.flows` is not given.
+    pub programs: bool,
     /// Events at times in `[start, end)` are recorded.
     pub start: Time,
     pub end: Time,

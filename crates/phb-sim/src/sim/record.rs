@@ -4,16 +4,17 @@
 
 use std::path::Path;
 
-use phb::{DropReason, Time};
+use phb::DropReason;
 
 use super::{RunError, Sim};
 use crate::flow::Flow;
 use crate::net::{Port, SimPacket};
 use crate::scenario::model::TraceDef;
 use crate::scenario::{Scenario, Transport};
-use crate::trace::event_log::{Dictionaries, EventLog, Row};
+use crate::trace::event_log::{EventLog, Row};
 use crate::trace::pcap::{flow_port, host_address, FlowHeaders, PcapTrace, PCAP_FILE};
-use crate::trace::{TraceEvent, EVENT_LOG_FILE};
+use crate::trace::TraceEvent;
+use crate::trace_select::{open_event_log, queue_state, scope_names, Selection};
 
 /// What a run does with the events of its ports: nothing ([`NoTrace`]) or
 /// record them ([`Tracer`]). The simulator is generic over it, so with
@@ -43,15 +44,7 @@ impl Tracing for NoTrace {
 
 /// A running trace: its filters and its open files.
 pub(crate) struct Tracer {
-    /// Per port: its index among the traced scopes (`u32::MAX`: untraced).
-    scope_of_port: Vec<u32>,
-    /// Per class: traced.
-    classes: Vec<bool>,
-    /// Per flow: traced.
-    flows: Vec<bool>,
-    start: Time,
-    end: Time,
-    events: [bool; TraceEvent::ALL.len()],
+    select: Selection,
     log: EventLog,
     /// The pcapng file, when the trace asks for one.
     pcap: Option<PcapTrace>,
@@ -64,7 +57,7 @@ pub(crate) struct Tracer {
 impl Tracing for Tracer {
     #[inline]
     fn traces(&self, p: usize) -> bool {
-        self.scope_of_port[p] != u32::MAX
+        self.select.scope(p).is_some()
     }
 
     #[inline]
@@ -85,11 +78,7 @@ impl Tracer {
         seed: u64,
         version: &str,
     ) -> Result<Tracer, RunError> {
-        let scope = |p: usize| {
-            let port = &ports[p];
-            format!("{}->{}", scenario.nodes[port.from].name, scenario.nodes[port.to].name)
-        };
-        let scopes: Vec<String> = def.ports.iter().map(|&p| scope(p)).collect();
+        let scopes = scope_names(scenario, def);
         let pcap = match def.pcap {
             true => {
                 let headers = flows.iter().enumerate().map(|(f, flow)| flow_headers(scenario, f, flow)).collect();
@@ -98,25 +87,10 @@ impl Tracer {
             }
             false => None,
         };
-        let names = Dictionaries {
-            scopes,
-            classes: scenario.classes.iter().map(|c| c.name.clone()).collect(),
-            flows: flows.iter().map(|f| f.name.clone()).collect(),
-        };
-        let seed = seed.to_string();
-        let metadata = [("phblab_version", version), ("scenario", scenario.name.as_str()), ("seed", seed.as_str())];
-        let log = EventLog::create(&dir.join(EVENT_LOG_FILE), &names, &metadata).map_err(RunError::Trace)?;
-        let mut scope_of_port = vec![u32::MAX; ports.len()];
-        for (i, &p) in def.ports.iter().enumerate() {
-            scope_of_port[p] = i as u32;
-        }
+        let names = flows.iter().map(|f| f.name.clone()).collect();
+        let log = open_event_log(dir, scenario, scopes, names, seed, version).map_err(RunError::Trace)?;
         Ok(Tracer {
-            scope_of_port,
-            classes: def.classes.clone(),
-            flows: flows.iter().map(|f| def.groups[f.group]).collect(),
-            start: def.start,
-            end: def.end,
-            events: def.events,
+            select: Selection::new(def, ports.len(), flows.iter().map(|f| f.group)),
             log,
             pcap,
             averages: Vec::new(),
@@ -135,35 +109,27 @@ impl<T: Tracing> Sim<'_, T> {
         let class = self.class_of(pkt.class);
         let Some(tracer) = self.tracer.tracer() else { return };
         let now = self.now;
-        if now < tracer.start
-            || now >= tracer.end
-            || !tracer.classes[class]
-            || !tracer.flows[pkt.flow as usize]
-            || tracer.error.is_some()
-        {
+        if !tracer.select.takes(now, class, pkt.flow as usize) || tracer.error.is_some() {
             return;
         }
+        let scope = tracer.select.scope(p).expect("a traced port");
         if let (TraceEvent::Dequeue, Some(pcap)) = (event, &mut tracer.pcap) {
             let mut sack = [(0, 0); 3];
             let blocks = self.sacks.peek(&pkt.meta, &mut sack);
-            if let Err(e) = pcap.write(tracer.scope_of_port[p], now, pkt, &sack[..blocks]) {
+            if let Err(e) = pcap.write(scope, now, pkt, &sack[..blocks]) {
                 tracer.error = Some(e);
                 return;
             }
         }
-        if !tracer.events[event as usize] {
+        if !tracer.select.records(event) {
             return;
         }
         let port = &self.ports[p];
-        port.qdisc.averages(&mut tracer.averages);
-        let red_avg = match tracer.averages.as_slice() {
-            [Some(avg)] => *avg,
-            _ => f64::NAN,
-        };
+        let (backlog_pkts, backlog_bytes, red_avg) = queue_state(&port.qdisc, &mut tracer.averages);
         let row = Row {
             time_ns: now.as_nanos(),
             event: event as u8,
-            scope: tracer.scope_of_port[p],
+            scope,
             class: class as u32,
             dscp: pkt.class,
             ecn: pkt.ecn as u8,
@@ -178,8 +144,8 @@ impl<T: Tracing> Sim<'_, T> {
             size: pkt.size,
             cells: if port.framing.has_cells() { port.framing.cells(pkt.size) } else { 0 },
             reason: reason.map_or(0, |r| r as u8 + 1),
-            backlog_pkts: port.qdisc.len_packets(),
-            backlog_bytes: port.qdisc.len_bytes(),
+            backlog_pkts,
+            backlog_bytes,
             red_avg,
         };
         if let Err(e) = tracer.log.push(&row) {

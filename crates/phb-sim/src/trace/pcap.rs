@@ -261,6 +261,20 @@ impl PcapTrace {
         self.writer.write_pcapng_block(block).map(drop).map_err(|e| format!("{}: {e}", self.shown))
     }
 
+    /// Writes a real packet, `packet` (IPv4, its headers first), seen at
+    /// `time` on interface `interface`: its first [`SNAPLEN`] bytes, and
+    /// its whole length as the original length (the emulator's router).
+    pub fn write_packet(&mut self, interface: u32, time: Time, packet: &[u8]) -> Result<(), String> {
+        let block = EnhancedPacketBlock {
+            interface_id: interface,
+            timestamp: Duration::from_nanos(time.as_nanos()),
+            original_len: packet.len() as u32,
+            data: Cow::Borrowed(&packet[..packet.len().min(SNAPLEN as usize)]),
+            options: Vec::new(),
+        };
+        self.writer.write_pcapng_block(block).map(drop).map_err(|e| format!("{}: {e}", self.shown))
+    }
+
     /// Writes what is buffered.
     pub fn finish(&mut self) -> Result<(), String> {
         self.writer.get_mut().flush().map_err(|e| format!("{}: {e}", self.shown))
@@ -375,6 +389,33 @@ mod tests {
         assert_eq!(u16::from_be_bytes([out[24], out[25]]), 180);
         let pseudo = ones_sum(&out[12..20]) + u32::from(PROTO_UDP) + 180;
         assert_eq!(fold(pseudo + ones_sum(&out[20..])), 0);
+    }
+
+    /// A real packet is written cut at the snaplen, with its whole length
+    /// and its time to the nanosecond, on its interface.
+    #[test]
+    fn a_real_packet_is_cut_at_the_snaplen() {
+        let path = std::env::temp_dir().join(format!("phblab-pcap-test-{}.pcapng", std::process::id()));
+        let names = ["a->b".to_owned(), "b->a".to_owned()];
+        let mut trace = PcapTrace::create(&path, &names, Vec::new(), "test").unwrap();
+        let packet: Vec<u8> = (0..200u8).collect();
+        trace.write_packet(1, Time::from_nanos(1_234_567_891), &packet).unwrap();
+        trace.write_packet(0, Time::from_nanos(5), &packet[..60]).unwrap();
+        trace.finish().unwrap();
+        drop(trace);
+        let file = File::open(&path).unwrap();
+        let mut reader = pcap_file::pcapng::PcapNgReader::new(file).unwrap();
+        let mut seen = Vec::new();
+        while let Some(block) = reader.next_block() {
+            if let pcap_file::pcapng::Block::EnhancedPacket(b) = block.unwrap() {
+                seen.push((b.interface_id, b.timestamp.as_nanos(), b.original_len, b.data.into_owned()));
+            }
+        }
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(seen.len(), 2);
+        assert_eq!((seen[0].0, seen[0].1, seen[0].2), (1, 1_234_567_891, 200));
+        assert_eq!(seen[0].3, packet[..SNAPLEN as usize]);
+        assert_eq!((seen[1].0, seen[1].1, seen[1].2, seen[1].3.len()), (0, 5, 60, 60));
     }
 
     #[test]

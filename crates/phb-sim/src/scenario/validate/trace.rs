@@ -103,7 +103,8 @@ impl Context<'_> {
             events[*event as usize] = true;
         }
         let pcap = trace.pcap.unwrap_or(false);
-        let def = TraceDef { ports, classes: class_mask, groups: group_mask, start, end, events, pcap };
+        let programs = trace.flows.is_none();
+        let def = TraceDef { ports, classes: class_mask, groups: group_mask, programs, start, end, events, pcap };
         self.trace_size(trace, &def, links, groups)?;
         Ok(def)
     }
