@@ -36,8 +36,8 @@ use phb_sim::scenario::model::TraceDef;
 use phb_sim::scenario::Scenario;
 use phb_sim::trace::event_log::{EventLog, Row};
 use phb_sim::trace::pcap::{PcapTrace, PCAP_FILE};
-use phb_sim::trace_select::{open_event_log, queue_state, scope_names, Selection};
 use phb_sim::trace::{TraceEvent, EVENT_LOG_FILE};
+use phb_sim::trace_select::{open_event_log, queue_state, scope_names, Selection};
 
 use crate::plan::Plan;
 

@@ -15,8 +15,21 @@ use syn::visit::{self, Visit};
 /// The top-level modules, lowest layer first: each may use only those
 /// listed before it.
 const LAYERS: &[&str] = &[
-    "scope", "engine", "measure", "tcp", "apps", "traffic", "output", "net", "trace", "scenario", "trace_select", "flow",
-    "advice", "report", "sim",
+    "scope",
+    "engine",
+    "measure",
+    "tcp",
+    "apps",
+    "traffic",
+    "output",
+    "net",
+    "trace",
+    "scenario",
+    "trace_select",
+    "flow",
+    "advice",
+    "report",
+    "sim",
 ];
 
 /// A module's use of another: the file and the path, for the message.
