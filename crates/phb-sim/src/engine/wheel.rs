@@ -155,7 +155,7 @@ impl<E> EventList<E> for WheelEventList<E> {
         self.file(Entry { time, seq, event });
     }
 
-    #[inline]
+    #[inline(always)]
     fn pop(&mut self) -> Option<(Time, E)> {
         if self.now.is_empty() && !self.turn() {
             return None;

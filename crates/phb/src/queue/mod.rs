@@ -110,7 +110,7 @@ impl<M> Qdisc<M> {
     /// others) is pushed onto `dropped` with its reason. `true` when it
     /// admitted the packet with a CE mark it set instead of an early drop
     /// (ECN, [`classful`]).
-    #[inline]
+    #[inline(always)]
     pub fn enqueue(&mut self, pkt: Packet<M>, now: Time, dropped: &mut Dropped<M>) -> bool {
         match self {
             Qdisc::Fifo(q) => {
@@ -127,7 +127,7 @@ impl<M> Qdisc<M> {
 
     /// The link is free at `now`: the packet to transmit next, if any.
     /// Packets dropped at dequeue (CoDel) are pushed onto `dropped`.
-    #[inline]
+    #[inline(always)]
     pub fn dequeue(&mut self, now: Time, dropped: &mut Dropped<M>) -> Option<Departure<M>> {
         match self {
             Qdisc::Fifo(q) => q.dequeue().map(|pkt| Departure { pkt, marked: false }),
