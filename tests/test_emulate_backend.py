@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -38,7 +39,7 @@ def fake_emulate(monkeypatch):
     def fake(text, source_name, *, seed=None, duration=None, congestion="reno", overrides=None):
         calls.append((seed, congestion, list(overrides or [])))
         results = SWEEP.run_one(text, source_name, seed, list(overrides or []))
-        results.summary.update(backend="emulate", congestion_control=congestion)
+        results.summary.update(backend="emulate", congestion_control=congestion, kernel="6.1.0-test")
         return results
 
     monkeypatch.setattr(emulate, "emulate", fake)
@@ -174,10 +175,11 @@ def test_reproduce_and_report_with_both_backends(fake_emulate, cat, tmp_path, ca
     assert "[2 measured values; 2 points × 1 seeds; simulate and emulate]" in capsys.readouterr().out
     assert main([*base, "cbr", "--backend", "emulate", "--congestion", "cubic"]) == 0
     out = capsys.readouterr().out
-    assert "2 runs emulated (TCP congestion control cubic)" in out and "PASS: measured 2/2" in out
+    assert "2 runs emulated (TCP congestion control cubic, Linux 6.1.0-test)" in out and "PASS: measured 2/2" in out
     assert len(fake_emulate) == 2
     emulated = json.loads((res / "backends" / "cbr-emulate" / "comparison.json").read_text())
     assert emulated["backend"] == "emulate" and emulated["congestion_control"] == "cubic" and emulated["passed"]
+    assert emulated["kernel"] == "6.1.0-test"
     assert not (res / "backends" / "cbr").exists()
     # the report before the simulated reproduction: simulated NOT RUN, emulated PASS
     assert main(["report", "--catalog", str(cat), "--results", str(res), "--out", str(tmp_path / "rep")]) == 0
@@ -186,7 +188,7 @@ def test_reproduce_and_report_with_both_backends(fake_emulate, cat, tmp_path, ca
     assert "phblab reproduce backends/cbr</code>" in page
     assert main([*base, "cbr"]) == 0
     simulated = json.loads((res / "backends" / "cbr" / "comparison.json").read_text())
-    assert simulated["backend"] == "simulate" and "congestion_control" not in simulated
+    assert simulated["backend"] == "simulate" and "congestion_control" not in simulated and "kernel" not in simulated
     assert len(fake_emulate) == 2
     capsys.readouterr()
     assert main(["report", "--catalog", str(cat), "--results", str(res), "--out", str(tmp_path / "rep")]) == 0
@@ -201,6 +203,16 @@ def test_reproduce_and_report_with_both_backends(fake_emulate, cat, tmp_path, ca
     assert '<td><span class="pass">PASS</span> · emulated: <span class="pass">PASS</span></td>' in page
     for name in ("backends__cbr__received_mbps.png", "backends__cbr__emulate__received_mbps.png"):
         assert (tmp_path / "rep" / "img" / name).stat().st_size > 0
+    # the cross-check of the backends, in the page and in the Markdown outcome
+    both = page[page.index("<h2>Both backends</h2>") : page.index('<h2 id="backends__cbr">')]
+    assert "Emulated on Linux 6.1.0-test, cubic" in both and "0 of 2 verdicts differ" in both
+    assert both.count("<td>1</td>") == 2  # the stand-in emulator is the simulator: ratio 1 for both checks
+    md = tmp_path / "outcome.md"
+    assert main(["report", "--catalog", str(cat), "--results", str(res), "--format", "markdown", "--out", str(md)]) == 0
+    text = md.read_text()
+    both = text[text.index("## Both backends") : text.index("## backends")]
+    assert "### `backends/cbr` on both backends" in both and "Emulated on Linux 6.1.0-test, cubic" in both
+    assert both.count("| 1 | PASS | PASS |") == 2
 
 
 def test_an_entry_that_does_not_allow_emulate_is_refused(fake_emulate, cat, tmp_path, capsys):
@@ -251,9 +263,11 @@ def test_an_emulated_reproduction_on_real_linux(cat, tmp_path, capsys):
     out = capsys.readouterr().out
     assert status == 0, out
     assert time.monotonic() - start > 4.0  # two runs of 2 s, in real time
-    assert "2 runs emulated (TCP congestion control reno)" in out and "PASS: measured 2/2" in out
+    assert f"2 runs emulated (TCP congestion control reno, Linux {os.uname().release})" in out, out
+    assert "PASS: measured 2/2" in out
     d = res / "backends" / "cbr-emulate"
-    assert json.loads((d / "comparison.json").read_text())["backend"] == "emulate"
+    saved = json.loads((d / "comparison.json").read_text())
+    assert saved["backend"] == "emulate" and saved["kernel"] == os.uname().release
     summaries = [json.loads(p.read_text()) for p in sorted((d / "sweep" / "runs").glob("*/summary.json"))]
     assert len(summaries) == 2 and all(s["backend"] == "emulate" for s in summaries)
     assert set(pd.read_parquet(d / "sweep" / "runs.parquet").backend) == {"emulate"}

@@ -161,6 +161,7 @@ def emulate(
         "overrides": sets,
         "backend": "emulate",
         "congestion_control": facts["congestion_control"],
+        "kernel": os.uname().release,
         "emulation": {k: v for k, v in facts.items() if k not in ("scenario", "seed", "duration_s", "warmup_s")},
     }
     return Results(summary, parquet, None, text, files, scratch=scratch)

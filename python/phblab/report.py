@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from phblab import _core, outdir
-from phblab.catalog import DEFAULT_RESULTS, Check, ClaimCheck, Entry, entry_dir, load_catalog, tally
+from phblab.catalog import DEFAULT_RESULTS, Check, ClaimCheck, Entry, crosscheck, entry_dir, load_catalog, tally
 from phblab.catalog.run import read_outcome
 from phblab.catalog.text import coords_text, seeds_text, stamp
 from phblab.catalog.verdict import failures
@@ -359,6 +359,44 @@ def _results_block(
     return status, "\n".join(parts), checks
 
 
+def _both_backends(entries: Sequence[Entry], results: Path) -> str:
+    """The cross-check of the entries with results of both backends: each
+    check's value on both, emulated over simulated, and both verdicts
+    ("" if no entry has both)."""
+    blocks = []
+    for entry in entries:
+        sim = read_outcome(entry_dir(entry, results, "simulate"))
+        emu = read_outcome(entry_dir(entry, results, "emulate"))
+        if sim is None or emu is None:
+            continue
+        all_pairs = crosscheck.pairs(sim, emu)
+        rows = "".join(
+            f'<tr><td class="l">{_e(p.what)}</td><td class="l">{_e(p.where or "–")}</td>'
+            f'<td class="l">{_e(crosscheck.Pair.shown(p.simulated))}</td>'
+            f'<td class="l">{_e(crosscheck.Pair.shown(p.emulated))}</td>'
+            f"<td>{_e(crosscheck.ratio_text(p.ratio))}</td>"
+            f"<td>{_e(crosscheck.verdict_text(p.simulated))}</td>"
+            f"<td{' class=fail' if p.verdicts_differ else ''}>{_e(crosscheck.verdict_text(p.emulated))}</td></tr>"
+            for p in all_pairs
+        )
+        blocks.append(
+            f'<h3><a href="#{_e(_flat(entry.id))}">{_e(entry.id)}</a></h3>'
+            f'<p class="small">Emulated on {_e(crosscheck.ran_with(emu))} ({_e(stamp(emu.doc))}); simulated '
+            f"{_e(stamp(sim.doc))}. {crosscheck.differing(all_pairs)} of {len(all_pairs)} verdicts differ.</p>"
+            '<table><tr><th class="l">check</th><th class="l">at</th><th class="l">simulated</th>'
+            '<th class="l">emulated</th><th>emulated / simulated</th><th>verdict, simulated</th>'
+            f"<th>verdict, emulated</th></tr>{rows}</table>"
+        )
+    if not blocks:
+        return ""
+    return (
+        "<h2>Both backends</h2><p>Each entry run both simulated and emulated (real Linux TCP between network "
+        "namespaces, through the same qdisc code): each check's value on both backends (a claim shows its "
+        "relation, and the ratio is of its left sides), emulated over simulated, and both verdicts.</p>"
+        + "".join(blocks)
+    )
+
+
 def _status_cell(status: str) -> str:
     """The overview's result cell: the simulated verdict, then the emulated
     one if the entry has emulated results ("PASS · emulated: FAIL")."""
@@ -419,6 +457,7 @@ Values marked <i>measured</i> are regression values of phblab itself, not a pape
 <h2>Entries</h2>
 <table><tr><th class="l">entry</th><th class="l">title</th><th>result</th><th class="l">checks that pass, by kind</th></tr>
 {overview}</table>
+{_both_backends(entries, results)}
 {"".join(sections) if sections else "<p>The catalog has no entries.</p>"}
 </body>
 </html>

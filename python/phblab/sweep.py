@@ -740,6 +740,8 @@ def build_dataset(plan: Plan, out: Path) -> dict[str, pd.DataFrame]:
             overrides=" ".join(spec.overrides),
             backend=s.get("backend", "simulate"),
         )
+        if row["backend"] == "emulate":
+            row["kernel"] = s.get("kernel")  # the kernel's release (None before runs recorded it)
         run_rows.append(row)
     data = {t: pd.concat(frames, ignore_index=True) if frames else pd.DataFrame() for t, frames in tables.items()}
     data["runs"] = pd.DataFrame(run_rows)

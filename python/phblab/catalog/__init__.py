@@ -56,6 +56,8 @@ The package follows an entry from its file to what a reader sees:
                 reads it back (`Saved`)
     provenance  the commit and date an outcome records
     plots       ours beside every value it is compared with
+    crosscheck  an entry's checks on both backends side by side (their
+                values, emulated over simulated, both verdicts, the kernel)
     text, terminal, markdown
                 numbers as text; the outcome as `phblab reproduce` prints it
                 and the list of entries; the catalog's outcome as Markdown
@@ -69,7 +71,7 @@ The package follows an entry from its file to what a reader sees:
 An entry whose `backends` lists "emulate" may also run on real Linux TCP
 (`reproduce(entry, backend="emulate")`): its results go to
 `results/reproduce/<id>-emulate/` (`entry_dir`), beside the simulated ones,
-and record the backend; docs/emulation.md ("Sweeps and reproductions").
+and record the backend, the congestion control and the kernel's release; docs/emulation.md ("Sweeps and reproductions").
 """
 
 from phblab.catalog.evaluate import (

@@ -3,7 +3,8 @@ markdown` writes, and what docs/catalog-outcome.md is.
 
 It renders the outcomes `phblab reproduce` saved (comparison.json), never
 runs anything: the failing checks first (their number by cause, then every
-unexplained one), a summary table of the entries, then, paper by paper,
+unexplained one), a summary table of the entries, the cross-check of the
+entries run on both backends (`crosscheck`), then, paper by paper,
 each entry's checks with the paper's value, ours with its 95% CI, the
 verdict, the kind and the cause, its statements not checked and its
 sensitivity rows, each stamped with the phblab version, commit and date of
@@ -18,6 +19,7 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from phblab.catalog import crosscheck
 from phblab.catalog.run import Saved, entry_dir, read_outcome
 from phblab.catalog.schema import KIND_ORDER, UNEXPLAINED, Entry
 from phblab.catalog.text import coords_text, fmt, seeds_text, stamp
@@ -239,6 +241,50 @@ def _summary(entries: Sequence[Entry], outcomes: Mapping[str, Mapping[str, Saved
     return ["## Entries", "", *_table(head, rows)]
 
 
+def _both_backends(entries: Sequence[Entry], outcomes: Mapping[str, Mapping[str, Saved | None]]) -> list[str]:
+    """The cross-check: every entry with outcomes of both backends, each
+    check's value on both, their ratio and both verdicts ("" if none)."""
+    both = [e for e in entries if outcomes[e.id]["simulate"] is not None and outcomes[e.id]["emulate"] is not None]
+    if not both:
+        return []
+    lines = [
+        "## Both backends",
+        "",
+        "Each entry run both simulated and emulated (real Linux TCP between network namespaces, "
+        "through the same qdisc code): each check's value on both backends (a claim shows its relation, "
+        "and the ratio is of its left sides), emulated over simulated, and both verdicts. "
+        "docs/emulation.md explains the verdicts that differ.",
+        "",
+    ]
+    for e in both:
+        sim, emu = outcomes[e.id]["simulate"], outcomes[e.id]["emulate"]
+        all_pairs = crosscheck.pairs(sim, emu)
+        lines += [
+            f"### `{e.id}` on both backends",
+            "",
+            f"Emulated on {crosscheck.ran_with(emu)} ({stamp(emu.doc)}); simulated {stamp(sim.doc)}. "
+            f"{crosscheck.differing(all_pairs)} of {len(all_pairs)} verdicts differ.",
+            "",
+        ]
+        rows = [
+            (
+                f"`{p.what}`" if p.simulated is not None and p.simulated.check == "value" else p.what,
+                p.where or "–",
+                crosscheck.Pair.shown(p.simulated),
+                crosscheck.Pair.shown(p.emulated),
+                crosscheck.ratio_text(p.ratio),
+                crosscheck.verdict_text(p.simulated),
+                crosscheck.verdict_text(p.emulated) + (" (differs)" if p.verdicts_differ else ""),
+            )
+            for p in all_pairs
+        ]
+        lines += _table(
+            ["check", "at", "simulated", "emulated", "emulated / simulated", "verdict, simulated", "verdict, emulated"],
+            rows,
+        )
+    return lines
+
+
 def render(entries: Sequence[Entry], results: str | Path, version: str) -> str:
     """The Markdown document of `entries`' outcomes saved in `results`."""
     outcomes = {e.id: {b: read_outcome(entry_dir(e, results, b)) for b in ("simulate", "emulate")} for e in entries}
@@ -258,6 +304,7 @@ def render(entries: Sequence[Entry], results: str | Path, version: str) -> str:
     ]
     lines += _failing(entries, outcomes)
     lines += _summary(entries, outcomes)
+    lines += _both_backends(entries, outcomes)
     for paper in dict.fromkeys(e.id.split("/")[0] for e in entries):
         lines += [f"## {paper}", ""]
         for e in entries:

@@ -43,6 +43,7 @@ class Outcome:
     sensitivity: list = field(default_factory=list)  # evaluate.sensitivity_rows
     commit: str | None = None  # provenance.source_commit() when it ran
     date: str = ""  # provenance.run_date() when it ran
+    kernel: str | None = None  # an emulated reproduction's kernel release(s), from its runs
 
     @property
     def passed(self) -> bool:
@@ -82,6 +83,7 @@ class Outcome:
             "date": self.date,
             "backend": self.backend,
             **({"congestion_control": self.congestion} if self.congestion else {}),
+            **({"kernel": self.kernel} if self.kernel else {}),
             "runs": self.runs,
             "ran": self.ran,
             "wall_time_s": self.wall_time_s,
@@ -228,12 +230,22 @@ def reproduce(
                 sensitivity_rows(entry, pstats, fits),
                 source_commit(),
                 run_date(),
+                _kernels(sw.runs),
             )
             text = json.dumps(outcome.to_json(), indent=2, default=_json_default) + "\n"
             (staging / "comparison.json").write_text(text)
             pd.DataFrame([c.row() for c in checks]).to_csv(staging / "comparison.csv", index=False)
             per_run.to_csv(staging / "per_run.csv", index=False)
     return outcome
+
+
+def _kernels(runs: pd.DataFrame) -> str | None:
+    """The kernel release(s) an emulated sweep's runs recorded ("6.8.0-49-generic";
+    several joined by ", "), None for a simulated one or runs that did not record it."""
+    if "kernel" not in runs:
+        return None
+    releases = sorted({k for k in runs["kernel"] if isinstance(k, str)})
+    return ", ".join(releases) or None
 
 
 def _json_default(v: Any) -> Any:

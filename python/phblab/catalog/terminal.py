@@ -64,7 +64,8 @@ def format_outcome(outcome: Outcome) -> str:
     if e.notes:
         lines.append(f"  notes: {e.notes}")
     grid = ", ".join(f"{k} ∈ {{{', '.join(fmt(v) for v in vs)}}}" for k, vs in e.grid.items())
-    how = f" emulated (TCP congestion control {outcome.congestion})" if outcome.backend == "emulate" else ""
+    kernel = f", Linux {outcome.kernel}" if outcome.kernel else ""
+    how = f" emulated (TCP congestion control {outcome.congestion}{kernel})" if outcome.backend == "emulate" else ""
     lines.append(
         f"  sweep: {grid or 'one point'}; {outcome.runs} runs{how} ({outcome.ran} run now, the rest reused) "
         f"in {outcome.wall_time_s:.1f} s; results in {outcome.dir}/"
