@@ -90,6 +90,19 @@ def test_an_emulated_sweep_runs_each_point_and_records_its_backend(fake_emulate,
     assert SWEEP.default_out("x", "emulate") == Path("results") / "x-emulate-sweep"
 
 
+def test_a_sweep_emulates_a_file_the_emulator_refuses_once_its_set_changes_what_it_refuses(fake_emulate, tmp_path):
+    """As `vukadinovic-2004/section-7-linux` does: the file's TCP follows
+    ns-2 (refused by the emulator), the entry's `set` makes it Linux."""
+    ns2 = tmp_path / "ns2.toml"
+    ns2.write_text((ROOT / "tests" / "emulate" / "dumbbell-tcp.toml").read_text().replace('"linux"', '"ns2"', 1))
+    with pytest.raises(ValueError, match="this TCP profile follows a simulator's rules"):
+        phblab.sweep(ns2, out=tmp_path / "refused", backend="emulate")
+    sw = phblab.sweep(
+        ns2, set={"traffic[0].profile": "linux", "run.duration": "2s"}, out=tmp_path / "emu", backend="emulate"
+    )
+    assert sw.ran == 1 and fake_emulate[0][2] == ['traffic[0].profile="linux"', 'run.duration="2s"']
+
+
 def test_a_directory_never_mixes_backends(fake_emulate, monkeypatch, tmp_path):
     sim = phblab.sweep(CBR, grid=GRID, out=tmp_path / "sim", jobs=1)
     with pytest.raises(ValueError, match="holds simulated results .*choose another output"):

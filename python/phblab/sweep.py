@@ -331,8 +331,10 @@ def make_plan(
     set = dict(set or {})
     fixed = api.override_list(overrides)
     seed_list = _seed_list(seeds)
-    name = _core.validate(text, source, fixed, backend)["name"]
-    plan = Plan(text, source, name, grid, seed_list, fixed, set, backend=backend, congestion=congestion)
+    # the scenario as each point runs it (with the grid's and `set`'s values)
+    # is validated for the backend, not the file alone: a file the emulator
+    # refuses may be emulated with a `set` that changes what it refuses
+    plan = Plan(text, source, "", grid, seed_list, fixed, set, backend=backend, congestion=congestion)
     points = list(itertools.product(*grid.values())) if grid else [()]
     for i, values in enumerate(points):
         params = dict(zip(grid, values, strict=True))
@@ -340,7 +342,8 @@ def make_plan(
         sets += [f"{k}={toml_value(v)}" for k, v in params.items() if is_path(k)]
         sets += [f"{path}={toml_value(render(tpl, params))}" for path, tpl in set.items()]
         if i == 0:
-            plan.warnings = _core.validate(text, source, sets, backend, advise=True)["warnings"]
+            first = _core.validate(text, source, sets, backend, advise=True)
+            plan.name, plan.warnings = first["name"], first["warnings"]
         else:
             _core.validate(text, source, sets, backend)  # every point, for its backend, before anything runs
         for seed in seed_list:
