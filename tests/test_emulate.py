@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DUMBBELL = ROOT / "tests" / "emulate" / "dumbbell-tcp.toml"
 COMMANDS = ROOT / "tests" / "emulate" / "commands.toml"
 TCP_KEYS = ROOT / "tests" / "emulate" / "tcp-keys.toml"
+JOBS_PHASES = ROOT / "tests" / "emulate" / "jobs-phases.toml"
 
 
 def _emulator() -> Path:
@@ -258,6 +259,31 @@ def test_a_files_application_runs_on_real_tcp(tmp_path):
     assert ((transfers.completion_s > 0.08) & (transfers.completion_s < 2.0)).all(), transfers
     for _, flow in transfers.groupby("flow"):
         assert (flow.start_s.iloc[1:].to_numpy() >= flow.end_s.iloc[:-1].to_numpy()).all(), flow
+    _wait_gone()
+
+
+def test_jobs_and_phased_senders_run_on_real_tcp(tmp_path):
+    """tests/emulate/jobs-phases.toml (3 s): JoBS at the bottleneck writes
+    its counters, as simulated; it keeps the class-1 bursts within their
+    delay bound and class 3 behind class 2 while two phased TCP senders
+    fill the link, and the link nearly empties when they turn to chunks at
+    1.5 s (what a socket cannot withdraw is little)."""
+    _privileged()
+    out = tmp_path / "out"
+    assert main(["emulate", str(JOBS_PHASES), "--out", str(out), "--quiet"]) == 0
+    counters = pd.read_parquet(out / "counters.parquet").query("scope == 'r1->r2'")
+    per_queue = counters.dropna(subset=["queue"]).query("queue != ''")
+    assert set(per_queue.queue) == {"c1", "c2", "c3"}, counters
+    assert {"delay_violations", "late_for_loss", "loss_bound_drops"} <= set(per_queue.counter), counters
+    link = counters.set_index("counter").value
+    assert link["busy_periods"] > 0 and link["rate_resets"] > 0 and link["min_rate_moves"] > 0, counters
+    classes = pd.read_parquet(out / "classes.parquet").query("scope == 'r1->r2'").set_index("class")
+    assert classes.loc["c1", "delay_p99_s"] < 0.008, classes  # d = 5 ms, plus the router's timing
+    assert classes.loc["c3", "delay_mean_s"] > 1.3 * classes.loc["c2", "delay_mean_s"], classes  # k = 2
+    series = pd.read_parquet(out / "timeseries.parquet").query("metric == 'throughput_bps' and scope == 'r1->r2'")
+    tcp = series[series["class"].isin(["c2", "c3"])].groupby("time_s").value.sum()
+    assert tcp[1.0] > 8e6 and tcp[1.5] > 8e6, tcp  # greedy: the 10 Mb/s link less class 1's 0.33
+    assert tcp[2.5] < 1.5e6, tcp  # 8 KiB chunks 175 ms apart
     _wait_gone()
 
 

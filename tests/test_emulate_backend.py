@@ -181,6 +181,67 @@ def test_backends_key_is_validated_at_load(tmp_path):
             catalog.load_entry(bad)
 
 
+def _with_section(text: str, section: str) -> str:
+    return text.replace("\n[reproduce.sweep]\n", f"\n{section}\n[reproduce.sweep]\n")
+
+
+def test_a_backend_section_is_validated_at_load(tmp_path):
+    text = CBR.read_text()
+    ok = tmp_path / "ok.toml"
+    ok.write_text(_with_section(text, '[reproduce.emulate]\nunset = ["links[*].qdisc", "run.warmup"]\nwhy = "w"\n'))
+    settings = catalog.load_entry(ok).per_backend["emulate"]
+    assert settings.unset == ("links[1].qdisc", "run.warmup") and settings.why == "w"
+    assert settings.overrides() == ["~links[1].qdisc", "~run.warmup"]
+    for section, message in [
+        ('[reproduce.emulate]\nunset = ["run.warmup"]\nwhy = "w"\nset = 1\n', r"emulate: unknown key set"),
+        ('[reproduce.emulate]\nunset = ["run.warmup"]\n', r"emulate\.why: say why"),
+        ('[reproduce.emulate]\nunset = []\nwhy = "w"\n', r"emulate\.unset: a list of scenario key paths"),
+        ('[reproduce.emulate]\nunset = ["links[*].ecn"]\nwhy = "w"\n', r"'links\[\*\]\.ecn' names no key"),
+        ('[reproduce.emulate]\nunset = ["run"]\nwhy = "w"\n', r"'run' names no key"),
+        ('[reproduce.emulate]\nunset = ["links[x].rate"]\nwhy = "w"\n', r"not a key path"),
+        ('[reproduce.emulate]\nunset = ["run.warmup", "run.warmup"]\nwhy = "w"\n', r"run\.warmup is named twice"),
+        ('[reproduce.simulate]\nunset = ["run.warmup"]\nwhy = "w"\n', None),
+    ]:
+        bad = tmp_path / "bad.toml"
+        bad.write_text(_with_section(text, section))
+        if message is None:  # a backend the entry lists: simulate
+            assert catalog.load_entry(bad).per_backend["simulate"].unset == ("run.warmup",)
+            bad.write_text(bad.read_text().replace('backends = ["simulate", "emulate"]\n', 'backends = ["emulate"]\n'))
+            message = r"does not run on simulate"
+        with pytest.raises(catalog.CatalogError, match=message):
+            catalog.load_entry(bad)
+
+
+def test_a_backend_section_unsets_keys_on_its_backend_only(fake_emulate, cat, tmp_path, capsys):
+    """The emulated runs remove the keys (`~path` overrides, recorded in each
+    run and in the outcome), the simulated ones keep them; a run's key
+    covers them, so the removal is never mistaken for the file's values."""
+    entry = cat / "backends" / "cbr.toml"
+    entry.write_text(_with_section(entry.read_text(), '[reproduce.emulate]\nunset = ["links[*].qdisc"]\nwhy = "why"\n'))
+    res = tmp_path / "res"
+    base = ["reproduce", "--catalog", str(cat), "--results", str(res), "--quiet", "cbr"]
+    assert main([*base, "--backend", "emulate"]) == 0
+    assert "left unset on emulate: links[1].qdisc: why" in capsys.readouterr().out
+    assert [c[2] for c in fake_emulate] == [
+        ["~links[1].qdisc", 'traffic[0].rate="1Mbps"'],
+        ["~links[1].qdisc", 'traffic[0].rate="3Mbps"'],
+    ]
+    emulated = json.loads((res / "backends" / "cbr-emulate" / "comparison.json").read_text())
+    assert emulated["unset"] == ["links[1].qdisc"] and emulated["unset_why"] == "why" and emulated["passed"]
+    summaries = [
+        json.loads(p.read_text()) for p in (res / "backends" / "cbr-emulate" / "sweep" / "runs").glob("*/summary.json")
+    ]
+    assert all("~links[1].qdisc" in s["overrides"] for s in summaries)
+    assert main(base) == 0
+    assert "left unset" not in capsys.readouterr().out
+    simulated = json.loads((res / "backends" / "cbr" / "comparison.json").read_text())
+    assert "unset" not in simulated
+    summaries = [
+        json.loads(p.read_text()) for p in (res / "backends" / "cbr" / "sweep" / "runs").glob("*/summary.json")
+    ]
+    assert summaries and all(not any(o.startswith("~") for o in s["overrides"]) for s in summaries)
+
+
 def test_reproduce_and_report_with_both_backends(fake_emulate, cat, tmp_path, capsys):
     res = tmp_path / "res"
     base = ["reproduce", "--catalog", str(cat), "--results", str(res), "--quiet"]

@@ -43,7 +43,8 @@ EXIT_BROKEN_PIPE = 141
 _SET_HELP = (
     "change one value of the scenario before it is validated, e.g. "
     "--set links[2].rate=5Mbps or --set qdiscs.bottleneck.max_p=0.2; "
-    "the path is written as in error messages; repeat for several values"
+    "the path is written as in error messages; repeat for several values; "
+    "--set '~traffic[1].granularity' removes a key, so its default applies"
 )
 
 

@@ -13,9 +13,9 @@
 //!   [`SINK_PORT`] at its start time with the chosen congestion control and
 //!   the scenario's MSS ([`kernel_tcp`]), reads what the kernel set up for
 //!   it ([`tcp_info::opening`]), then, until its stop time, writes without end
-//!   (bulk) or runs the simulator's own files application
+//!   (bulk) or runs the simulator's own files or phases application
 //!   ([`phb_sim::apps::App`], same random stream per flow: the same file
-//!   sizes and think times) on the real socket ([`tcp_files`]).
+//!   sizes and think times) on the real socket ([`tcp_app`]).
 //! - The UDP flows of a host share one thread that sleeps until the next
 //!   flow's next packet is due.
 //! - A sampling thread reads `TCP_INFO` of the host's TCP senders on a
@@ -74,8 +74,15 @@ fn sockaddr(addr: [u8; 4], port: u16) -> libc::sockaddr_in {
 }
 
 /// Connects flow `f`'s TCP socket with its options set before the handshake
-/// (`maxseg`: [`kernel_tcp::maxseg`]).
-fn tcp_connect(f: usize, flow: &FlowPlan, codepoint: u8, maxseg: u32, congestion: &str) -> Result<TcpStream, String> {
+/// (`maxseg`: [`kernel_tcp::maxseg`]; `notsent_lowat`: [`kernel_tcp::notsent_lowat`], for a phased sender).
+fn tcp_connect(
+    f: usize,
+    flow: &FlowPlan,
+    codepoint: u8,
+    maxseg: u32,
+    congestion: &str,
+    notsent_lowat: Option<u32>,
+) -> Result<TcpStream, String> {
     let mut attempts = 0;
     loop {
         // SAFETY: plain socket creation.
@@ -90,6 +97,9 @@ fn tcp_connect(f: usize, flow: &FlowPlan, codepoint: u8, maxseg: u32, congestion
         setsockopt(raw, libc::IPPROTO_TCP, libc::TCP_CONGESTION, congestion.as_bytes())?;
         set_int(raw, libc::IPPROTO_TCP, libc::TCP_MAXSEG, maxseg as libc::c_int)?;
         set_int(raw, libc::IPPROTO_IP, libc::IP_TOS, libc::c_int::from(codepoint) << 2)?;
+        if let Some(lowat) = notsent_lowat {
+            set_int(raw, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, lowat as libc::c_int)?;
+        }
         let local = sockaddr(host_addr(flow.src), BASE_PORT + f as u16);
         let remote = sockaddr(host_addr(flow.dst), SINK_PORT);
         let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
@@ -123,24 +133,35 @@ fn tcp_bulk(mut stream: TcpStream, stop: Time) {
     }
 }
 
-/// How often a files application looks at what its socket has had
+/// How often an application looks at what its socket has had
 /// acknowledged: a transfer's end is known to within this.
 const FILES_POLL: Time = Time::from_millis(1);
 
-/// A files application on a connected socket, from the run's time now
-/// until `stop` (monotonic): the simulator's [`App`] decides what to hand
-/// to the kernel and when; a transfer ends when `TCP_INFO` says its last
-/// byte is acknowledged (looked at every [`FILES_POLL`]). Completed
+/// A files or phases application on a connected socket, from the run's
+/// time now until `stop` (monotonic): the simulator's [`App`] decides what
+/// to hand to the kernel and when; it is told of acknowledgements
+/// (`TCP_INFO`'s count of acknowledged bytes) and its wake-ups within
+/// [`FILES_POLL`], or at once when the socket takes more data. Completed
 /// transfers go to the sampling thread.
-fn tcp_files(stream: TcpStream, f: usize, mut app: App, epoch: Time, stop: Time, reports: &mpsc::Sender<Report>) {
+///
+/// A socket cannot take back data written into it, so when a phase asks to
+/// withdraw the unsent data (the end of a greedy phase) only what was not
+/// yet written is dropped: a phased sender keeps at most
+/// [`kernel_tcp::notsent_lowat`] bytes unsent in its socket, and those
+/// still leave. The application's byte count is what was written to the
+/// socket, so a chunk after them ends where the kernel's sequence does.
+fn tcp_app(stream: TcpStream, f: usize, mut app: App, epoch: Time, stop: Time, reports: &mpsc::Sender<Report>) {
     if stream.set_nonblocking(true).is_err() {
         return;
     }
     let mut stream = stream;
     let data = vec![0u8; 1 << 16];
     let run_time = || sys::monotonic().saturating_sub(epoch);
-    let (mut pending, mut wake, mut acked, mut reported) = (0u64, None, 0u64, 0usize);
+    let (mut pending, mut written, mut wake, mut acked, mut reported) = (0u64, 0u64, None, 0u64, 0usize);
     let apply = |action: Action, pending: &mut u64, wake: &mut Option<Time>| {
+        if action.withdraw {
+            *pending = 0;
+        }
         *pending = pending.saturating_add(action.push);
         if action.wake.is_some() {
             *wake = action.wake;
@@ -150,7 +171,10 @@ fn tcp_files(stream: TcpStream, f: usize, mut app: App, epoch: Time, stop: Time,
     while sys::monotonic() < stop {
         while pending > 0 {
             match stream.write(&data[..pending.min(data.len() as u64) as usize]) {
-                Ok(n) => pending -= n as u64,
+                Ok(n) => {
+                    pending -= n as u64;
+                    written += n as u64;
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(_) => return,
             }
@@ -161,13 +185,15 @@ fn tcp_files(stream: TcpStream, f: usize, mut app: App, epoch: Time, stop: Time,
         }
         if wake.is_some_and(|at| run_time() >= at) {
             wake = None;
-            apply(app.on_wake(run_time(), acked), &mut pending, &mut wake);
+            apply(app.on_wake(run_time(), written), &mut pending, &mut wake);
         }
         for transfer in &app.transfers[reported..] {
             let _ = reports.send(Report::Transfer(f, *transfer));
         }
         reported = app.transfers.len();
-        sys::sleep_until(sys::monotonic() + FILES_POLL);
+        let events = if pending > 0 { libc::POLLOUT } else { 0 };
+        let mut fds = [libc::pollfd { fd: stream.as_raw_fd(), events, revents: 0 }];
+        sys::wait(&mut fds, Some(sys::monotonic() + FILES_POLL), Time::ZERO);
     }
 }
 
@@ -325,21 +351,22 @@ fn start(scenario: &Scenario, plan: &Plan, setting: &Setting) -> Result<Vec<thre
         match &scenario.groups[flow.group].transport {
             Transport::Tcp(tcp) => {
                 let (flow, tos, maxseg) = (flow.clone(), codepoint(flow), kernel_tcp::maxseg(&tcp.config));
-                let files = match &tcp.app {
+                let app = match &tcp.app {
                     AppModel::Bulk => None,
                     model => Some(App::new(model, Rng::derive(seed, &format!("app/{}", flow.name)))),
                 };
+                let lowat = matches!(tcp.app, AppModel::Phases(_)).then(|| kernel_tcp::notsent_lowat(&tcp.config));
                 let congestion = flow.congestion.map_or(congestion, |c| c.name()).to_owned();
                 let register = register.clone();
                 threads.push(thread::spawn(move || {
                     sys::sleep_until(epoch + flow.start);
-                    match tcp_connect(f, &flow, tos, maxseg, &congestion) {
+                    match tcp_connect(f, &flow, tos, maxseg, &congestion, lowat) {
                         Ok(stream) => {
                             if let (Ok(copy), Some(opening)) = (stream.try_clone(), tcp_info::opening(&stream)) {
                                 let _ = register.send(Report::Socket(f, OwnedFd::from(copy), opening));
                             }
-                            match files {
-                                Some(app) => tcp_files(stream, f, app, epoch, stop, &register),
+                            match app {
+                                Some(app) => tcp_app(stream, f, app, epoch, stop, &register),
                                 None => tcp_bulk(stream, stop),
                             }
                         }

@@ -134,6 +134,17 @@ pub fn maxseg(config: &TcpConfig) -> u32 {
     config.mss + config.header - linux_tcp::BARE_HEADER
 }
 
+/// `TCP_NOTSENT_LOWAT` for a phased application's sender: at most this
+/// much written data waits unsent in the socket (a write is refused above
+/// it, and `poll` reports the socket writable below half of it), so when
+/// a greedy phase ends what the sender cannot withdraw, as the simulator's
+/// application does ([`phb_sim::apps`]), is at most this plus one segment.
+/// Four segments: enough that the sender never waits for the application
+/// (woken by `poll` when two are left, it refills long before they leave).
+pub fn notsent_lowat(config: &TcpConfig) -> u32 {
+    4 * config.mss
+}
+
 /// `TCP_WINDOW_CLAMP` for a group's receiver: its window in bytes.
 pub fn window_clamp(config: &TcpConfig) -> u32 {
     config.window.saturating_mul(config.mss)

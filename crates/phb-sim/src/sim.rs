@@ -600,10 +600,22 @@ impl<'s, T: Tracing> Sim<'s, T> {
             return;
         }
         tcp.delack_event = None;
-        if tcp.receiver.delack_deadline().is_some_and(|d| d <= now) {
-            if let Some(ack) = tcp.receiver.on_delack_timeout() {
-                self.send_ack(f, ack);
+        match tcp.receiver.delack_deadline() {
+            Some(deadline) if deadline <= now => {
+                if let Some(ack) = tcp.receiver.on_delack_timeout() {
+                    self.send_ack(f, ack);
+                }
             }
+            // The timer this event was for was cancelled by an ACK, and a
+            // later segment started another: wait for that one (the
+            // receiver schedules an event only when none is pending
+            // earlier, so without this the segment would wait for the
+            // next one, or for the sender's retransmission timeout).
+            Some(deadline) => {
+                tcp.delack_event = Some(deadline);
+                self.events.push(deadline, Event::DelAck(f as u32));
+            }
+            None => {}
         }
     }
 

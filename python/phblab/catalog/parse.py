@@ -26,6 +26,7 @@ from phblab.catalog.schema import (
     MEASURED,
     SOURCES,
     WITHIN,
+    BackendSettings,
     CatalogError,
     Claim,
     Entry,
@@ -308,6 +309,7 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
             "table",
             "backends",
             "unchecked",
+            *BACKENDS,
         },
         w,
     )
@@ -371,6 +373,7 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
     )
     _check_templates(sweep, f"{w}.sweep.set")
     backends = _parse_backends(section.get("backends", list(DEFAULT_BACKENDS)), f"{w}.backends")
+    per_backend = {b: _parse_backend_settings(section[b], b, backends, scenario, w) for b in BACKENDS if b in section}
     return Entry(
         id=entry_id,
         path=path,
@@ -387,6 +390,7 @@ def parse_section(entry_id: str, path: Path, section: Mapping[str, Any], text: s
         table=table,
         kind=kind,
         backends=backends,
+        per_backend=per_backend,
         unchecked=_parse_unchecked(section.get("unchecked", []), f"{w}.unchecked"),
     )
 
@@ -405,6 +409,64 @@ def _parse_backends(value: Any, bw: str) -> tuple:
     twice = next((b for i, b in enumerate(value) if b in value[:i]), None)
     need(twice is None, bw, f"{twice!r} is listed twice")
     return tuple(value)
+
+
+def _parse_backend_settings(t: Any, backend: str, backends: tuple, scenario: Mapping, w: str) -> BackendSettings:
+    """`[reproduce.<backend>]`: `unset`, scenario keys that backend's runs
+    leave unset (each must be set in the scenario: a path of a key holding
+    a value, `traffic[*]` for every entry of the array that sets the key),
+    and `why`, which is required."""
+    bw = f"{w}.{backend}"
+    need(isinstance(t, dict), bw, 'must be a table: unset = ["traffic[*].initial_rto", ...], why = "..."')
+    check_keys(t, {"unset", "why"}, bw)
+    need(backend in backends, bw, f'the entry does not run on {backend}: its [reproduce].backends lacks "{backend}"')
+    unset = t.get("unset")
+    need(
+        isinstance(unset, list) and unset and all(isinstance(p, str) for p in unset),
+        f"{bw}.unset",
+        'a list of scenario key paths, e.g. ["traffic[*].initial_rto"]',
+    )
+    why = t.get("why")
+    need(isinstance(why, str) and why.strip() != "", f"{bw}.why", "say why those keys are left to the backend")
+    paths = [p for pattern in unset for p in _expand_path(pattern, scenario, f"{bw}.unset")]
+    twice = next((p for i, p in enumerate(paths) if p in paths[:i]), None)
+    need(twice is None, f"{bw}.unset", f"{twice} is named twice")
+    return BackendSettings(tuple(paths), why)
+
+
+#: one step of a key path: a key, then indexes (`[2]`, or `[*]`: every entry)
+_PATH_STEP = re.compile(r"([A-Za-z0-9_-]+)((?:\[(?:\d+|\*)\])*)")
+
+
+def _expand_path(pattern: str, scenario: Mapping, where: str) -> list[str]:
+    """The paths `pattern` names in `scenario` (`[*]` expanded to the
+    entries that hold the rest of the path), each holding a value (not a
+    table); CatalogError if a step is malformed or nothing matches."""
+    steps: list[str | int] = []
+    for part in pattern.split("."):
+        m = _PATH_STEP.fullmatch(part)
+        need(m is not None, where, f"{pattern!r}: not a key path such as traffic[*].initial_rto")
+        steps.append(m.group(1))
+        steps += [int(i) if i != "*" else "*" for i in re.findall(r"\[(\d+|\*)\]", m.group(2))]
+    found: list[str] = []
+
+    def walk(node: Any, rest: list, at: str) -> None:
+        if not rest:
+            if not isinstance(node, dict):
+                found.append(at)
+            return
+        step, tail = rest[0], rest[1:]
+        if step == "*" and isinstance(node, list):
+            for i, item in enumerate(node):
+                walk(item, tail, f"{at}[{i}]")
+        elif isinstance(step, int) and isinstance(node, list) and step < len(node):
+            walk(node[step], tail, f"{at}[{step}]")
+        elif isinstance(step, str) and step != "*" and isinstance(node, dict) and step in node:
+            walk(node[step], tail, f"{at}.{step}" if at else step)
+
+    walk(scenario, steps, "")
+    need(bool(found), where, f"{pattern!r} names no key the scenario sets")
+    return found
 
 
 def _parse_table(t: Any, grid: Mapping, metrics: Mapping, tw: str) -> dict:

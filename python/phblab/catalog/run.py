@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from phblab import _core, outdir
+from phblab import _core, api, outdir
 from phblab.catalog.evaluate import fitted, per_run_values, point_stats, point_table, sensitivity_rows
 from phblab.catalog.plots import plot_entry
 from phblab.catalog.provenance import run_date, source_commit
@@ -84,6 +84,7 @@ class Outcome:
             "backend": self.backend,
             **({"congestion_control": self.congestion} if self.congestion else {}),
             **({"kernel": self.kernel} if self.kernel else {}),
+            **_unset_json(e, self.backend),
             "runs": self.runs,
             "ran": self.ran,
             "wall_time_s": self.wall_time_s,
@@ -93,6 +94,12 @@ class Outcome:
             "sensitivity": self.sensitivity,
             "plots": [str(p.relative_to(self.dir)) for p in self.plots],
         }
+
+
+def _unset_json(entry: Entry, backend: str) -> dict:
+    """What the entry left unset on `backend` (`[reproduce.<backend>]`), if anything."""
+    settings = entry.per_backend.get(backend)
+    return {"unset": list(settings.unset), "unset_why": settings.why} if settings else {}
 
 
 def _metric_json(m: Metric) -> dict:
@@ -183,6 +190,8 @@ def reproduce(
     from phblab.sweep import sweep
 
     check_backend(entry, backend)
+    settings = entry.per_backend.get(backend)
+    overrides = api.override_list(entry.sweep.get("overrides")) + (settings.overrides() if settings else [])
     start = time.perf_counter()
     d = entry_dir(entry, results, backend)
     outdir.claim(d, "reproduction")
@@ -194,7 +203,7 @@ def reproduce(
             jobs=jobs,
             out=d / "sweep",
             client=client,
-            overrides=entry.sweep.get("overrides"),
+            overrides=overrides,
             set=entry.sweep.get("set"),
             progress=progress,
             backend=backend,

@@ -240,6 +240,9 @@ class Entry:
     scenario: Path | None = None
     #: `[reproduce].backends`: where its runs may execute (BACKENDS)
     backends: tuple = DEFAULT_BACKENDS
+    #: `[reproduce.<backend>]`: what the entry changes on one backend, by
+    #: backend (BackendSettings)
+    per_backend: dict = field(default_factory=dict)
     #: `[[reproduce.unchecked]]`: what the paper states that is not
     #: checked, each {"text", "ref", "why"}
     unchecked: list = field(default_factory=list)
@@ -251,6 +254,22 @@ class Entry:
     @property
     def grid(self) -> dict:
         return self.sweep.get("grid", {})
+
+
+@dataclass
+class BackendSettings:
+    """`[reproduce.<backend>]`: the scenario's keys an entry's runs on that
+    backend leave unset (`unset`, each path as the scenario holds it,
+    `traffic[*]` expanded to every entry that sets the key), so that the
+    backend's own behaviour applies, and why (`why`): e.g. FreeBSD's TCP
+    timers, which the simulator models and Linux cannot be asked for."""
+
+    unset: tuple
+    why: str
+
+    def overrides(self) -> list[str]:
+        """The core's removals (`~path`, applied after the sweep's overrides)."""
+        return [f"~{p}" for p in self.unset]
 
 
 def need(cond: bool, where: str, msg: str) -> None:

@@ -70,6 +70,9 @@ def format_outcome(outcome: Outcome) -> str:
         f"  sweep: {grid or 'one point'}; {outcome.runs} runs{how} ({outcome.ran} run now, the rest reused) "
         f"in {outcome.wall_time_s:.1f} s; results in {outcome.dir}/"
     )
+    settings = e.per_backend.get(outcome.backend)
+    if settings:
+        lines.append(f"  left unset on {outcome.backend}: {', '.join(settings.unset)}: {settings.why}")
     lines += [f"  note: {r}" for r in outcome.reruns]
     lines += format_definitions(e)
     for c in outcome.checks:

@@ -9,15 +9,16 @@
 //! - The emulator runs real sockets and the user-space router: no LSPs
 //!   (their windows come from the simulator's senders), no ATM framing, no
 //!   flow-count schedules, no TCP profile that follows a simulator's rules,
-//!   no phased applications (a socket's buffer cannot withdraw data), no
-//!   Reno loss recovery (Linux has NewReno and SACK), no TCP key the
+//!   no Reno loss recovery (Linux has NewReno and SACK), no TCP key the
 //!   kernel cannot honour ([`super::linux_tcp`]), one setting per host
 //!   namespace of SACK, timestamps and (per sending host) ECN and restart
 //!   after idle (the kernel's sysctls are per namespace), one initial
 //!   window, minimum RTO and delayed-ACK setting per pair of hosts (route
 //!   attributes), UDP packets of at least their headers, and at most
 //!   [`EMULATE_MAX_FLOWS`] flows and 65 534 nodes (its port and address
-//!   numbering, `phb-emu`'s `plan.rs`). A packet trace (`[trace]`) is
+//!   numbering, `phb-emu`'s `plan.rs`). A phased application runs, but
+//!   cannot withdraw data its socket already holds (`phb-emu`'s agent keeps
+//!   little there). A packet trace (`[trace]`) is
 //!   recorded by both: every key of it is honoured by the router.
 
 use std::fmt;
@@ -26,7 +27,6 @@ use std::collections::BTreeMap;
 
 use super::linux_tcp;
 use super::model::{Congestion, Scenario, Transport};
-use crate::apps::AppModel;
 use crate::tcp::{Rules, Variant};
 
 /// Where a scenario runs.
@@ -132,12 +132,6 @@ fn not_emulable(scenario: &Scenario) -> Option<(String, String)> {
                     return refuse(
                         key("profile"),
                         "this TCP profile follows a simulator's rules (ns-2, ns-3), which a real stack cannot; use profile = \"linux\"",
-                    );
-                }
-                if matches!(t.app, AppModel::Phases(_)) {
-                    return refuse(
-                        key("app"),
-                        "phases withdraw data not yet sent, which a real socket's buffer cannot; bulk and files are emulated",
                     );
                 }
                 let with_sack = match t.config.variant {
@@ -377,6 +371,19 @@ profile = "linux"
         let (key, _, _, message) = refused(&second("initial_window = 4\nheader = \"40B\"", "b", "a"), Backend::Emulate);
         assert_eq!(key, "traffic[1].header");
         assert!(message.contains("net.ipv4.tcp_timestamps"), "{message}");
+    }
+
+    /// A phased application runs on both: the emulator's agent drives the
+    /// socket with the simulator's application.
+    #[test]
+    fn a_phased_application_runs_on_both_backends() {
+        let phases = format!(
+            "{TCP}app = \"phases\"\nphases = [{{ from = \"0s\", mode = \"greedy\" }}, \
+             {{ from = \"1s\", mode = \"chunks\", chunk = \"8KiB\", pause = \"175ms\" }}]\n"
+        );
+        for backend in [Backend::Simulate, Backend::Emulate] {
+            assert!(load_for(&phases, "s.toml", &[], backend).is_ok(), "{backend}");
+        }
     }
 
     #[test]

@@ -7,6 +7,11 @@
 //! or add a key to an existing table (it is then validated like the file, so
 //! unknown keys still fail); it cannot create tables, index past the end of
 //! an array, or replace a whole table.
+//!
+//! `~path` (Hydra's spelling) removes a key holding a value, so that the
+//! scenario's default, or the backend's own behaviour, applies: e.g.
+//! `~traffic[1].granularity`. It refuses a key that is not there and a
+//! table.
 
 use toml_edit::{DocumentMut, Item, Table, Value};
 
@@ -17,6 +22,9 @@ use super::ScenarioError;
 /// name it (`links[0].rate`).
 pub(super) fn apply(doc: &mut DocumentMut, assignment: &str) -> Result<String, ScenarioError> {
     let fail = |message: String| ScenarioError::Override { assignment: super::shown(assignment, 80), message };
+    if let Some(path) = assignment.strip_prefix('~') {
+        return remove(doc, path).map_err(fail);
+    }
     let (path, text) =
         assignment.split_once('=').ok_or_else(|| fail("expected path=value, e.g. links[0].rate=10Mbps".into()))?;
     let segments = parse_path(path).map_err(|m| fail(format!("bad path `{}`: {m}", path.trim())))?;
@@ -34,6 +42,44 @@ pub(super) fn apply(doc: &mut DocumentMut, assignment: &str) -> Result<String, S
     let step = node.set(last, parse_value(text)).map_err(|m| fail(describe(&here, last, m)))?;
     resolved.push(step);
     Ok(display(&resolved))
+}
+
+/// Removes the key at `path` (`~path`); returns the path as errors name it.
+fn remove(doc: &mut DocumentMut, path: &str) -> Result<String, String> {
+    let segments = parse_path(path).map_err(|m| format!("bad path `{}`: {m}", path.trim()))?;
+    let (last, parents) = segments.split_last().expect("parse_path returns at least one segment");
+    let mut node = Node::Item(doc.as_item_mut());
+    let mut resolved = Vec::with_capacity(segments.len());
+    for segment in parents {
+        let here = display(&resolved);
+        let (child, step) = node.child(segment).map_err(|m| describe(&here, segment, m))?;
+        node = child;
+        resolved.push(step);
+    }
+    let here = display(&resolved);
+    let Segment::Key(key) = last else {
+        return Err(format!("`{}` is an entry of an array; only a key can be removed", display(&segments)));
+    };
+    let table = match node {
+        Node::Item(item) => item.as_table_like_mut(),
+        Node::Table(table) => Some(table as &mut dyn toml_edit::TableLike),
+        Node::Value(Value::InlineTable(table)) => Some(table as &mut dyn toml_edit::TableLike),
+        Node::Value(_) => None,
+    };
+    let parent_name = if here.is_empty() { "the top level".to_owned() } else { format!("`{here}`") };
+    let table = table.ok_or_else(|| format!("{parent_name} is not a table, so it has no key `{key}`"))?;
+    match table.get(key) {
+        Some(Item::Value(_)) => {
+            table.remove(key);
+            resolved.push(last.clone());
+            Ok(display(&resolved))
+        }
+        Some(_) => Err(format!(
+            "`{}` is a table; only a key holding a value can be removed",
+            display_child(&here, last.clone())
+        )),
+        None => Err(format!("{parent_name} has no key `{key}` to remove")),
+    }
 }
 
 /// The value as TOML, or as a plain string when it is not TOML.
@@ -183,5 +229,17 @@ mod tests {
         assert!(set(DOC, "links.rate=1").unwrap_err().contains("not a table"));
         assert!(set(DOC, "run.seed").unwrap_err().contains("expected path=value"));
         assert!(set(DOC, "run..seed=1").unwrap_err().contains("bad path"));
+    }
+
+    #[test]
+    fn a_tilde_removes_a_key_holding_a_value() {
+        assert_eq!(set(DOC, "~links[0].rate").unwrap(), DOC.replace("rate = \"1Mbps\"\n", ""));
+        assert!(!set(DOC, "~run.seed").unwrap().contains("seed"));
+        assert!(set(DOC, "~links[0].delay").unwrap_err().contains("`links[0]` has no key `delay` to remove"));
+        assert!(set(DOC, "~run").unwrap_err().contains("`run` is a table"));
+        assert!(set(DOC, "~links[0]").unwrap_err().contains("only a key can be removed"));
+        assert!(set(DOC, "~links[0].between[1]").unwrap_err().contains("only a key can be removed"));
+        assert!(set(DOC, "~links[1].rate").unwrap_err().contains("past its end"));
+        assert!(set(DOC, "~run.seed.x").unwrap_err().contains("not a table"));
     }
 }

@@ -735,6 +735,22 @@ fn overrides_change_values() {
     assert!(message.starts_with("unknown field `durration`"), "{message}");
 }
 
+/// `~path` removes a key, so its default applies; a removed key the
+/// scenario needs is reported as missing.
+#[test]
+fn a_tilde_override_removes_a_key() {
+    let scenario = load_full(&["~run.warmup", "~run.seed"]).unwrap();
+    assert_eq!((scenario.run.warmup, scenario.run.seed), (Time::ZERO, 1)); // the file: 10 s, seed 7
+    assert!(load_full(&["~run.duration"]).is_err());
+    match load_full(&["~run.nothing"]) {
+        Err(ScenarioError::Override { assignment, message }) => {
+            assert_eq!(assignment, "~run.nothing");
+            assert!(message.contains("`run` has no key `nothing` to remove"), "{message}");
+        }
+        other => panic!("expected an Override error, got {other:?}"),
+    }
+}
+
 #[test]
 fn an_invalid_override_value_says_it_came_from_the_command_line() {
     let ((key, line, _), message) = invalid(load_full(&["links[2].rate=10Mbs"]).unwrap_err());
