@@ -10,6 +10,7 @@ use phb::aqm::plr::PlrMemory;
 use phb::aqm::red::RedParams;
 use phb::aqm::Limit;
 use phb::queue::{BufferConfig, BufferPolicy, QdiscConfig, QueueConfig, SchedulerKind, Victim};
+use phb::sched::ResidualBacklog;
 use phb::Time;
 use phb_sim::apps::{AppModel, SizeDist};
 use phb_sim::scenario::{
@@ -33,6 +34,7 @@ fn qdisc(kind: u8, limit: u64) -> QdiscConfig {
         2 => QdiscConfig::red(red(Limit::Packets(limit))),
         // Classes a (TCP-like, first) and b share one buffer whose victims
         // PLC (BPR, BPR+) or PLR (WTP) chooses: queued packets are evicted.
+        // BPR+ reads eq. (19)'s q_k either way.
         3 => shared(
             BufferPolicy::Red(red(Limit::Packets(limit))),
             Victim::Plc { x: 2.0 },
@@ -41,7 +43,14 @@ fn qdisc(kind: u8, limit: u64) -> QdiscConfig {
         4 => shared(
             BufferPolicy::Red(red(Limit::Bytes(limit * 700))),
             Victim::Plc { x: 1.24 },
-            SchedulerKind::BprPlus { s: vec![1.0, 4.0] },
+            SchedulerKind::BprPlus {
+                s: vec![1.0, 4.0],
+                residual: if limit.is_multiple_of(2) {
+                    ResidualBacklog::WithOwnPacket
+                } else {
+                    ResidualBacklog::BytesAhead
+                },
+            },
         ),
         5 => shared(
             BufferPolicy::DropTail { limit: Limit::Bytes(limit * 700) },

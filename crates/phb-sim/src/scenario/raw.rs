@@ -132,6 +132,8 @@ pub struct Qdisc {
     pub delta: Option<f64>,
     /// BEDS: what the queue lengths of eq. (5) count.
     pub backlog_unit: Option<BacklogUnit>,
+    /// BPR⁺: what eq. (19)'s `q_k` counts.
+    pub residual_backlog: Option<ResidualBacklog>,
     /// JoBS: its delay loop's gain, a fraction of the stability limit (eq. 59).
     pub gain: Option<f64>,
     pub cap_rate: Option<Quantity>,
@@ -196,6 +198,14 @@ pub enum Scheduler {
 pub enum BacklogUnit {
     Bytes,
     Packets,
+}
+
+/// BPR⁺'s `residual_backlog`.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ResidualBacklog {
+    WithOwnPacket,
+    BytesAhead,
 }
 
 /// A loss-ratio buffer's `reading` of the RED it follows.

@@ -1356,7 +1356,10 @@ fn proportional_delay_schedulers_take_s_or_delta() {
     let scheduler = |text: String| load(&text, "f", &[]).map(|s| s.links[2].qdisc_ab.scheduler.clone());
     for (word, kind) in [
         ("bpr", SchedulerKind::Bpr { s: vec![1.0, 8.0] }),
-        ("bpr_plus", SchedulerKind::BprPlus { s: vec![1.0, 8.0] }),
+        (
+            "bpr_plus",
+            SchedulerKind::BprPlus { s: vec![1.0, 8.0], residual: phb::sched::ResidualBacklog::WithOwnPacket },
+        ),
         ("wtp", SchedulerKind::Wtp { s: vec![1.0, 8.0] }),
         ("pad", SchedulerKind::Pad { s: vec![1.0, 8.0] }),
         ("mdp", SchedulerKind::Mdp { s: vec![1.0, 8.0] }),
@@ -1384,6 +1387,35 @@ fn proportional_delay_schedulers_take_s_or_delta() {
         "[[qdiscs.extra.queues]]\nname = \"x\"\nbuffer = \"b\"\n[[qdiscs.extra.queues]]\nname = \"udp\"",
     );
     assert!(invalid(scheduler(three).unwrap_err()).1.contains("exactly two queues"));
+}
+
+/// BPR⁺'s `residual_backlog` (what eq. 19's q_k counts): the default, the
+/// other reading, and every mistake named at its key.
+#[test]
+fn bpr_plus_takes_its_reading_of_the_residual_term() {
+    use phb::sched::ResidualBacklog;
+    let scheduler = |qdisc_keys: &str| {
+        let text = shared_buffer(qdisc_keys, "policy = \"droptail\"\nlimit = \"50pkt\"", "", "");
+        load(&text, "f", &[]).map(|s| s.links[2].qdisc_ab.scheduler.clone())
+    };
+    for (key, residual) in [
+        ("", ResidualBacklog::WithOwnPacket),
+        ("residual_backlog = \"with_own_packet\"", ResidualBacklog::WithOwnPacket),
+        ("residual_backlog = \"bytes_ahead\"", ResidualBacklog::BytesAhead),
+    ] {
+        let kind = scheduler(&format!("scheduler = \"bpr_plus\"\ndelta = 8\n{key}")).unwrap();
+        assert_eq!(kind, SchedulerKind::BprPlus { s: vec![1.0, 8.0], residual }, "{key}");
+    }
+    for (qdisc_keys, message) in [
+        (
+            "scheduler = \"bpr\"\ndelta = 8\nresidual_backlog = \"bytes_ahead\"",
+            "only to scheduler = \"bpr_plus\", not bpr",
+        ),
+        ("scheduler = \"bpr_plus\"\ndelta = 8\nresidual_backlog = \"ahead\"", "unknown variant `ahead`"),
+    ] {
+        let ((key, _, _), got) = invalid(scheduler(qdisc_keys).unwrap_err());
+        assert!(key.ends_with("extra.residual_backlog") && got.contains(message), "{key}: {got}");
+    }
 }
 
 #[test]

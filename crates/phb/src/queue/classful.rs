@@ -86,8 +86,8 @@ use crate::queue::jobs::JobsParams;
 use crate::queue::{Departure, Dropped};
 use crate::rng::Rng;
 use crate::sched::{
-    AnySched, BacklogUnit, Beds, Bpr, BprPlus, CappedPriority, Drr, Dwfq, ExVc, Head, Mdp, Pad, Priority, Scfq,
-    Scheduler, VirtualClock, Wf2qPlus, Wfq, Wirr, Wrr, Wtp,
+    AnySched, BacklogUnit, Beds, Bpr, BprPlus, CappedPriority, Drr, Dwfq, ExVc, Head, Mdp, Pad, Priority,
+    ResidualBacklog, Scfq, Scheduler, VirtualClock, Wf2qPlus, Wfq, Wirr, Wrr, Wtp,
 };
 use crate::time::Time;
 
@@ -290,8 +290,11 @@ pub enum SchedulerKind {
     Bpr {
         s: Vec<f64>,
     },
+    /// BPR⁺ (thesis Section 5.2.1): `s` as for BPR; `residual`, what
+    /// eq. (19)'s `q_k` counts.
     BprPlus {
         s: Vec<f64>,
+        residual: ResidualBacklog,
     },
     Wtp {
         s: Vec<f64>,
@@ -345,7 +348,9 @@ impl SchedulerKind {
             SchedulerKind::Scfq { weights } => Scfq::new(queues, weights.clone()).map(Into::into),
             SchedulerKind::VirtualClock { rates } => VirtualClock::new(queues, rates.clone()).map(Into::into),
             SchedulerKind::Bpr { s } => Bpr::new(queues, s.clone(), link_rate_bps).map(Into::into),
-            SchedulerKind::BprPlus { s } => BprPlus::new(queues, s.clone(), link_rate_bps).map(Into::into),
+            SchedulerKind::BprPlus { s, residual } => {
+                BprPlus::with_residual(queues, s.clone(), link_rate_bps, *residual).map(Into::into)
+            }
             SchedulerKind::Wtp { s } => Wtp::new(queues, s.clone()).map(Into::into),
             SchedulerKind::Pad { s } => Pad::new(queues, s.clone()).map(Into::into),
             SchedulerKind::Mdp { s } => Mdp::new(queues, s.clone()).map(Into::into),
@@ -552,7 +557,7 @@ impl QdiscConfig {
                         queues.len()
                     ));
                 };
-                let (SchedulerKind::Bpr { s } | SchedulerKind::BprPlus { s }) = &self.scheduler else {
+                let (SchedulerKind::Bpr { s } | SchedulerKind::BprPlus { s, .. }) = &self.scheduler else {
                     return Err("PLC needs the bpr or bpr_plus scheduler, whose service rates it reads".into());
                 };
                 let delta = s[udp] / s[tcp];

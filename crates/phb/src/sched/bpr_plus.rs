@@ -16,7 +16,8 @@
 //!   experienced (eq. 18);
 //! - `Q_i = (1/N_i) Σ_k q_k`, `q_k` the bytes of queue `i` to be served until
 //!   packet `k` has left, itself included (Fig. 10; the departure update
-//!   `Q −= N·L` of Appendix A);
+//!   `Q −= N·L` of Appendix A), or, with [`ResidualBacklog::BytesAhead`],
+//!   only the bytes ahead of it (below);
 //! - served at `r_i`, its packets' expected average delay is
 //!   `d̄_i = D_i + Q_i / r_i` (eqs. 20–21).
 //!
@@ -62,6 +63,19 @@
 //! served: `V_i` does not drop by its size (Appendix D's `getDS()`), `t^d`
 //! stays the last decision, and the rates wait for the next decision.
 //!
+//! ## The residual term `q_k` (eq. 19)
+//!
+//! The thesis leaves open whether `q_k` counts packet `k` itself. Eq. (19)
+//! calls it "the amount of traffic in TS queue that has to be served before
+//! the k-th packet", which reads as the bytes ahead of it; Appendix A's
+//! departure update `Q −= N·L` (with `N` counted before the departure)
+//! holds only if it includes packet `k`. [`ResidualBacklog`] chooses:
+//! [`ResidualBacklog::WithOwnPacket`] (the default, Appendix A's reading)
+//! or [`ResidualBacklog::BytesAhead`] (eq. 19's wording). With packets of
+//! sizes `L_k` the two sums differ by the queue's bytes, `Σ_k L_k`, so one
+//! sum (with the packet) is kept and the other reading subtracts the bytes
+//! held when the rates are computed.
+//!
 //! Assumptions: Appendix A's arrival update `QTS += length(pkt)` is read as
 //! adding the new packet's `q_k` (the queue's bytes including it), which is
 //! what eq. (19) and the departure update `Q −= N·L` require.
@@ -70,18 +84,35 @@ use super::bpr::{Arrivals, VirtualService};
 use super::{check_heads, check_per_queue, Head, SchedError, Scheduler};
 use crate::time::Time;
 
+/// What eq. (19)'s `q_k`, the bytes packet `k` of a queue waits for, counts
+/// (thesis Section 5.2.1; the module's "The residual term").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ResidualBacklog {
+    /// The bytes to be served until packet `k` has left, itself included:
+    /// what Appendix A's departure update `Q −= N·L` needs. The default.
+    #[default]
+    WithOwnPacket,
+    /// The bytes ahead of packet `k` only, "the amount of traffic ... that
+    /// has to be served before the k-th packet" (eq. 19's wording): a lone
+    /// packet has no residual term.
+    BytesAhead,
+}
+
 /// BPR⁺ over `s.len()` queues on a link of `link_rate_bps`.
 #[derive(Clone, Debug)]
 pub struct BprPlus {
     /// `s_i`, scheduler differentiation parameters.
     s: Vec<f64>,
+    /// What `q_k` counts (eq. 19).
+    residual: ResidualBacklog,
     /// `C`, bytes per nanosecond.
     capacity: f64,
     /// Bytes held per queue.
     bytes: Vec<u64>,
     /// `Σ_k t_k` over the packets held (ns).
     sum_arrival: Vec<u128>,
-    /// `Σ_k q_k` over the packets held (bytes).
+    /// `Σ_k q_k` over the packets held (bytes), `q_k` including packet `k`
+    /// whatever `residual` says.
     sum_q: Vec<u128>,
     arrivals: Arrivals,
     /// `r_i`, bytes per nanosecond, from the latest decision.
@@ -92,14 +123,27 @@ pub struct BprPlus {
 impl BprPlus {
     /// `s[i]`: scheduler differentiation parameter of queue `i` (> 0; the
     /// delay ratio `d_i/d_j` approaches `s_j/s_i`); `link_rate_bps`: `C`
-    /// (bits/s, > 0).
+    /// (bits/s, > 0). `q_k` includes packet `k`
+    /// ([`ResidualBacklog::WithOwnPacket`]; see [`BprPlus::with_residual`]).
     pub fn new(queues: usize, s: Vec<f64>, link_rate_bps: u64) -> Result<BprPlus, SchedError> {
+        BprPlus::with_residual(queues, s, link_rate_bps, ResidualBacklog::default())
+    }
+
+    /// As [`BprPlus::new`], with `residual` saying what eq. (19)'s `q_k`
+    /// counts.
+    pub fn with_residual(
+        queues: usize,
+        s: Vec<f64>,
+        link_rate_bps: u64,
+        residual: ResidualBacklog,
+    ) -> Result<BprPlus, SchedError> {
         check_per_queue("BPR+", "s", queues, &s)?;
         if link_rate_bps == 0 {
             return Err(SchedError::Zero { scheduler: "BPR+", param: "link_rate_bps", value: 0.0 });
         }
         Ok(BprPlus {
             s,
+            residual,
             capacity: link_rate_bps as f64 / 8e9,
             bytes: vec![0; queues],
             sum_arrival: vec![0; queues],
@@ -123,11 +167,24 @@ impl BprPlus {
         self.arrivals.times[i].len()
     }
 
-    /// `(D_i, Q_i)` in ns and bytes for a backlogged queue.
+    /// `Σ_k q_k` of queue `i` as `residual` reads `q_k`: the bytes ahead of
+    /// each packet sum to the sum with the packets less the bytes held.
+    #[inline(always)]
+    fn residual_sum(&self, i: usize) -> u128 {
+        match self.residual {
+            ResidualBacklog::WithOwnPacket => self.sum_q[i],
+            ResidualBacklog::BytesAhead => self.sum_q[i] - self.bytes[i] as u128,
+        }
+    }
+
+    /// `(D_i, Q_i)` in ns and bytes for a backlogged queue. Inlined into
+    /// the rate computation as it was before `residual` existed (callgrind:
+    /// as a call it cost BPR+ a third more instructions there).
+    #[inline(always)]
     fn d_q(&self, i: usize, now: Time) -> (f64, f64) {
         let n = self.held(i) as f64;
         let d = now.as_nanos() as f64 - self.sum_arrival[i] as f64 / n;
-        (d, self.sum_q[i] as f64 / n)
+        (d, self.residual_sum(i) as f64 / n)
     }
 
     /// Fills `self.rates` for the queues holding packets at `now`
@@ -170,7 +227,8 @@ impl BprPlus {
             sum_sq += self.s[k] * q;
         }
         if sum_sq <= 0.0 {
-            // Only zero-byte packets held: nothing to divide the link for.
+            // No residual bytes (zero-byte packets, or lone packets with
+            // `BytesAhead`): no rate changes any expected delay.
             return;
         }
         let mut hi = lo + sum_sq / c; // there the left side is ≤ C
@@ -233,15 +291,21 @@ impl BprPlus {
 ///
 /// `2c / (−b − √disc)` when `b ≥ 0` (this covers `a = 0`, where it is
 /// `−c/b`), Appendix A's `(−b + √disc) / 2a` when `b < 0` (then `a > 0`):
-/// neither subtracts nearly equal numbers. `Q_TS = 0` (TS holds no bytes)
-/// gives 0.
+/// neither subtracts nearly equal numbers.
+///
+/// `Q_TS = 0` (TS holds no bytes, or with [`ResidualBacklog::BytesAhead`]
+/// one packet) makes `c = 0`: the roots are 0 and `−b/a`. For `b < 0`
+/// (then `a > 0`: TS's packets have waited more than δ times DS's) Appendix
+/// A's form gives `−b/a = C − δ Q_DS / a`, in `(0, C]`, the rate at which
+/// DS's expected delay is `D_TS / δ`; otherwise 0, also Appendix A's value
+/// (and no `0/0` when `b = 0`).
 pub fn quadratic_root(d_ts: f64, q_ts: f64, d_ds: f64, q_ds: f64, delta: f64, cap: f64) -> f64 {
-    if q_ts <= 0.0 {
-        return 0.0;
-    }
     let a = d_ts - delta * d_ds;
     let b = q_ts + delta * q_ds - a * cap;
     let c = -q_ts * cap;
+    if q_ts <= 0.0 && b >= 0.0 {
+        return 0.0;
+    }
     let root_disc = (b * b - 4.0 * a * c).max(0.0).sqrt();
     let root = if b >= 0.0 { 2.0 * c / (-b - root_disc) } else { (-b + root_disc) / (2.0 * a) };
     root.clamp(0.0, cap)
@@ -290,14 +354,20 @@ impl BprPlus {
             same("BPR+", "bytes", i, self.bytes[i], bytes(q))?;
             let t: u128 = times(q).iter().map(|t| t.as_nanos() as u128).sum();
             same("BPR+", "Σ t_k", i, self.sum_arrival[i], t)?;
-            // q_k: the bytes up to and including packet k, head first.
-            let mut ahead = 0u128;
-            let mut sum_q = 0u128;
+            // q_k: the bytes up to and including packet k, head first, and
+            // the bytes ahead of it alone.
+            let (mut through, mut sum_with, mut sum_ahead) = (0u128, 0u128, 0u128);
             for h in q {
-                ahead += h.size as u128;
-                sum_q += ahead;
+                sum_ahead += through;
+                through += h.size as u128;
+                sum_with += through;
             }
-            same("BPR+", "Σ q_k", i, self.sum_q[i], sum_q)?;
+            same("BPR+", "Σ q_k", i, self.sum_q[i], sum_with)?;
+            let reading = match self.residual {
+                ResidualBacklog::WithOwnPacket => sum_with,
+                ResidualBacklog::BytesAhead => sum_ahead,
+            };
+            same("BPR+", "Σ q_k as read", i, self.residual_sum(i), reading)?;
         }
         Ok(())
     }
@@ -350,6 +420,14 @@ mod tests {
         assert!(rl > 0.0 && rl < 1e6 && (dts / dds / 4.0 - 1.0).abs() < 1e-6, "{rl} {}", dts / dds);
         // No TS bytes: no TS rate (and no 0/0).
         assert_eq!(quadratic_root(0.0, 0.0, 0.0, 0.0, 4.0, 1e6), 0.0);
+        // No TS bytes (a lone TS packet, bytes ahead), TS has waited 10 ms,
+        // DS 1 ms with 500 B: a = 6 ms, b = 2000 − 6000 = −4000 B < 0, the
+        // root −b/a = 4000/6e-3 B/s leaves DS 1e6/3 B/s, d_DS = 1 + 1.5 =
+        // 2.5 ms = D_TS / 4. Had TS waited only 3 ms (a = −1 ms), no rate.
+        let rz = quadratic_root(10e-3, 0.0, 1e-3, 500.0, 4.0, 1e6);
+        assert!((rz - 4000.0 / 6e-3).abs() < 1e-6, "{rz}");
+        assert!((1e-3 + 500.0 / (1e6 - rz) - 2.5e-3).abs() < 1e-12);
+        assert_eq!(quadratic_root(3e-3, 0.0, 1e-3, 500.0, 4.0, 1e6), 0.0);
     }
 
     /// Q bookkeeping across a departure: after TS's head (500 B) leaves, TS
@@ -430,6 +508,68 @@ mod tests {
         assert_eq!(b.select(&[h(2500), None], now), Some(0));
         assert!(b.service_rates_bps(&mut r));
         assert_eq!(r, [8e6, 0.0]);
+    }
+
+    /// Eq. (19)'s two readings on one queue: TS holds 500 B, 300 B, 200 B,
+    /// so `q_k` is 500, 800, 1000 with each packet (Q = 2300/3) and 0, 500,
+    /// 800 with the bytes ahead alone (Q = 1300/3); after the head leaves,
+    /// 300 and 500 against 0 and 300.
+    #[test]
+    fn residual_readings_count_or_skip_the_packet_itself() {
+        for (residual, before, after) in
+            [(ResidualBacklog::WithOwnPacket, 2300.0, 800.0), (ResidualBacklog::BytesAhead, 1300.0, 300.0)]
+        {
+            let mut b = BprPlus::with_residual(2, vec![1.0, 4.0], 8_000_000, residual).unwrap();
+            b.on_enqueue(0, 500, Time::ZERO);
+            b.on_enqueue(0, 300, Time::ZERO);
+            b.on_enqueue(0, 200, Time::ZERO);
+            assert_eq!(b.d_q(0, Time::ZERO).1, before / 3.0, "{residual:?}");
+            b.on_dequeue(0, 500, Time::ZERO);
+            assert_eq!(b.d_q(0, Time::ZERO).1, after / 2.0, "{residual:?}");
+        }
+    }
+
+    /// The packet's own bytes change the choice. δ = 4, C = 10⁶ B/s =
+    /// 1000 B/ms. At t = 0 TS receives one 500 B packet, DS two. Decision at
+    /// 1 ms: both heads arrived at or after t^d = 0, V = 0, a tie at
+    /// L − V = 500 goes to DS (eq. 27); V_DS = −500. Next decision at
+    /// 1.5 ms, each queue holding one packet that arrived before t^d = 1 ms,
+    /// D_TS = D_DS = 1.5 ms:
+    ///
+    /// - with the packet (Q_TS = Q_DS = 500 B): a = 1.5 − 4·1.5 = −4.5 ms,
+    ///   b = 500 + 2000 + 4500 = 7000 B, c = −5·10⁵ B²/ms,
+    ///   b² − 4ac = 4·10⁷, r_TS = 2c/(−b − √(b² − 4ac)) = 1000/(7 + 2√10)
+    ///   ≈ 75.05 B/ms; V_TS = 0.5 r_TS ≈ 37.52 B,
+    ///   V_DS = −500 + 0.5 (1000 − r_TS) = −V_TS: L − V is 462.48 for TS
+    ///   against 537.52 for DS, and TS is served;
+    /// - bytes ahead (Q_TS = Q_DS = 0): no TS rate (eq. 22 has no root
+    ///   other than 0 with Q_TS = 0), r_DS = C; V_TS = 0,
+    ///   V_DS = −500 + 500 = 0: a tie at 500 again, and DS is served
+    ///   again while TS's lone packet waits.
+    #[test]
+    fn own_packet_bytes_decide_between_lone_packets() {
+        let at = |ms: f64| Time::from_micros((ms * 1000.0) as u64);
+        let head = Some(Head { size: 500, enqueued: Time::ZERO });
+        let r_ts = 1000.0 / (7.0 + 2.0 * 10f64.sqrt()); // B/ms
+        for (residual, served, rates_bps) in [
+            (ResidualBacklog::WithOwnPacket, 0, [r_ts * 8e3, 8e6 - r_ts * 8e3]),
+            (ResidualBacklog::BytesAhead, 1, [0.0, 8e6]),
+        ] {
+            let mut b = BprPlus::with_residual(2, vec![1.0, 4.0], 8_000_000, residual).unwrap();
+            b.on_enqueue(0, 500, Time::ZERO);
+            b.on_enqueue(1, 500, Time::ZERO);
+            b.on_enqueue(1, 500, Time::ZERO);
+            assert_eq!(b.select(&[head, head], at(1.0)), Some(1), "{residual:?}");
+            b.on_dequeue(1, 500, at(1.0));
+            assert_eq!(b.virtual_service(), &[0.0, -500.0]);
+            assert_eq!(b.select(&[head, head], at(1.5)), Some(served), "{residual:?}");
+            let mut r = [0.0; 2];
+            assert!(b.service_rates_bps(&mut r));
+            assert!((r[0] - rates_bps[0]).abs() < 1e-3 && (r[1] - rates_bps[1]).abs() < 1e-3, "{residual:?}: {r:?}");
+            let v = b.virtual_service();
+            let v_ts = 0.5 * rates_bps[0] / 8e3;
+            assert!((v[0] - v_ts).abs() < 1e-6 && (v[1] + v_ts).abs() < 1e-6, "{residual:?}: {v:?}");
+        }
     }
 
     /// The N-class solver gives equal `s_i d̄_i` and rates summing to C; with

@@ -112,7 +112,7 @@ mod tests;
 
 pub use beds::{BacklogUnit, Beds};
 pub use bpr::Bpr;
-pub use bpr_plus::BprPlus;
+pub use bpr_plus::{BprPlus, ResidualBacklog};
 pub use capped_priority::CappedPriority;
 pub use drr::Drr;
 pub use dwfq::Dwfq;

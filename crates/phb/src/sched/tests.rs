@@ -803,7 +803,9 @@ proptest! {
 
     #[test]
     fn pdd_schedulers_select_only_non_empty_queues(ops in prop::collection::vec(op(), 0..300)) {
-        for (name, mut s) in pdd_schedulers_4() {
+        let bytes_ahead = BprPlus::with_residual(4, vec![1.0, 2.0, 4.0, 8.0], 10_000_000, ResidualBacklog::BytesAhead);
+        let bytes_ahead = ("bpr+ bytes ahead", bytes_ahead.unwrap().into());
+        for (name, mut s) in pdd_schedulers_4().into_iter().chain([bytes_ahead]) {
             check_invariants(name, &mut s, &ops)?;
         }
     }

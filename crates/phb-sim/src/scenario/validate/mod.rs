@@ -543,6 +543,7 @@ impl Context<'_> {
             ("scheduler", q.scheduler.is_some()),
             ("delta", q.delta.is_some()),
             ("backlog_unit", q.backlog_unit.is_some()),
+            ("residual_backlog", q.residual_backlog.is_some()),
             ("gain", q.gain.is_some()),
             ("cap_rate", q.cap_rate.is_some()),
             ("cap_depth", q.cap_depth.is_some()),

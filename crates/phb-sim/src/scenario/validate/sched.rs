@@ -4,10 +4,11 @@
 //! BEDS' backlog-weighted WFQ take either `s` on every queue, or the
 //! two-queue shorthand `delta` on the qdisc: `s = [1, delta]`, the first
 //! queue throughput-sensitive (the higher delay; BEDS' TCP queue), the
-//! second delay-sensitive. BEDS also takes `backlog_unit`.
+//! second delay-sensitive. BEDS also takes `backlog_unit`, BPR⁺
+//! `residual_backlog`.
 
 use phb::queue::{JobsClass, JobsParams, SchedulerKind};
-use phb::sched::BacklogUnit;
+use phb::sched::{BacklogUnit, ResidualBacklog};
 
 use super::{number, Context, Result};
 use crate::scenario::location::join;
@@ -73,6 +74,12 @@ impl Context<'_> {
             return Err(self.err(
                 &join(path, "backlog_unit"),
                 format!("`backlog_unit` applies only to scheduler = \"beds\", not {name}"),
+            ));
+        }
+        if kind != raw::Scheduler::BprPlus && q.residual_backlog.is_some() {
+            return Err(self.err(
+                &join(path, "residual_backlog"),
+                format!("`residual_backlog` applies only to scheduler = \"bpr_plus\", not {name}"),
             ));
         }
         for (i, queue) in queues.iter().enumerate() {
@@ -219,7 +226,13 @@ impl Context<'_> {
                 SchedulerKind::VirtualClock { rates }
             }
             raw::Scheduler::Bpr => SchedulerKind::Bpr { s: s()? },
-            raw::Scheduler::BprPlus => SchedulerKind::BprPlus { s: s()? },
+            raw::Scheduler::BprPlus => SchedulerKind::BprPlus {
+                s: s()?,
+                residual: match q.residual_backlog {
+                    Some(raw::ResidualBacklog::BytesAhead) => ResidualBacklog::BytesAhead,
+                    Some(raw::ResidualBacklog::WithOwnPacket) | None => ResidualBacklog::WithOwnPacket,
+                },
+            },
             raw::Scheduler::Wtp => SchedulerKind::Wtp { s: s()? },
             raw::Scheduler::Pad => SchedulerKind::Pad { s: s()? },
             raw::Scheduler::Mdp => SchedulerKind::Mdp { s: s()? },
