@@ -1139,14 +1139,14 @@ fn trees_match_scan(s: &AnySched) -> Result<(), TestCaseError> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
 
-    /// Random arrivals, departures, evictions and waits over 1 to 40 queues
-    /// (a scan up to eight, a tree above), with few weights and sizes so
+    /// Random arrivals, departures, evictions and waits over 1 to 70 queues
+    /// (a scan up to eight, a tree of up to 128 leaves above), with few weights and sizes so
     /// that tags tie often: every `select` picks what a scan picks.
     #[test]
     fn timestamp_schedulers_select_what_a_scan_selects(
-        n in 1usize..40,
+        n in 1usize..70,
         weights in prop::sample::select(vec![vec![1.0], vec![1.0, 2.0], vec![0.5, 1.0, 3.0], vec![0.9, 0.1]]),
-        ops in prop::collection::vec((0u8..10, 0usize..40, prop::sample::select(vec![100u32, 200, 300])), 0..400),
+        ops in prop::collection::vec((0u8..10, 0usize..70, prop::sample::select(vec![100u32, 200, 300])), 0..400),
     ) {
         for (name, mut s) in timestamp_schedulers(n, &weights) {
             let mut queues: Vec<VecDeque<u32>> = vec![VecDeque::new(); n];
