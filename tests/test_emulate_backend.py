@@ -240,6 +240,16 @@ def test_a_backend_section_unsets_keys_on_its_backend_only(fake_emulate, cat, tm
         json.loads(p.read_text()) for p in (res / "backends" / "cbr" / "sweep" / "runs").glob("*/summary.json")
     ]
     assert summaries and all(not any(o.startswith("~") for o in s["overrides"]) for s in summaries)
+    # the report and the Markdown outcome say what the emulated runs left unset, under their block only
+    assert main(["report", "--catalog", str(cat), "--results", str(res), "--out", str(tmp_path / "rep")]) == 0
+    page = (tmp_path / "rep" / "index.html").read_text()
+    shown = "<p><b>Left unset on this backend:</b> <code>links[1].qdisc</code>: why</p>"
+    assert page.count(shown) == 1 and page.index(shown) > page.index('<h3 id="backends__cbr__emulate">')
+    md = tmp_path / "outcome.md"
+    assert main(["report", "--catalog", str(cat), "--results", str(res), "--format", "markdown", "--out", str(md)]) == 0
+    text = md.read_text()
+    assert text.count("Left unset on this backend: `links[1].qdisc`: why") == 1
+    assert text.index("Left unset on this backend") > text.index("Emulated:")
 
 
 def test_reproduce_and_report_with_both_backends(fake_emulate, cat, tmp_path, capsys):

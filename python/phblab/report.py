@@ -309,6 +309,12 @@ def _results_block(
     checks = saved.checks
     status = "pass" if doc.get("passed") else "fail"
     parts.append(f'<p class="{status}">{status.upper()}: {_e(tally(checks))}</p>')
+    if doc.get("unset"):
+        parts.append(
+            "<p><b>Left unset on this backend:</b> "
+            + ", ".join(f"<code>{_e(u)}</code>" for u in doc["unset"])
+            + f": {_e(doc.get('unset_why', ''))}</p>"
+        )
     for rel in doc.get("plots", []):
         png = d / rel
         if not outdir.inside(rel) or not png.is_file():

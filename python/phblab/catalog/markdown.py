@@ -151,6 +151,11 @@ def _results(entry: Entry, saved: Saved, backend: str) -> list[str]:
         f"seeds {seeds_text(sweep.get('seeds', 1))}, {fmt(doc.get('wall_time_s'))} s; {stamp(doc)}.",
         "",
     ]
+    if doc.get("unset"):
+        lines += [
+            f"Left unset on this backend: {', '.join(f'`{u}`' for u in doc['unset'])}: {doc.get('unset_why', '')}",
+            "",
+        ]
     lines += _metrics(doc.get("metrics", {}))
     values = [c for c in saved.checks if c.check == "value"]
     claims = [c for c in saved.checks if c.check == "claim"]
