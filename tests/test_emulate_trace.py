@@ -112,3 +112,47 @@ def test_the_event_log_conserves_each_class(run_dir):
         drop = counts.get((cls, "drop"), 0)
         assert arrive == row.arrivals and dequeue == row.departures and drop == row.dropped
         assert arrive == dequeue + drop + row.queued_end, cls
+
+
+PRIORITY = """
+[qdiscs.bottleneck]
+kind = "classful"
+scheduler = "priority"
+default_queue = "data"
+buffers = [{ name = "data", policy = "droptail", limit = "100pkt" }, { name = "video", policy = "droptail", limit = "100pkt" }]
+queues = [{ name = "video", classes = ["video"], buffer = "video" }, { name = "data", buffer = "data" }]
+"""
+
+
+def test_a_late_router_loses_no_link_time(tmp_path):
+    """The router wakes a little after each transmission ends (tens of µs);
+    a video packet that arrived meanwhile must not go before a TCP packet
+    that was already waiting when the link became free, or the link idles
+    from the end of the last packet to the video packet's arrival, time a
+    backlogged link never recovers (issue 28, item 4: EF's extra delay on
+    diffserv-wfq). With strict priority for video, every gap in the log's
+    departures must find the queue empty at the gap's start."""
+    _privileged()
+    fifo = "[qdiscs.bottleneck]\nkind = \"fifo\"\nlimit = \"100pkt\"\n"
+    text = DUMBBELL.read_text()
+    assert fifo in text
+    scenario = tmp_path / "priority.toml"
+    scenario.write_text(text.replace(fifo, PRIORITY) + '\n[trace]\nlinks = ["r1->r2"]\n')
+    out = tmp_path / "out"
+    args = ["emulate", str(scenario), "--out", str(out), "--duration", "3s", "--quiet", "--set", 'run.warmup="0s"']
+    assert main(args) == 0
+    events = pd.read_parquet(out / "events.parquet")
+    events = events[events.scope == "r1->r2"].sort_values("time_ns", kind="stable")
+    dequeued = events[events.event == "dequeue"]
+    enqueued = events[events.event == "enqueue"].time_ns.to_numpy()
+    # drop-tail queues: a packet is dropped on arrival or leaves, so the k-th
+    # departure leaves the packets enqueued so far less k queued
+    starts = dequeued.time_ns.to_numpy()
+    ends = starts + dequeued.size_bytes.to_numpy() * 8 * 1e9 / 10e6
+    gaps = 0
+    for k in range(1, len(starts)):
+        if starts[k] > ends[k - 1] + 1:
+            gaps += 1
+            waiting = (enqueued <= ends[k - 1]).sum() - k
+            assert waiting == 0, f"the link idled from {ends[k - 1]:.0f} ns to {starts[k]} ns with {waiting} packets queued"
+    assert len(starts) > 500 and gaps > 0

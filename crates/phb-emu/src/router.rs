@@ -296,6 +296,15 @@ impl<'s> Router<'s> {
                 self.end_warmup();
             }
             self.run_timers(now);
+            // Transmitters whose packet ended while the router slept take
+            // their next packet from what was queued before any arrival of
+            // this turn is enqueued: a later arrival chosen first (a higher
+            // priority's) would start at its arrival, and the link would lose
+            // the time since `free_at` for good (it never catches up while
+            // backlogged).
+            for p in 0..self.ports.len() {
+                self.transmit(p, now);
+            }
             for p in 0..self.ports.len() {
                 self.service_port(p, now);
             }
