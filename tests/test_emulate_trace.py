@@ -133,7 +133,7 @@ def test_a_late_router_loses_no_link_time(tmp_path):
     diffserv-wfq). With strict priority for video, every gap in the log's
     departures must find the queue empty at the gap's start."""
     _privileged()
-    fifo = "[qdiscs.bottleneck]\nkind = \"fifo\"\nlimit = \"100pkt\"\n"
+    fifo = '[qdiscs.bottleneck]\nkind = "fifo"\nlimit = "100pkt"\n'
     text = DUMBBELL.read_text()
     assert fifo in text
     scenario = tmp_path / "priority.toml"
@@ -154,5 +154,7 @@ def test_a_late_router_loses_no_link_time(tmp_path):
         if starts[k] > ends[k - 1] + 1:
             gaps += 1
             waiting = (enqueued <= ends[k - 1]).sum() - k
-            assert waiting == 0, f"the link idled from {ends[k - 1]:.0f} ns to {starts[k]} ns with {waiting} packets queued"
+            assert waiting == 0, (
+                f"the link idled from {ends[k - 1]:.0f} ns to {starts[k]} ns with {waiting} packets queued"
+            )
     assert len(starts) > 500 and gaps > 0
