@@ -162,6 +162,9 @@ pub fn plan(scenario: &Scenario, seed: u64, shell: Option<usize>) -> Result<Plan
         let (route_fwd, route_rev) = (routes.add(&fwd), routes.add(&rev));
         for i in 0..group.count {
             let name = if group.count == 1 { group.name.clone() } else { format!("{}.{}", group.name, i) };
+            // A flow-count schedule gives each flow its own window (its
+            // start before the jitter), as the simulator's `Flow::new` reads it.
+            let (start, stop) = group.windows.as_ref().map_or((group.start, group.stop), |w| w[i as usize]);
             let jitter = if group.start_jitter > Time::ZERO {
                 let mut rng = Rng::derive(seed, &format!("jitter/{name}"));
                 Time::from_secs_f64(rng.uniform() * group.start_jitter.as_secs_f64())
@@ -176,8 +179,8 @@ pub fn plan(scenario: &Scenario, seed: u64, shell: Option<usize>) -> Result<Plan
                 class: group.class,
                 tcp,
                 congestion,
-                start: group.start + jitter,
-                stop: group.stop,
+                start: start + jitter,
+                stop,
                 route_fwd,
                 route_rev,
             });

@@ -27,6 +27,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use phb::Time;
 use phb_sim::output::parquet_file::to_parquet;
 use phb_sim::scenario::Scenario;
 use phb_sim::scenario::Transport;
@@ -41,7 +42,7 @@ use crate::router::Router;
 use crate::tcp_info::{self, FlowSummary, Opening, Reports, Sample};
 
 /// The `classes` and `delay_histogram` tables.
-fn classes_tables(scenario: &Scenario, router: &Router, measured_s: f64) -> [Table; 2] {
+fn classes_tables(scenario: &Scenario, router: &Router, reached_s: f64, measured_s: f64) -> [Table; 2] {
     let mut rows = ClassRows::default();
     for (c, class) in scenario.classes.iter().enumerate() {
         let stats = &router.end_to_end[c];
@@ -49,14 +50,7 @@ fn classes_tables(scenario: &Scenario, router: &Router, measured_s: f64) -> [Tab
             rows.push(END_TO_END, &class.name, stats, measured_s, stats.backlog());
         }
     }
-    for (from, to, stats) in router.ports() {
-        let scope = format!("{}->{}", scenario.nodes[from].name, scenario.nodes[to].name);
-        for (c, class) in scenario.classes.iter().enumerate() {
-            if stats[c].total.arrivals > 0 {
-                rows.push(&scope, &class.name, &stats[c], measured_s, stats[c].backlog());
-            }
-        }
-    }
+    router.push_port_rows(&mut rows, Time::from_secs_f64(reached_s), measured_s);
     rows.into_tables()
 }
 
@@ -208,7 +202,7 @@ pub fn write(
     let transfers = reports.transfers.iter().map(|(f, t)| (plan.flows[*f].name.as_str(), t));
     let measured_s = (facts.reached_s - scenario.run.warmup.as_secs_f64()).max(1e-9);
     let metadata = [("phblab_version", env!("CARGO_PKG_VERSION")), ("backend", "emulate")];
-    let [classes, delay_histogram] = classes_tables(scenario, router, measured_s);
+    let [classes, delay_histogram] = classes_tables(scenario, router, facts.reached_s, measured_s);
     let summaries = tcp_info::summarize(samples, plan.flows.len(), scenario.run.warmup);
     let tables = [
         classes,

@@ -45,12 +45,13 @@ use std::os::fd::{AsRawFd, OwnedFd};
 
 use phb::classify::{Conditioner, ConditionerCounts, PacketKey, Protocol};
 use phb::queue::{Counter, Dropped};
-use phb::{Colour, DropReason, Packet, Qdisc, Rng, Time};
+use phb::{Colour, DropReason, Framing, Packet, Qdisc, Rng, Time};
+use phb_sim::lsp::Lsps;
 use phb_sim::measure::histogram::DelayHistogram;
 use phb_sim::measure::{ClassStats, DelayRatioMeter, RatioSummary, Totals};
 use phb_sim::scenario::Scenario;
 use phb_sim::trace::TraceEvent;
-use phb_sim::{ConditionerRows, CounterRows, FlowCounts, Table, TimeSeries};
+use phb_sim::{ClassRows, ConditionerRows, CounterRows, FlowCounts, PortAt, Table, TimeSeries};
 
 use crate::ipv4;
 use crate::plan::{node_of_addr, Plan, BASE_PORT};
@@ -103,8 +104,14 @@ struct Port {
     to: usize,
     rate_bps: u64,
     delay: Time,
+    /// How the link carries packets (AAL5 cells or as they are): the
+    /// serialisation time and the cell counts of its buffers and rows.
+    framing: Framing,
     qdisc: Qdisc<Meta>,
     conditioner: Option<Conditioner>,
+    /// Some LSP's ingress is this port: its marker and passive estimator
+    /// see the members' data entering here.
+    lsp_ingress: bool,
     loss: f64,
     loss_rng: Rng,
     /// When the transmitter finishes the packet it is sending.
@@ -178,6 +185,9 @@ pub struct Router<'s> {
     next_sample: Option<Time>,
     pub series: TimeSeries,
     ratios: Vec<Ratio>,
+    /// The LSPs' ingress machinery (the simulator's, [`Lsps`]), their
+    /// members' windows the passive estimate.
+    lsps: Lsps,
     /// Each delay ratio's summaries, once the run has ended.
     pub ratio_summaries: Vec<Vec<RatioSummary>>,
     /// How long before a timer the loop stops sleeping and polls ([`sys::wait`]).
@@ -203,10 +213,17 @@ impl<'s> Router<'s> {
                     to,
                     rate_bps: link.rate_bps,
                     delay: link.delay,
-                    qdisc: Qdisc::new(qdisc, link.rate_bps, Rng::derive(seed, &format!("port/{name}"))),
+                    framing: link.framing,
+                    qdisc: Qdisc::with_framing(
+                        qdisc,
+                        link.rate_bps,
+                        link.framing,
+                        Rng::derive(seed, &format!("port/{name}")),
+                    ),
                     conditioner: conditioner
                         .as_ref()
-                        .map(|c| c.build(Rng::derive(seed, &format!("conditioner/{name}")))),
+                        .map(|c| c.build_on(link.framing, Rng::derive(seed, &format!("conditioner/{name}")))),
+                    lsp_ingress: false,
                     loss,
                     loss_rng: Rng::derive(seed, &format!("loss/{name}")),
                     free_at: Time::ZERO,
@@ -242,6 +259,12 @@ impl<'s> Router<'s> {
                 Ratio { scope, meter, next }
             })
             .collect();
+        let flow_groups: Vec<usize> = plan.flows.iter().map(|f| f.group).collect();
+        let directions: Vec<(usize, usize)> = ports.iter().map(|p| (p.from, p.to)).collect();
+        let lsps = Lsps::new(scenario, seed, &flow_groups, &directions, |p, l| ports[p].qdisc.listens(l));
+        for (p, port) in ports.iter_mut().enumerate() {
+            port.lsp_ingress = lsps.is_ingress(p);
+        }
         Router {
             scenario,
             plan,
@@ -258,6 +281,7 @@ impl<'s> Router<'s> {
             next_sample: run.sample_interval,
             series: TimeSeries::default(),
             ratios,
+            lsps,
             ratio_summaries: Vec::new(),
             spin: Time::ZERO,
             trace: None,
@@ -318,6 +342,9 @@ impl<'s> Router<'s> {
             for ratio in &self.ratios {
                 deadline = ratio.next.iter().fold(deadline, |d, &t| d.min(t));
             }
+            for lsp in &self.lsps.lsps {
+                deadline = deadline.min(lsp.twam.next_update());
+            }
             for port in &self.ports {
                 if let Some(&(arrive, _)) = port.wire.front() {
                     deadline = deadline.min(arrive);
@@ -349,10 +376,24 @@ impl<'s> Router<'s> {
         }
     }
 
-    /// Takes the time-series samples and closes the delay-ratio intervals
-    /// whose nominal times have come.
+    /// Takes the time-series samples, closes the delay-ratio intervals and
+    /// ends the LSPs' operating intervals whose nominal times have come.
     fn run_timers(&mut self, now: Time) {
         let end = self.scenario.run.duration;
+        for l in 0..self.lsps.lsps.len() {
+            loop {
+                let at = self.lsps.lsps[l].twam.next_update();
+                if at > now || at >= end {
+                    break;
+                }
+                let senders = |_: &[usize]| unreachable!("validation refuses an LSP reading the senders' windows");
+                if let Some(w_lsp) = self.lsps.tick(l, at, senders) {
+                    for &p in self.lsps.listeners(l) {
+                        self.ports[p].qdisc.signal(l as u32, w_lsp);
+                    }
+                }
+            }
+        }
         if let (Some(at), Some(interval)) = (self.next_sample, self.scenario.run.sample_interval) {
             if at <= now {
                 self.sample(at, interval);
@@ -378,9 +419,13 @@ impl<'s> Router<'s> {
         for (p, port) in self.ports.iter_mut().enumerate() {
             let scope = format!("{}->{}", scenario.nodes[port.from].name, scenario.nodes[port.to].name);
             let config = scenario.port_qdisc(p);
-            self.series.record_link(scenario, at, interval, &scope, &port.qdisc, config, false, &mut port.stats);
+            let cells = port.framing.has_cells();
+            self.series.record_link(scenario, at, interval, &scope, &port.qdisc, config, cells, &mut port.stats);
         }
         self.series.record_end_to_end(scenario, at, interval, &mut self.end_to_end);
+        for (def, lsp) in scenario.lsps.iter().zip(&self.lsps.lsps) {
+            self.series.record_lsp(at, &def.name, &lsp.twam);
+        }
     }
 
     /// The two classes' cumulative queueing-delay figures of delay ratio `i`.
@@ -442,8 +487,11 @@ impl<'s> Router<'s> {
             let wait = start.saturating_sub(pkt.enqueued);
             pkt.meta.queueing += wait;
             let class = self.class_of_codepoint[usize::from(pkt.class & 63)];
-            port.stats[class].depart(pkt.size, wait.as_nanos(), self.warm);
-            let done = start + Time::transmission(pkt.size, port.rate_bps);
+            let waited =
+                if self.warm { start.saturating_sub(pkt.enqueued.max(self.scenario.run.warmup)) } else { Time::ZERO };
+            let cells = port.framing.cells(pkt.size);
+            port.stats[class].depart_link(pkt.size, cells, wait.as_nanos(), waited.as_nanos(), self.warm);
+            let done = start + Time::transmission(port.framing.wire_bytes(pkt.size), port.rate_bps);
             port.free_at = done;
             let (flow, reverse, slot) = (pkt.flow, pkt.meta.reverse, pkt.meta.slot);
             if marked {
@@ -616,7 +664,8 @@ impl<'s> Router<'s> {
             let verdict = conditioner.condition(&key, pkt.colour, pkt.size, now);
             if let Err(reason) = verdict.apply(&mut pkt) {
                 let class = self.class_of_codepoint[usize::from(pkt.class & 63)];
-                self.ports[p].stats[class].arrive(pkt.size);
+                let port = &mut self.ports[p];
+                port.stats[class].arrive_at_link(pkt.size, port.framing.cells(pkt.size));
                 if let Some(scope) = self.traced(p) {
                     self.record(scope, p, TraceEvent::Arrive, &pkt, now, None);
                 }
@@ -624,9 +673,15 @@ impl<'s> Router<'s> {
                 self.count_drops(p, now);
                 return;
             }
-            if pkt.class != arrived_with {
-                ipv4::set_dscp(&mut self.pool.buffers[pkt.meta.slot as usize], pkt.class);
+        }
+        if self.ports[p].lsp_ingress && self.is_data(&pkt) {
+            if let Some((codepoint, colour)) = self.lsps.ingress(p, pkt.flow, pkt.size, pkt.colour, now) {
+                pkt.class = codepoint;
+                pkt.colour = colour;
             }
+        }
+        if pkt.class != arrived_with {
+            ipv4::set_dscp(&mut self.pool.buffers[pkt.meta.slot as usize], pkt.class);
         }
         let class = self.class_of_codepoint[usize::from(pkt.class & 63)];
         let traced = self.traced(p);
@@ -635,7 +690,7 @@ impl<'s> Router<'s> {
         }
         let copy = traced.map(|_| pkt.clone());
         let port = &mut self.ports[p];
-        port.stats[class].arrive(pkt.size);
+        port.stats[class].arrive_at_link(pkt.size, port.framing.cells(pkt.size));
         if port.loss > 0.0 && port.loss_rng.uniform() < port.loss {
             self.dropped.push((pkt, DropReason::LossModule));
         } else {
@@ -651,6 +706,17 @@ impl<'s> Router<'s> {
         }
         self.count_drops(p, now);
         self.transmit(p, now);
+    }
+
+    /// Whether `pkt` is data of a flow of the scenario, as the simulator's
+    /// LSP ingress counts it: a UDP packet, or a TCP segment in the flow's
+    /// direction that carries payload (not the handshake's or a bare ACK).
+    fn is_data(&self, pkt: &EmuPacket) -> bool {
+        if pkt.meta.reverse || pkt.flow == OTHER {
+            return false;
+        }
+        !self.plan.flows[pkt.flow as usize].tcp
+            || payload_len(&self.pool.buffers[pkt.meta.slot as usize][..pkt.size as usize]) > 0
     }
 
     /// What an edge conditioner sees of a packet (as in the simulator:
@@ -703,7 +769,10 @@ impl<'s> Router<'s> {
                 self.record(scope, p, TraceEvent::Drop, &lost, now, Some(reason));
             }
             let class = self.class_of_codepoint[usize::from(lost.class & 63)];
-            self.ports[p].stats[class].drop(reason);
+            let waited =
+                if self.warm { now.saturating_sub(lost.enqueued.max(self.scenario.run.warmup)) } else { Time::ZERO };
+            let port = &mut self.ports[p];
+            port.stats[class].drop_at_link(reason, port.framing.cells(lost.size), waited.as_nanos());
             if lost.flow == OTHER {
                 self.pool.free.push(lost.meta.slot);
                 continue;
@@ -748,13 +817,20 @@ impl<'s> Router<'s> {
             colour: pkt.colour,
             number: pkt.meta.number,
             bytes: &self.pool.buffers[pkt.meta.slot as usize][..pkt.size as usize],
+            cells: self.ports[p].framing.cells(pkt.size),
         };
         trace.record(scope, event, at, &seen, &self.ports[p].qdisc, reason);
     }
 
-    /// Per port: (from, to, per-class stats).
-    pub fn ports(&self) -> impl Iterator<Item = (usize, usize, &[ClassStats])> {
-        self.ports.iter().map(|p| (p.from, p.to, p.stats.as_slice()))
+    /// Adds each link direction's rows to the `classes` table, the run
+    /// having ended at `end`, `measured_s` after the warm-up (the
+    /// simulator's rows: [`ClassRows::push_port`]).
+    pub fn push_port_rows(&self, rows: &mut ClassRows, end: Time, measured_s: f64) {
+        for port in &self.ports {
+            let scope = format!("{}->{}", self.scenario.nodes[port.from].name, self.scenario.nodes[port.to].name);
+            let at = PortAt { qdisc: &port.qdisc, framing: port.framing, stats: &port.stats };
+            rows.push_port(self.scenario, &scope, at, |cp| self.class_of_codepoint[cp], (end, measured_s));
+        }
     }
 
     /// The `counters` table: each qdisc's own counters since the warm-up.

@@ -82,6 +82,8 @@ pub struct Seen<'a> {
     pub number: u32,
     /// The packet as it is now.
     pub bytes: &'a [u8],
+    /// Its ATM cells at a link with AAL5 framing (0 elsewhere).
+    pub cells: u32,
 }
 
 /// A running trace: what it selects, its files and the connections'
@@ -196,7 +198,7 @@ impl Trace {
             seq: seq as u64,
             ack: ack as u64,
             size: seen.bytes.len() as u32,
-            cells: 0,
+            cells: seen.cells,
             reason: reason.map_or(0, |r| r as u8 + 1),
             backlog_pkts,
             backlog_bytes,

@@ -29,6 +29,7 @@ pub mod advice;
 pub mod apps;
 pub mod engine;
 mod flow;
+pub mod lsp;
 pub mod measure;
 pub mod net;
 pub mod output;
@@ -44,7 +45,7 @@ pub mod traffic;
 pub use flow::FlowCounts;
 pub use output::{Column, RunOutput, Table};
 pub use report::{
-    delay_ratios_table, flows_table, transfers_table, ClassRows, ConditionerRows, CounterRows, FlowFacts,
+    delay_ratios_table, flows_table, transfers_table, ClassRows, ConditionerRows, CounterRows, FlowFacts, PortAt,
     SenderFigures, TimeSeries,
 };
 pub use scenario::{load, load_for, Backend, Scenario, ScenarioError};

@@ -255,6 +255,14 @@ pub struct ClassRows {
     backlog_mean_cells: Vec<f64>,
 }
 
+/// One link direction as [`ClassRows::push_port`] reads it: its qdisc,
+/// framing and per-class counters.
+pub struct PortAt<'a, M> {
+    pub qdisc: &'a Qdisc<M>,
+    pub framing: Framing,
+    pub stats: &'a [ClassStats],
+}
+
 /// What a link adds to a class's row: its framing and the occupancy, in
 /// packet·ns and cell·ns of the measured period, of the class's packets
 /// still queued at the end.
@@ -270,6 +278,36 @@ impl ClassRows {
     /// row need its occupancy: they are NaN here.)
     pub fn push(&mut self, scope: &str, class: &str, stats: &ClassStats, measured_s: f64, queued_end: u64) {
         self.push_row(scope, class, stats, measured_s, queued_end, None);
+    }
+
+    /// Adds the rows of link direction `scope` at the run's end `end`
+    /// (`measured_s` after the warm-up): one per class that arrived there,
+    /// with the backlog means, which count the packets still in the qdisc
+    /// up to `end` (`class_of_codepoint`: a DSCP's class index). The
+    /// simulator's and the emulator's links both go through here.
+    pub fn push_port<M>(
+        &mut self,
+        scenario: &Scenario,
+        scope: &str,
+        port: PortAt<'_, M>,
+        class_of_codepoint: impl Fn(usize) -> usize,
+        (end, measured_s): (Time, f64),
+    ) {
+        let warmup = scenario.run.warmup;
+        let mut queued: Vec<(u128, u128)> = vec![(0, 0); scenario.classes.len()];
+        for pkt in port.qdisc.queued() {
+            let c = class_of_codepoint(usize::from(pkt.class & 63));
+            let waited = end.saturating_sub(pkt.enqueued.max(warmup)).as_nanos() as u128;
+            queued[c].0 += waited;
+            queued[c].1 += waited * port.framing.cells(pkt.size) as u128;
+        }
+        for (c, class) in scenario.classes.iter().enumerate() {
+            let stats = &port.stats[c];
+            if stats.total.arrivals > 0 {
+                let link = LinkRow { framing: port.framing, queued_pkt_ns: queued[c].0, queued_cell_ns: queued[c].1 };
+                self.push_row(scope, &class.name, stats, measured_s, stats.backlog(), Some(&link));
+            }
+        }
     }
 
     fn push_row(
@@ -711,24 +749,15 @@ pub(crate) fn collect(run: FinishedRun) -> RunOutput {
             rows.push(END_TO_END, &class.name, stats, measured_s, stats.backlog());
         }
     }
-    let warmup = scenario.run.warmup;
-    let mut queued: Vec<(u128, u128)> = vec![(0, 0); scenario.classes.len()];
     for port in ports {
-        let scope = port_scope(scenario, port);
-        queued.fill((0, 0));
-        for pkt in port.qdisc.queued() {
-            let c = class_of_codepoint[(pkt.class & 63) as usize] as usize;
-            let waited = end.saturating_sub(pkt.enqueued.max(warmup)).as_nanos() as u128;
-            queued[c].0 += waited;
-            queued[c].1 += waited * port.framing.cells(pkt.size) as u128;
-        }
-        for (c, class) in scenario.classes.iter().enumerate() {
-            let stats = &port.stats[c];
-            if stats.total.arrivals > 0 {
-                let link = LinkRow { framing: port.framing, queued_pkt_ns: queued[c].0, queued_cell_ns: queued[c].1 };
-                rows.push_row(&scope, &class.name, stats, measured_s, stats.backlog(), Some(&link));
-            }
-        }
+        let at = PortAt { qdisc: &port.qdisc, framing: port.framing, stats: &port.stats };
+        rows.push_port(
+            scenario,
+            &port_scope(scenario, port),
+            at,
+            |cp| class_of_codepoint[cp] as usize,
+            (end, measured_s),
+        );
     }
     let cwnd_mean = cwnd_means(flows, end);
     let flows_rows = sim_flows_table(scenario, flows, measured_s, cwnd_mean);

@@ -23,20 +23,20 @@ use std::ops::ControlFlow;
 use std::path::Path;
 
 use phb::classify::{PacketKey, Protocol};
-use phb::mark::{Meter, PassiveWindow, Tsw2cm, Tsw2cmParams, Twam};
 use phb::queue::Departure;
-use phb::{Colour, DropReason, Qdisc, Rng, Time};
+use phb::{DropReason, Qdisc, Rng, Time};
 
 use crate::advice;
 use crate::apps::Action;
 use crate::engine::{EventList, WheelEventList};
 use crate::flow::{Flow, FlowTransport};
+use crate::lsp::Lsps;
 use crate::measure::{ClassStats, DelayRatioMeter, RatioSummary, Totals};
 use crate::net::routing::RoutesBuilder;
 use crate::net::{Kind, Meta, Port, Routes, SackBlocks, SimPacket, Wires};
 use crate::output::RunOutput;
 use crate::report;
-use crate::scenario::{group_routes, LspMarker, Scenario, WindowInput};
+use crate::scenario::{group_routes, Scenario};
 use crate::scope::link_direction;
 use crate::tcp::Ack;
 use crate::trace::TraceEvent;
@@ -138,44 +138,10 @@ pub(crate) struct Sim<'s, T = NoTrace> {
     ratios: Vec<RatioMeter>,
     /// Per boundary series: (meter, timescale index, interval length).
     ratio_ticks: Vec<(usize, usize, Time)>,
-    /// The LSPs' ingress machinery, in the order of `scenario.lsps`.
-    pub lsps: Vec<LspState>,
-    /// Per flow, the LSP and member it belongs to (`NO_LSP` for none).
-    flow_member: Vec<(u32, u32)>,
+    /// The LSPs' ingress machinery.
+    pub lsps: Lsps,
     /// The packet trace (`crate::trace`).
     pub(crate) tracer: T,
-}
-
-/// An LSP's ingress marker during a run.
-enum Marker {
-    None,
-    Twam,
-    /// One TSW2CM per member.
-    Tsw2cm(Vec<Tsw2cm>),
-}
-
-/// `Sim::flow_member` of a flow outside every LSP.
-const NO_LSP: u32 = u32::MAX;
-
-/// An LSP during a run (Bouras & Sevasti 2008): its TWAM, the window input
-/// feeding it, and the ports its DWRED signal goes to.
-pub(crate) struct LspState {
-    pub twam: Twam,
-    /// The passive window estimate, when the LSP's window input is passive.
-    passive: Option<PassiveWindow>,
-    window: WindowInput,
-    /// The port at whose entry TWAM marks.
-    ingress: usize,
-    /// What marks the members' packets.
-    marker: Marker,
-    /// The in and out codepoints.
-    marks: (u8, u8),
-    /// The flows of each member.
-    member_flows: Vec<Vec<usize>>,
-    /// The simulation-level signalling channel: the ports whose qdisc holds
-    /// a DWRED listening on this LSP. `W_LSP^cwnd` reaches them at the
-    /// instant TWAM computes it (the paper does not model signalling).
-    listeners: Vec<usize>,
 }
 
 /// A delay-ratio meter and the counters it reads.
@@ -267,59 +233,12 @@ impl<'s, T: Tracing> Sim<'s, T> {
             .enumerate()
             .flat_map(|(i, r)| r.meter.timescales().enumerate().map(move |(j, t)| (i, j, t)))
             .collect();
-        let mut flow_member = vec![(NO_LSP, NO_LSP); flows.len()];
-        let lsps = scenario
-            .lsps
-            .iter()
-            .enumerate()
-            .map(|(l, def)| {
-                let ingress = ports
-                    .iter()
-                    .position(|p| (p.from, p.to) == def.ingress)
-                    .expect("validation guarantees the ingress link direction exists");
-                ports[ingress].lsp_ingress = true;
-                let mut member_flows = vec![Vec::new(); def.members.len()];
-                for (m, groups) in def.members.iter().enumerate() {
-                    for (f, flow) in flows.iter().enumerate() {
-                        if groups.contains(&flow.group) {
-                            member_flows[m].push(f);
-                            flow_member[f] = (l as u32, m as u32);
-                        }
-                    }
-                }
-                let listeners = (0..ports.len()).filter(|&p| ports[p].qdisc.listens(l as u32)).collect();
-                let twam = Twam::new(def.twam.clone(), Rng::derive(seed, &format!("twam/{}", def.name)))
-                    .expect("validation checks TWAM's parameters");
-                let passive = (def.window == WindowInput::Passive).then(|| {
-                    PassiveWindow::new(def.members.len(), def.twam.rtt_lsp).expect("validation checks RTT_LSP")
-                });
-                let marker = match def.marker {
-                    LspMarker::None => Marker::None,
-                    LspMarker::Twam => Marker::Twam,
-                    LspMarker::Tsw2cm { win_length } => Marker::Tsw2cm(
-                        def.twam
-                            .r
-                            .iter()
-                            .enumerate()
-                            .map(|(m, &ctr)| {
-                                let rng = Rng::derive(seed, &format!("tsw2cm/{}/{m}", def.name));
-                                Tsw2cm::new(Tsw2cmParams { ctr, win_length }, rng).expect("validated TSW2CM")
-                            })
-                            .collect(),
-                    ),
-                };
-                LspState {
-                    twam,
-                    passive,
-                    window: def.window,
-                    ingress,
-                    marker,
-                    marks: def.marks,
-                    member_flows,
-                    listeners,
-                }
-            })
-            .collect();
+        let flow_groups: Vec<usize> = flows.iter().map(|f| f.group).collect();
+        let directions: Vec<(usize, usize)> = ports.iter().map(|p| (p.from, p.to)).collect();
+        let lsps = Lsps::new(scenario, seed, &flow_groups, &directions, |p, l| ports[p].qdisc.listens(l));
+        for (p, port) in ports.iter_mut().enumerate() {
+            port.lsp_ingress = lsps.is_ingress(p);
+        }
         let tracer = tracer(&ports, &flows)?;
         Ok(Sim {
             scenario,
@@ -342,7 +261,6 @@ impl<'s, T: Tracing> Sim<'s, T> {
             ratios,
             ratio_ticks,
             lsps,
-            flow_member,
             tracer,
         })
     }
@@ -383,7 +301,7 @@ impl<'s, T: Tracing> Sim<'s, T> {
                 self.events.push(warmup + length, Event::RatioTick(k as u32));
             }
         }
-        for (l, lsp) in self.lsps.iter().enumerate() {
+        for (l, lsp) in self.lsps.lsps.iter().enumerate() {
             let first = lsp.twam.next_update();
             if first < self.end {
                 self.events.push(first, Event::LspTick(l as u32));
@@ -743,34 +661,18 @@ impl<'s, T: Tracing> Sim<'s, T> {
         }
     }
 
-    /// A packet enters port `p`, the ingress of some LSP: if it is data of
-    /// a member of an LSP whose ingress this is, the passive estimator
-    /// counts it and TWAM marks it in (the LSP's in codepoint, Green) or out
-    /// (its out codepoint, Red). Runs after the port's conditioner.
+    /// A packet enters port `p`, the ingress of some LSP: data of a member
+    /// of an LSP whose ingress this is is counted and marked there
+    /// ([`Lsps::ingress`]). Runs after the port's conditioner.
     #[inline]
     fn lsp_ingress(&mut self, p: usize, pkt: &mut SimPacket) {
         if pkt.meta.kind == Kind::Ack {
             return;
         }
-        let (l, m) = self.flow_member[pkt.flow as usize];
-        if l == NO_LSP {
-            return;
+        if let Some((codepoint, colour)) = self.lsps.ingress(p, pkt.flow, pkt.size, pkt.colour, self.now) {
+            pkt.class = codepoint;
+            pkt.colour = colour;
         }
-        let lsp = &mut self.lsps[l as usize];
-        if lsp.ingress != p {
-            return;
-        }
-        let (m, now) = (m as usize, self.now);
-        if let Some(passive) = &mut lsp.passive {
-            passive.observe(m, now);
-        }
-        let colour = match &mut lsp.marker {
-            Marker::None => return,
-            Marker::Twam => lsp.twam.mark(m, now),
-            Marker::Tsw2cm(meters) => meters[m].meter(pkt.size, pkt.colour, now),
-        };
-        pkt.class = if colour == Colour::Green { lsp.marks.0 } else { lsp.marks.1 };
-        pkt.colour = colour;
     }
 
     /// LSP `l`'s operating interval ends: TWAM reads its members' windows
@@ -779,36 +681,29 @@ impl<'s, T: Tracing> Sim<'s, T> {
     /// goes to the DWRED queues listening on the LSP.
     fn lsp_tick(&mut self, l: usize) {
         let now = self.now;
-        let lsp = &mut self.lsps[l];
-        for (m, flows) in lsp.member_flows.iter().enumerate() {
-            let (window, ssthresh) = match (lsp.window, &mut lsp.passive) {
-                (WindowInput::Passive, Some(passive)) => (passive.window(m, now), f64::INFINITY),
-                _ => {
-                    let (mut w, mut s) = (0.0, 0.0);
-                    for &f in flows {
-                        let flow = &self.flows[f];
-                        let Some(tcp) = flow.tcp() else { continue };
-                        if now < flow.start || tcp.stopped {
-                            continue;
-                        }
-                        let mss = tcp.sender.mss() as f64;
-                        let cwnd = tcp.sender.cwnd_uninflated_bytes() / mss;
-                        let ss = tcp.sender.ssthresh_bytes() / mss;
-                        w += cwnd;
-                        s += if ss.is_finite() { ss } else { cwnd };
-                    }
-                    (w, s)
+        let flows = &self.flows;
+        let senders = |members: &[usize]| {
+            let (mut w, mut s) = (0.0, 0.0);
+            for &f in members {
+                let flow = &flows[f];
+                let Some(tcp) = flow.tcp() else { continue };
+                if now < flow.start || tcp.stopped {
+                    continue;
                 }
-            };
-            lsp.twam.observe_window(m, window, now);
-            lsp.twam.observe_ssthresh(m, ssthresh, now);
-        }
-        if let Some(w_lsp) = lsp.twam.on_wakeup(now) {
-            for &p in &lsp.listeners {
+                let mss = tcp.sender.mss() as f64;
+                let cwnd = tcp.sender.cwnd_uninflated_bytes() / mss;
+                let ss = tcp.sender.ssthresh_bytes() / mss;
+                w += cwnd;
+                s += if ss.is_finite() { ss } else { cwnd };
+            }
+            (w, s)
+        };
+        if let Some(w_lsp) = self.lsps.tick(l, now, senders) {
+            for &p in self.lsps.listeners(l) {
                 self.ports[p].qdisc.signal(l as u32, w_lsp);
             }
         }
-        let next = lsp.twam.next_update();
+        let next = self.lsps.lsps[l].twam.next_update();
         if next < self.end {
             self.events.push(next, Event::LspTick(l as u32));
         }
@@ -1010,7 +905,7 @@ impl<'s, T: Tracing> Sim<'s, T> {
                 self.series.record_tcp(now, &flow.name, tcp);
             }
         }
-        for (def, lsp) in scenario.lsps.iter().zip(&self.lsps) {
+        for (def, lsp) in scenario.lsps.iter().zip(&self.lsps.lsps) {
             self.series.record_lsp(now, &def.name, &lsp.twam);
         }
     }

@@ -6,9 +6,9 @@
 //!
 //! - The simulator models Reno-style congestion control only: a group's
 //!   `congestion` other than `"reno"` runs only emulated.
-//! - The emulator runs real sockets and the user-space router: no LSPs
-//!   (their windows come from the simulator's senders), no ATM framing, no
-//!   flow-count schedules, no TCP profile that follows a simulator's rules,
+//! - The emulator runs real sockets and the user-space router: no LSP
+//!   whose TWAM reads the senders' windows (`window = "cwnd"`: the router
+//!   sees packets, not the hosts' windows; `"passive"` runs), no TCP profile that follows a simulator's rules,
 //!   no Reno loss recovery (Linux has NewReno and SACK), no TCP key the
 //!   kernel cannot honour ([`super::linux_tcp`]), one setting per host
 //!   namespace of SACK, timestamps and (per sending host) ECN and restart
@@ -18,15 +18,18 @@
 //!   [`EMULATE_MAX_FLOWS`] flows and 65 534 nodes (its port and address
 //!   numbering, `phb-emu`'s `plan.rs`). A phased application runs, but
 //!   cannot withdraw data its socket already holds (`phb-emu`'s agent keeps
-//!   little there). A packet trace (`[trace]`) is
-//!   recorded by both: every key of it is honoured by the router.
+//!   little there); nor can a flow of a flow-count schedule (`schedule`),
+//!   whose agent starts and stops it at its own window's ends. A packet trace (`[trace]`) is
+//!   recorded by both: every key of it is honoured by the router. So is a
+//!   link's AAL5 framing: the router serialises and counts 53-byte cells
+//!   with the simulator's framing code (`phb::Framing`).
 
 use std::fmt;
 
 use std::collections::BTreeMap;
 
 use super::linux_tcp;
-use super::model::{Congestion, Scenario, Transport};
+use super::model::{Congestion, Scenario, Transport, WindowInput};
 use crate::tcp::{Rules, Variant};
 
 /// Where a scenario runs.
@@ -96,11 +99,11 @@ fn not_simulable(scenario: &Scenario) -> Option<(String, String)> {
 
 fn not_emulable(scenario: &Scenario) -> Option<(String, String)> {
     let refuse = |key: String, why: &str| Some((key, format!("{why} (`phblab emulate` cannot run it)")));
-    if !scenario.lsps.is_empty() {
-        return refuse("lsps".into(), "TWAM's LSPs are not emulated (their windows come from the simulator's senders)");
-    }
-    if let Some(l) = scenario.links.iter().position(|l| l.framing != phb::Framing::None) {
-        return refuse(format!("links[{l}].framing"), "ATM cell framing is not emulated");
+    if let Some(lsp) = scenario.lsps.iter().find(|l| l.window == WindowInput::Cwnd) {
+        return refuse(
+            format!("lsps.{}.window", lsp.name),
+            "the router cannot read the hosts' congestion windows; use window = \"passive\" (its estimate from the packets it sees)",
+        );
     }
     if scenario.nodes.len() > EMULATE_MAX_NODES {
         return refuse("nodes".into(), &format!("emulation addresses at most {EMULATE_MAX_NODES} nodes"));
@@ -118,9 +121,6 @@ fn not_emulable(scenario: &Scenario) -> Option<(String, String)> {
     for (g, group) in scenario.groups.iter().enumerate() {
         let entry = scenario.traffic_index(g);
         let key = |k: &str| format!("traffic[{entry}].{k}");
-        if group.windows.is_some() {
-            return refuse(key("schedule"), "flow-count schedules are not emulated yet");
-        }
         match &group.transport {
             Transport::Udp(model) => {
                 if model.packet_size() < UDP_HEADERS {
@@ -384,6 +384,32 @@ profile = "linux"
         for backend in [Backend::Simulate, Backend::Emulate] {
             assert!(load_for(&phases, "s.toml", &[], backend).is_ok(), "{backend}");
         }
+    }
+
+    /// Both backends run AAL5 framing and flow-count schedules; an LSP
+    /// runs emulated only with the passive window estimate (the router
+    /// cannot read the hosts' windows), naming the LSP's key otherwise.
+    #[test]
+    fn framing_schedules_and_passive_lsps_run_on_both_backends() {
+        let atm = TCP.replace("delay = \"1ms\"\n", "delay = \"1ms\"\nframing = \"aal5\"\n");
+        let scheduled = format!("{TCP}schedule = [{{ at = \"0s\", count = 1 }}, {{ at = \"1s\", count = 2 }}]\n");
+        let lsp = |window: &str| {
+            TCP.replace("be = 0\n", "be = 10\nout = 14\n")
+                + &format!(
+                    "[lsps.af]\ningress = \"a->b\"\nrtt = \"100ms\"\npacket_size = \"1500B\"\nwindow = \"{window}\"\n\
+                     members = [{{ groups = [\"bulk\"], r = \"1Mbps\" }}]\n"
+                )
+        };
+        for text in [&atm, &scheduled, &lsp("passive")] {
+            for backend in [Backend::Simulate, Backend::Emulate] {
+                assert!(load_for(text, "s.toml", &[], backend).is_ok(), "{backend}: {text}");
+            }
+        }
+        let oracle = lsp("cwnd");
+        assert!(load_for(&oracle, "s.toml", &[], Backend::Simulate).is_ok());
+        let (key, line, _, message) = refused(&oracle, Backend::Emulate);
+        assert_eq!((key.as_str(), line), ("lsps.af.window", 24));
+        assert!(message.contains("window = \"passive\"") && message.contains("cannot run it"), "{message}");
     }
 
     #[test]
