@@ -107,6 +107,23 @@ def test_bpr_plus_is_closer_to_a_large_delta_than_bpr():
     assert 11 < ratio["bpr"] < 16 and 13.5 < ratio["bpr_plus"] < 17.5, ratio
 
 
+def test_fluid_bpr_plus_lies_between_bpr_and_its_heuristic():
+    """Section 5.2 against 5.2.1 on Section 5.3's network (δ = 16, full
+    load, one seed, 80 s): fluid BPR+ (eqs. 12-17) is packetized as BPR and
+    its residual term lies between the heuristic's readings; on Fig. 12's
+    grid (docs/reproductions.md) its ratio lies between BPR's and the
+    heuristic's at every point, the heuristic 1-12% above it."""
+    ratio = {}
+    for scheduler in ("bpr", "bpr_plus", "bpr_plus_fluid"):
+        res = phblab.run(
+            THESIS / "section-5-3.toml",
+            overrides={**SHORT, "qdiscs.bpr.scheduler": scheduler, "qdiscs.bpr.delta": 16},
+        )
+        ratio[scheduler] = interval_ratio(res, "r->sink", "ts")
+    assert ratio["bpr"] < ratio["bpr_plus_fluid"] < ratio["bpr_plus"], ratio
+    assert 1.0 < ratio["bpr_plus"] / ratio["bpr_plus_fluid"] < 1.15, ratio
+
+
 def test_per_hop_differentiation_holds_end_to_end():
     """Section 7.3 (Table 2): δ = 4 in every router, one seed, 60 s; the
     end-to-end queueing delay ratio of each group."""

@@ -183,6 +183,7 @@ pub enum Scheduler {
     VirtualClock,
     Bpr,
     BprPlus,
+    BprPlusFluid,
     Wtp,
     Pad,
     Mdp,

@@ -1360,6 +1360,7 @@ fn proportional_delay_schedulers_take_s_or_delta() {
             "bpr_plus",
             SchedulerKind::BprPlus { s: vec![1.0, 8.0], residual: phb::sched::ResidualBacklog::WithOwnPacket },
         ),
+        ("bpr_plus_fluid", SchedulerKind::BprPlusFluid { s: vec![1.0, 8.0] }),
         ("wtp", SchedulerKind::Wtp { s: vec![1.0, 8.0] }),
         ("pad", SchedulerKind::Pad { s: vec![1.0, 8.0] }),
         ("mdp", SchedulerKind::Mdp { s: vec![1.0, 8.0] }),
@@ -1387,6 +1388,21 @@ fn proportional_delay_schedulers_take_s_or_delta() {
         "[[qdiscs.extra.queues]]\nname = \"x\"\nbuffer = \"b\"\n[[qdiscs.extra.queues]]\nname = \"udp\"",
     );
     assert!(invalid(scheduler(three).unwrap_err()).1.contains("exactly two queues"));
+    // Fluid BPR⁺ is defined for two queues, with `s` as well as `delta`;
+    // `residual_backlog` is the heuristic's.
+    let three_s = two_queues("scheduler = \"bpr_plus_fluid\"", "s = 1", "s = 4").replace(
+        "[[qdiscs.extra.queues]]\nname = \"udp\"",
+        "[[qdiscs.extra.queues]]\nname = \"x\"\nbuffer = \"b\"\ns = 2\n[[qdiscs.extra.queues]]\nname = \"udp\"",
+    );
+    let ((key, _, _), message) = invalid(scheduler(three_s).unwrap_err());
+    assert!(
+        key.ends_with("extra.queues") && message.contains("bpr_plus_fluid scheduler is defined for two queues"),
+        "{key}: {message}"
+    );
+    let err =
+        scheduler(two_queues("scheduler = \"bpr_plus_fluid\"\ndelta = 8\nresidual_backlog = \"bytes_ahead\"", "", ""))
+            .unwrap_err();
+    assert!(invalid(err).1.contains("only to scheduler = \"bpr_plus\", not bpr_plus_fluid"));
 }
 
 /// BPR⁺'s `residual_backlog` (what eq. 19's q_k counts): the default, the

@@ -86,7 +86,7 @@ use crate::queue::jobs::JobsParams;
 use crate::queue::{Departure, Dropped};
 use crate::rng::Rng;
 use crate::sched::{
-    AnySched, BacklogUnit, Beds, Bpr, BprPlus, CappedPriority, Drr, Dwfq, ExVc, Head, Mdp, Pad, Priority,
+    AnySched, BacklogUnit, Beds, Bpr, BprPlus, BprPlusFluid, CappedPriority, Drr, Dwfq, ExVc, Head, Mdp, Pad, Priority,
     ResidualBacklog, Scfq, Scheduler, VirtualClock, Wf2qPlus, Wfq, Wirr, Wrr, Wtp,
 };
 use crate::time::Time;
@@ -296,6 +296,11 @@ pub enum SchedulerKind {
         s: Vec<f64>,
         residual: ResidualBacklog,
     },
+    /// Fluid BPR⁺ (thesis Section 5.2, eqs. 12–17), packetized as BPR:
+    /// `s = [s_TS, s_DS]`, two queues.
+    BprPlusFluid {
+        s: Vec<f64>,
+    },
     Wtp {
         s: Vec<f64>,
     },
@@ -351,6 +356,7 @@ impl SchedulerKind {
             SchedulerKind::BprPlus { s, residual } => {
                 BprPlus::with_residual(queues, s.clone(), link_rate_bps, *residual).map(Into::into)
             }
+            SchedulerKind::BprPlusFluid { s } => BprPlusFluid::new(queues, s.clone(), link_rate_bps).map(Into::into),
             SchedulerKind::Wtp { s } => Wtp::new(queues, s.clone()).map(Into::into),
             SchedulerKind::Pad { s } => Pad::new(queues, s.clone()).map(Into::into),
             SchedulerKind::Mdp { s } => Mdp::new(queues, s.clone()).map(Into::into),

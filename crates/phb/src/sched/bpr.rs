@@ -172,6 +172,16 @@ impl VirtualService {
         self.mark = self.mark.max(now);
     }
 
+    /// Banks `service` (bytes per queue, the fluid service since `mark`
+    /// computed by the caller) and moves `mark` to `now`; `V` and `t^d`
+    /// are left alone (fluid BPR⁺, whose rates vary between events).
+    pub(crate) fn bank_service(&mut self, service: &[f64], now: Time) {
+        for (b, s) in self.banked.iter_mut().zip(service) {
+            *b += s;
+        }
+        self.mark = self.mark.max(now);
+    }
+
     /// `V_i`, bytes.
     pub(crate) fn values(&self) -> &[f64] {
         &self.v

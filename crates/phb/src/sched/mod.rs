@@ -62,6 +62,8 @@
 //! - [`bpr`] — Backlog-Proportional Rate, eq. (10), packetized with virtual
 //!   service functions (eqs. 23–27).
 //! - [`bpr_plus`] — BPR⁺: per-packet timestamps, rates from the quadratic (22).
+//! - [`bpr_plus_fluid`] — fluid BPR⁺ (eqs. 12–17), the server the heuristic
+//!   approximates, packetized as BPR; two classes only.
 //! - [`wtp`] — Waiting-Time Priority, eq. (7).
 //! - [`pad`] — Proportional Average Delay.
 //! - [`mdp`] — Mean-Delay Proportional (rule assumed, see the module).
@@ -91,6 +93,7 @@
 pub mod beds;
 pub mod bpr;
 pub mod bpr_plus;
+pub mod bpr_plus_fluid;
 pub mod capped_priority;
 pub mod drr;
 pub mod dwfq;
@@ -113,6 +116,7 @@ mod tests;
 pub use beds::{BacklogUnit, Beds};
 pub use bpr::Bpr;
 pub use bpr_plus::{BprPlus, ResidualBacklog};
+pub use bpr_plus_fluid::BprPlusFluid;
 pub use capped_priority::CappedPriority;
 pub use drr::Drr;
 pub use dwfq::Dwfq;
@@ -184,6 +188,10 @@ pub enum SchedError {
     NotPositive { scheduler: &'static str, param: &'static str, queue: usize, value: f64 },
     #[error("{scheduler}: `{param}` must be positive, got {value}")]
     Zero { scheduler: &'static str, param: &'static str, value: f64 },
+    #[error(
+        "{scheduler}: is defined for two queues (throughput-sensitive first, delay-sensitive second), this one has {queues}"
+    )]
+    TwoQueues { scheduler: &'static str, queues: usize },
 }
 
 /// Checks the queue count and that `values` has one positive, finite entry
@@ -262,6 +270,7 @@ pub enum AnySched {
     VirtualClock(VirtualClock),
     Bpr(Bpr),
     BprPlus(BprPlus),
+    BprPlusFluid(BprPlusFluid),
     Wtp(Wtp),
     Pad(Pad),
     Mdp(Mdp),
@@ -284,6 +293,7 @@ macro_rules! dispatch {
             AnySched::VirtualClock($s) => $body,
             AnySched::Bpr($s) => $body,
             AnySched::BprPlus($s) => $body,
+            AnySched::BprPlusFluid($s) => $body,
             AnySched::Wtp($s) => $body,
             AnySched::Pad($s) => $body,
             AnySched::Mdp($s) => $body,
@@ -341,4 +351,4 @@ macro_rules! impl_from {
     };
 }
 impl_from!(Priority, CappedPriority, Wrr, Wirr, Drr, Wfq, Wf2qPlus, Scfq, VirtualClock);
-impl_from!(Bpr, BprPlus, Wtp, Pad, Mdp, Dwfq, Beds, ExVc);
+impl_from!(Bpr, BprPlus, BprPlusFluid, Wtp, Pad, Mdp, Dwfq, Beds, ExVc);

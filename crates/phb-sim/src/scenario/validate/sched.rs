@@ -5,7 +5,7 @@
 //! two-queue shorthand `delta` on the qdisc: `s = [1, delta]`, the first
 //! queue throughput-sensitive (the higher delay; BEDS' TCP queue), the
 //! second delay-sensitive. BEDS also takes `backlog_unit`, BPR⁺
-//! `residual_backlog`.
+//! `residual_backlog`; fluid BPR⁺ takes exactly two queues.
 
 use phb::queue::{JobsClass, JobsParams, SchedulerKind};
 use phb::sched::{BacklogUnit, ResidualBacklog};
@@ -31,6 +31,7 @@ impl Context<'_> {
             raw::Scheduler::VirtualClock => "virtual_clock",
             raw::Scheduler::Bpr => "bpr",
             raw::Scheduler::BprPlus => "bpr_plus",
+            raw::Scheduler::BprPlusFluid => "bpr_plus_fluid",
             raw::Scheduler::Wtp => "wtp",
             raw::Scheduler::Pad => "pad",
             raw::Scheduler::Mdp => "mdp",
@@ -43,6 +44,7 @@ impl Context<'_> {
             kind,
             raw::Scheduler::Bpr
                 | raw::Scheduler::BprPlus
+                | raw::Scheduler::BprPlusFluid
                 | raw::Scheduler::Wtp
                 | raw::Scheduler::Pad
                 | raw::Scheduler::Mdp
@@ -61,7 +63,7 @@ impl Context<'_> {
         if let Some(delta) = q.delta {
             let key = join(path, "delta");
             if !proportional {
-                return Err(self.err(&key, format!("`delta` does not apply to the {name} scheduler; it is for bpr, bpr_plus, wtp, pad, mdp, dwfq and beds")));
+                return Err(self.err(&key, format!("`delta` does not apply to the {name} scheduler; it is for bpr, bpr_plus, bpr_plus_fluid, wtp, pad, mdp, dwfq and beds")));
             }
             if queues.len() != 2 {
                 return Err(self.err(&key, format!("`delta` needs exactly two queues (throughput-sensitive first, delay-sensitive second), this qdisc has {}; give `s` on every queue instead", queues.len())));
@@ -75,6 +77,9 @@ impl Context<'_> {
                 &join(path, "backlog_unit"),
                 format!("`backlog_unit` applies only to scheduler = \"beds\", not {name}"),
             ));
+        }
+        if kind == raw::Scheduler::BprPlusFluid && queues.len() != 2 {
+            return Err(self.err(&join(path, "queues"), format!("the bpr_plus_fluid scheduler is defined for two queues (throughput-sensitive first, delay-sensitive second), this qdisc has {}", queues.len())));
         }
         if kind != raw::Scheduler::BprPlus && q.residual_backlog.is_some() {
             return Err(self.err(
@@ -233,6 +238,7 @@ impl Context<'_> {
                     Some(raw::ResidualBacklog::WithOwnPacket) | None => ResidualBacklog::WithOwnPacket,
                 },
             },
+            raw::Scheduler::BprPlusFluid => SchedulerKind::BprPlusFluid { s: s()? },
             raw::Scheduler::Wtp => SchedulerKind::Wtp { s: s()? },
             raw::Scheduler::Pad => SchedulerKind::Pad { s: s()? },
             raw::Scheduler::Mdp => SchedulerKind::Mdp { s: s()? },
