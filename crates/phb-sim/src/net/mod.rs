@@ -3,7 +3,7 @@
 //! of ports its packets cross.
 //!
 //! A packet carries its route's index and how many hops it has made
-//! ([`Meta`]), so forwarding is two array look-ups: no per-packet hashing.
+//! ([`Meta`]), so forwarding is one array look-up: no per-packet hashing.
 //! An ACK's SACK blocks wait in [`SackBlocks`], keeping packets small.
 
 pub mod port;

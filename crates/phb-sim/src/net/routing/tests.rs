@@ -220,3 +220,27 @@ proptest! {
         check_all_pairs(&forwards, &links);
     }
 }
+
+proptest! {
+    /// Routes of any lengths (the empty one included) in one flat array:
+    /// each reads back hop by hop and whole, an identical route gets the
+    /// first one's index, and distinct routes distinct indices.
+    #[test]
+    fn flat_routes_read_back_as_added(
+        paths in proptest::collection::vec(proptest::collection::vec(0usize..6, 0..5), 1..40),
+    ) {
+        let mut builder = RoutesBuilder::default();
+        let ids: Vec<u32> = paths.iter().map(|p| builder.add(p)).collect();
+        let routes = builder.finish();
+        for (i, (path, &id)) in paths.iter().zip(&ids).enumerate() {
+            let hops: Vec<usize> = (0..).map_while(|hop| routes.next_port(id, hop)).collect();
+            prop_assert_eq!(&hops, path);
+            prop_assert_eq!(routes.get(id).iter().map(|&p| p as usize).collect::<Vec<_>>(), path.clone());
+            for (j, other) in paths.iter().enumerate().take(i) {
+                prop_assert_eq!(ids[j] == id, other == path);
+            }
+        }
+        let distinct: std::collections::HashSet<&Vec<usize>> = paths.iter().collect();
+        prop_assert_eq!(routes.len(), distinct.len());
+    }
+}
