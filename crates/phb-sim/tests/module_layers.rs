@@ -25,6 +25,7 @@ const LAYERS: &[&str] = &[
     "net",
     "trace",
     "scenario",
+    "lsp",
     "trace_select",
     "flow",
     "advice",

@@ -841,13 +841,13 @@ fn variant(s: &AnySched) -> usize {
         AnySched::VirtualClock(_) => 8,
         AnySched::Bpr(_) => 9,
         AnySched::BprPlus(_) => 10,
-        AnySched::BprPlusFluid(_) => 16,
+        AnySched::BprPlusFluid(_) => 17,
         AnySched::Wtp(_) => 11,
         AnySched::Pad(_) => 12,
         AnySched::Mdp(_) => 13,
         AnySched::Dwfq(_) => 14,
         AnySched::Beds(_) => 15,
-        AnySched::ExVc(_) => 15,
+        AnySched::ExVc(_) => 16,
     }
 }
 
@@ -859,7 +859,7 @@ fn every_scheduler_covers_every_variant() {
         every_scheduler().iter().map(|(_, s)| variant(s)).chain([variant(&two_queues)]).collect();
     seen.sort_unstable();
     seen.dedup();
-    assert_eq!(seen, (0..17).collect::<Vec<_>>());
+    assert_eq!(seen, (0..18).collect::<Vec<_>>());
 }
 
 #[derive(Clone, Debug)]
