@@ -3,9 +3,11 @@
 (`phblab run`, the Python API, each run of a sweep); validation for
 `phblab emulate` takes it."""
 
+import gc
 import json
 import subprocess
 import sys
+import tempfile
 
 import pandas as pd
 import pytest
@@ -66,6 +68,37 @@ def test_the_api_returns_and_writes_the_event_log(traced_file, tmp_path):
     # the results' copy of the trace outlives a second write and pickling
     res.write(tmp_path / "again")
     assert (tmp_path / "again" / "events.parquet").read_bytes() == (tmp_path / "api" / "events.parquet").read_bytes()
+
+
+def test_only_a_traced_run_makes_a_scratch_directory_and_it_goes_with_the_results(
+    traced_file, scenario_file, tmp_path, monkeypatch
+):
+    # A worker killed mid-run cannot clean up: so an untraced run makes no
+    # directory at all, and a traced one's goes when its results do.
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    phblab.run(scenario_file)
+    assert list(scratch.iterdir()) == []
+    res = phblab.run(traced_file)
+    assert len(list(scratch.glob("phblab-trace-*"))) == 1
+    del res
+    gc.collect()
+    assert list(scratch.iterdir()) == []
+
+
+def test_an_interrupted_traced_run_removes_its_scratch_directory(traced_file, tmp_path, monkeypatch):
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+
+    def interrupt(fraction):
+        if fraction > 0.5:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        phblab.run(traced_file, progress=interrupt)
+    assert list(scratch.iterdir()) == []
 
 
 @pytest.mark.parametrize("jobs", [1, 2])

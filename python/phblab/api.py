@@ -23,7 +23,7 @@ from typing import Any
 
 from phblab import _core
 from phblab.entry import scenario_text_of_file
-from phblab.results import PCAP_FILE, Results
+from phblab.results import Results, keep_trace
 from phblab.scenario import to_toml, toml_value
 
 Scenario = str | os.PathLike | Mapping[str, Any]
@@ -214,27 +214,20 @@ def simulate(
 ) -> Results:
     """Runs scenario `text` (from `source`) in the simulator and returns
     its `Results`. A `[trace]` section's event log is written while the run
-    goes into a fresh temporary directory (under TMPDIR) and joins the
-    results as the table `events`, written with the others as
-    `events.parquet`, and its pcapng file (`trace.pcap`) joins the
-    results' files as `trace.pcapng`; the directory goes with the results."""
-    scratch = tempfile.TemporaryDirectory(prefix="phblab-trace-")
+    goes into a directory the core creates under TMPDIR (only for a traced
+    run; a failed or interrupted run removes it), then joins the results as
+    the table `events`, written with the others as `events.parquet`, and
+    its pcapng file joins the results' files as `trace.pcapng`; both move
+    into a temporary directory that goes with the results."""
     start = time.perf_counter()
-    try:
-        raw = _core.run(text, source, seed, overrides, progress, scratch.name)
-    except BaseException:
-        scratch.cleanup()
-        raise
+    raw = _core.run(text, source, seed, overrides, progress, tempfile.gettempdir())
     wall = time.perf_counter() - start
-    events = Path(scratch.name) / "events.parquet"
-    if events.is_file():
-        raw["parquet"]["events"] = events
-        raw["scratch"] = scratch
-        pcap = Path(scratch.name) / PCAP_FILE
-        if pcap.is_file():
-            raw["files"] = {PCAP_FILE: pcap}
-    else:
-        scratch.cleanup()
+    written = raw.pop("trace_dir", None)
+    if written is not None:
+        files: dict[str, Path] = {}
+        raw["scratch"] = keep_trace(Path(written), raw["parquet"], files)
+        raw["files"] = files
+        os.rmdir(written)
     return Results.from_core(raw, wall_time_s=wall, overrides=overrides, version=_core.version(), scenario_text=text)
 
 

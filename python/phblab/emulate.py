@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 from phblab.api import override_list
-from phblab.results import PCAP_FILE, TABLES, Results
+from phblab.results import TABLES, Results, keep_trace
 
 #: how long the router gets to stop cleanly before it is killed
 STOP_GRACE_S = 5.0
@@ -148,7 +148,7 @@ def emulate(
         facts = json.loads((out / "emulation.json").read_text())
         parquet = {name: (out / f"{name}.parquet").read_bytes() for name in TABLES}
         files = _command_outputs(out)
-        scratch = _keep_trace(out, parquet, files)
+        scratch = keep_trace(out, parquet, files)
     summary = {
         "scenario": facts["scenario"],
         "scenario_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
@@ -165,34 +165,6 @@ def emulate(
         "emulation": {k: v for k, v in facts.items() if k not in ("scenario", "seed", "duration_s", "warmup_s")},
     }
     return Results(summary, parquet, None, text, files, scratch=scratch)
-
-
-def _keep_trace(out: Path, parquet: dict, files: dict) -> tempfile.TemporaryDirectory | None:
-    """Moves the packet trace the router wrote into `out` (`events.parquet`,
-    and with `trace.pcap` `trace.pcapng`), if any, into a fresh temporary
-    directory that goes with the results, and adds them to `parquet` (as
-    the table `events`) and `files` as paths: a trace can be large, so it
-    is moved, never read into memory. Regular files only, never a link."""
-    events = out / "events.parquet"
-    if not stat.S_ISREG(_lstat_mode(events)):
-        return None
-    scratch = tempfile.TemporaryDirectory(prefix="phblab-trace-")
-    kept = Path(scratch.name)
-    shutil.move(events, kept / events.name)
-    parquet["events"] = kept / events.name
-    pcap = out / PCAP_FILE
-    if stat.S_ISREG(_lstat_mode(pcap)):
-        shutil.move(pcap, kept / PCAP_FILE)
-        files[PCAP_FILE] = kept / PCAP_FILE
-    return scratch
-
-
-def _lstat_mode(path: Path) -> int:
-    """The mode of `path` itself (0 if there is none)."""
-    try:
-        return os.lstat(path).st_mode
-    except FileNotFoundError:
-        return 0
 
 
 def _command_outputs(out: Path) -> dict[str, bytes]:

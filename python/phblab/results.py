@@ -302,6 +302,34 @@ _SUMMARY_FIELDS = [
 MAX_JSON_BYTES = 256 << 20
 
 
+def keep_trace(written: Path, parquet: dict, files: dict) -> tempfile.TemporaryDirectory | None:
+    """Moves the packet trace a run wrote into `written` (`events.parquet`,
+    and `trace.pcapng` if asked for), if any, into a fresh temporary
+    directory that goes with the results, and adds them to `parquet` (as
+    the table `events`) and `files` as paths: a trace can be large, so it
+    is moved, never read into memory. Regular files only, never a link."""
+    events = written / "events.parquet"
+    if not stat.S_ISREG(_lstat_mode(events)):
+        return None
+    scratch = tempfile.TemporaryDirectory(prefix="phblab-trace-")
+    kept = Path(scratch.name)
+    shutil.move(events, kept / events.name)
+    parquet["events"] = kept / events.name
+    pcap = written / PCAP_FILE
+    if stat.S_ISREG(_lstat_mode(pcap)):
+        shutil.move(pcap, kept / PCAP_FILE)
+        files[PCAP_FILE] = kept / PCAP_FILE
+    return scratch
+
+
+def _lstat_mode(path: Path) -> int:
+    """The mode of `path` itself (0 if there is none)."""
+    try:
+        return os.lstat(path).st_mode
+    except FileNotFoundError:
+        return 0
+
+
 def read_json_object(path: Path) -> dict:
     """The JSON object (a dict) in file `path`, which phblab wrote (a
     run's summary.json, a sweep's sweep.json); ValueError saying what is

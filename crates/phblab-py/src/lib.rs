@@ -105,8 +105,12 @@ fn validate<'py>(
 /// Loads and runs a scenario with `seed` (the scenario's own when `None`).
 /// `progress`, when given, is called now and then with the fraction of
 /// simulated time done (a float in [0, 1]). Raises `ScenarioError` or
-/// `RunError`. A scenario's packet trace (`[trace]`) is written into the
-/// directory `trace_dir` (`events.parquet`); without one it is not recorded.
+/// `RunError`. A scenario's packet trace (`[trace]`) is written into a fresh
+/// directory `phblab-trace-*` that the run creates in `trace_parent`
+/// (`events.parquet`, and `trace.pcap` if asked for), returned as
+/// `trace_dir`; a run without a trace creates none, and a failed or
+/// interrupted one removes its own. Without `trace_parent` the trace is
+/// not recorded.
 ///
 /// The simulation runs without holding the GIL (other Python threads keep
 /// running). Once the network is built, and then every 65,536 events (a few
@@ -115,7 +119,7 @@ fn validate<'py>(
 /// either (KeyboardInterrupt on Ctrl-C) stops the run at once and is
 /// re-raised.
 #[pyfunction]
-#[pyo3(signature = (text, source_name = "<string>", seed = None, overrides = Vec::new(), progress = None, trace_dir = None))]
+#[pyo3(signature = (text, source_name = "<string>", seed = None, overrides = Vec::new(), progress = None, trace_parent = None))]
 fn run<'py>(
     py: Python<'py>,
     text: &str,
@@ -123,9 +127,18 @@ fn run<'py>(
     seed: Option<u64>,
     overrides: Vec<String>,
     progress: Option<Py<PyAny>>,
-    trace_dir: Option<std::path::PathBuf>,
+    trace_parent: Option<std::path::PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let scenario = load(text, source_name, &overrides, Backend::Simulate)?;
+    let trace_dir = match (&scenario.trace, &trace_parent) {
+        (Some(_), Some(parent)) => Some(
+            tempfile::Builder::new()
+                .prefix("phblab-trace-")
+                .tempdir_in(parent)
+                .map_err(|e| RunError::new_err(format!("{}: {e}", parent.display())))?,
+        ),
+        _ => None,
+    };
     let mut callback_error: Option<PyErr> = None;
     let result = py.detach(|| {
         let mut report = |fraction: f64| {
@@ -143,7 +156,7 @@ fn run<'py>(
                 }
             })
         };
-        phb_sim::run_traced(&scenario, seed, &mut report, trace_dir.as_deref())
+        phb_sim::run_traced(&scenario, seed, &mut report, trace_dir.as_ref().map(tempfile::TempDir::path))
     });
     if let Some(e) = callback_error {
         return Err(e);
@@ -164,6 +177,9 @@ fn run<'py>(
     }
     d.set_item("parquet", parquet)?;
     d.set_item("warnings", &output.warnings)?;
+    if let Some(dir) = trace_dir {
+        d.set_item("trace_dir", dir.keep())?;
+    }
     let classes = output.table("classes").expect("every run has a classes table");
     d.set_item("classes", columns(py, classes)?)?;
     Ok(d)
