@@ -4,10 +4,11 @@ pair by what and where they check, the ratio is emulated over simulated
 
 from __future__ import annotations
 
+import json
 import math
 
 from phblab.catalog import crosscheck
-from phblab.catalog.run import Saved
+from phblab.catalog.run import Saved, read_outcome
 from phblab.catalog.verdict import Check, ClaimCheck, SideValue
 
 
@@ -50,3 +51,18 @@ def test_checks_pair_by_what_and_where_and_the_ratio_is_emulated_over_simulated(
     assert crosscheck.differing(pairs) == 2
     assert crosscheck.ran_with(emulated) == "Linux 6.1.0-test, cubic"
     assert crosscheck.ran_with(simulated) == "kernel not recorded, reno"
+
+
+def test_an_emulated_outcome_says_how_late_its_worst_run_s_router_was(tmp_path):
+    # the runs the outcome used (per_run.csv), not every run the directory holds
+    (tmp_path / "comparison.json").write_text(
+        json.dumps({"backend": "emulate", "kernel": "6.1.0-test", "checks": [], "plots": []})
+    )
+    (tmp_path / "per_run.csv").write_text("scheme,seed,run,delay\nfifo,1,aaa,1.0\nbpr,1,bbb,2.0\n")
+    for key, late in (("aaa", 84e-6), ("bbb", 2.5e-3), ("old", 9.0)):
+        (tmp_path / "sweep" / "runs" / key).mkdir(parents=True)
+        summary = {"backend": "emulate", "emulation": {"lateness_p99_s": late}}
+        (tmp_path / "sweep" / "runs" / key / "summary.json").write_text(json.dumps(summary))
+    saved = read_outcome(tmp_path)
+    assert saved.router_lateness_p99_s == 2.5e-3
+    assert crosscheck.ran_with(saved) == "Linux 6.1.0-test, reno, router lateness p99 ≤ 2500 µs"

@@ -395,12 +395,7 @@ def _both_backends(entries: Sequence[Entry], results: Path) -> str:
         )
     if not blocks:
         return ""
-    return (
-        "<h2>Both backends</h2><p>Each entry run both simulated and emulated (real Linux TCP between network "
-        "namespaces, through the same qdisc code): each check's value on both backends (a claim shows its "
-        "relation, and the ratio is of its left sides), emulated over simulated, and both verdicts.</p>"
-        + "".join(blocks)
-    )
+    return f"<h2>Both backends</h2><p>{_e(crosscheck.INTRO)}</p>" + "".join(blocks)
 
 
 def _status_cell(status: str) -> str:

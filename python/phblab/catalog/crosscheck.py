@@ -80,12 +80,28 @@ def pairs(simulated: Saved, emulated: Saved) -> list[Pair]:
     return out
 
 
+#: What the section of both backends shows (the HTML report and the Markdown outcome).
+INTRO = (
+    "Each entry run both simulated and emulated (real Linux TCP between network namespaces, "
+    "through the same qdisc code): each check's value on both backends (a claim shows its relation, "
+    "and the ratio is of its left sides), emulated over simulated, and both verdicts. Each entry says "
+    "what its emulated runs ran on, with the worst run's p99 of how late the router served its timers: "
+    "tens of microseconds on a quiet machine; milliseconds mean other work held the cores, and the "
+    "verdicts that depend on timing (delays and delay bounds) say more about that load than about "
+    "the mechanism."
+)
+
+
 def ran_with(emulated: Saved) -> str:
-    """ "Linux 6.8.0-49-generic, reno": what the emulated runs ran on
-    ("kernel not recorded" for outcomes saved before it was)."""
+    """ "Linux 6.8.0-49-generic, reno, router lateness p99 ≤ 84 µs": what
+    the emulated runs ran on ("kernel not recorded" for outcomes saved
+    before it was), and the worst run's p99 of how late the router served
+    its timers, which a loaded machine raises (docs/emulation.md)."""
     doc = emulated.doc
     kernel = doc.get("kernel")
-    return f"{'Linux ' + kernel if kernel else 'kernel not recorded'}, {doc.get('congestion_control', 'reno')}"
+    text = f"{'Linux ' + kernel if kernel else 'kernel not recorded'}, {doc.get('congestion_control', 'reno')}"
+    late = emulated.router_lateness_p99_s
+    return text if late is None else f"{text}, router lateness p99 ≤ {fmt(late * 1e6)} µs"
 
 
 def ratio_text(r: float) -> str:

@@ -255,10 +255,7 @@ def _both_backends(entries: Sequence[Entry], outcomes: Mapping[str, Mapping[str,
     lines = [
         "## Both backends",
         "",
-        "Each entry run both simulated and emulated (real Linux TCP between network namespaces, "
-        "through the same qdisc code): each check's value on both backends (a claim shows its relation, "
-        "and the ratio is of its left sides), emulated over simulated, and both verdicts. "
-        "docs/emulation.md explains the verdicts that differ.",
+        f"{crosscheck.INTRO} docs/emulation.md explains the verdicts that differ.",
         "",
     ]
     for e in both:

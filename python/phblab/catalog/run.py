@@ -131,6 +131,8 @@ class Saved:
 
     doc: dict
     checks: list
+    # an emulated outcome's worst run's p99 of how late the router served its timers (s)
+    router_lateness_p99_s: float | None = None
 
     @property
     def passed(self) -> bool:
@@ -149,7 +151,24 @@ def read_outcome(directory: str | os.PathLike) -> Saved | None:
         raise ValueError(f"{path}: `checks` is not a list of tables; run the entry again")
     if not (isinstance(plots, list) and all(isinstance(p, str) for p in plots)):
         raise ValueError(f"{path}: `plots` is not a list of file names; run the entry again")
-    return Saved(doc, [from_row(row) for row in checks])
+    lateness = _router_lateness(Path(directory)) if doc.get("backend") == "emulate" else None
+    return Saved(doc, [from_row(row) for row in checks], lateness)
+
+
+def _router_lateness(directory: Path) -> float | None:
+    """The largest p99 of the router's lateness over the runs an emulated
+    outcome in `directory` used (their summaries), None if none recorded it."""
+    per_run = directory / "per_run.csv"
+    if not per_run.is_file():
+        return None
+    worst = None
+    for key in pd.read_csv(per_run, usecols=["run"], dtype=str)["run"]:
+        summary = directory / "sweep" / "runs" / key / "summary.json"
+        if summary.is_file():
+            late = read_json_object(summary).get("emulation", {}).get("lateness_p99_s")
+            if isinstance(late, (int, float)):
+                worst = late if worst is None else max(worst, late)
+    return worst
 
 
 def entry_dir(entry: Entry, results: str | os.PathLike = DEFAULT_RESULTS, backend: str = "simulate") -> Path:
