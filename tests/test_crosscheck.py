@@ -65,4 +65,6 @@ def test_an_emulated_outcome_says_how_late_its_worst_run_s_router_was(tmp_path):
         (tmp_path / "sweep" / "runs" / key / "summary.json").write_text(json.dumps(summary))
     saved = read_outcome(tmp_path)
     assert saved.router_lateness_p99_s == 2.5e-3
-    assert crosscheck.ran_with(saved) == "Linux 6.1.0-test, reno, router lateness p99 ≤ 2500 µs"
+    assert crosscheck.ran_with(saved) == "Linux 6.1.0-test, reno, router lateness p99 ≤ 2.5 ms"
+    saved.router_lateness_p99_s = 84e-6
+    assert crosscheck.ran_with(saved).endswith("router lateness p99 ≤ 84 µs")

@@ -101,7 +101,10 @@ def ran_with(emulated: Saved) -> str:
     kernel = doc.get("kernel")
     text = f"{'Linux ' + kernel if kernel else 'kernel not recorded'}, {doc.get('congestion_control', 'reno')}"
     late = emulated.router_lateness_p99_s
-    return text if late is None else f"{text}, router lateness p99 ≤ {fmt(late * 1e6)} µs"
+    if late is None:
+        return text
+    shown = f"{late * 1e6:.0f} µs" if late < 1e-3 else f"{late * 1e3:.1f} ms"
+    return f"{text}, router lateness p99 ≤ {shown}"
 
 
 def ratio_text(r: float) -> str:
