@@ -52,7 +52,7 @@ use crate::flow::{Flow, FlowCounts, FlowTransport, Tcp};
 use crate::measure::delay_ratio::RatioSummary;
 use crate::measure::histogram::DelayHistogram;
 use crate::measure::ClassStats;
-use crate::net::Port;
+use crate::net::{Port, PortStats};
 use crate::output::{Column, RunOutput, Table};
 use crate::scenario::Scenario;
 use crate::scope::{link_direction, END_TO_END};
@@ -126,11 +126,19 @@ impl TimeSeries {
 
     /// Queue length, AQM averages and per-class figures of a port that has
     /// carried traffic (port `p` of the scenario's numbering).
-    pub fn record_port(&mut self, scenario: &Scenario, now: Time, interval: Time, p: usize, port: &mut Port) {
+    pub fn record_port(
+        &mut self,
+        scenario: &Scenario,
+        now: Time,
+        interval: Time,
+        p: usize,
+        port: &Port,
+        stats: &mut [ClassStats],
+    ) {
         let scope = port_scope(scenario, port);
         let cells = port.framing.has_cells();
         let config = scenario.port_qdisc(p);
-        self.record_link(scenario, now, interval, &scope, &port.qdisc, config, cells, &mut port.stats);
+        self.record_link(scenario, now, interval, &scope, &port.qdisc, config, cells, stats);
     }
 
     /// Queue length, AQM averages (labelled by `labels`' buffer names) and
@@ -715,6 +723,7 @@ pub(crate) struct FinishedRun<'a> {
     /// Per class, its end-to-end counters (UDP packets and TCP data).
     pub end_to_end: &'a [ClassStats],
     pub ports: &'a [Port],
+    pub port_stats: &'a PortStats,
     pub flows: &'a mut [Flow],
     /// Per codepoint (its six bits), its class.
     pub class_of_codepoint: &'a [u8; 64],
@@ -734,6 +743,7 @@ pub(crate) fn collect(run: FinishedRun) -> RunOutput {
         end,
         end_to_end,
         ports,
+        port_stats,
         flows,
         class_of_codepoint,
         series,
@@ -749,8 +759,8 @@ pub(crate) fn collect(run: FinishedRun) -> RunOutput {
             rows.push(END_TO_END, &class.name, stats, measured_s, stats.backlog());
         }
     }
-    for port in ports {
-        let at = PortAt { qdisc: &port.qdisc, framing: port.framing, stats: &port.stats };
+    for (p, port) in ports.iter().enumerate() {
+        let at = PortAt { qdisc: &port.qdisc, framing: port.framing, stats: port_stats.of(p) };
         rows.push_port(
             scenario,
             &port_scope(scenario, port),
@@ -778,7 +788,7 @@ pub(crate) fn collect(run: FinishedRun) -> RunOutput {
         duration_s: scenario.run.duration.as_secs_f64(),
         warmup_s: scenario.run.warmup.as_secs_f64(),
         events,
-        packet_hops: ports.iter().flat_map(|p| &p.stats).map(|s| s.total.arrivals).sum(),
+        packet_hops: port_stats.all().iter().map(|s| s.total.arrivals).sum(),
         tables: vec![classes, flows_rows, transfers, series, ratios, counters, delay_histogram, conditioners],
         warnings,
     }

@@ -33,7 +33,7 @@ use crate::flow::{Flow, FlowTransport};
 use crate::lsp::Lsps;
 use crate::measure::{ClassStats, DelayRatioMeter, RatioSummary, Totals};
 use crate::net::routing::RoutesBuilder;
-use crate::net::{Kind, Meta, Port, Routes, SackBlocks, SimPacket, Wires};
+use crate::net::{Kind, Meta, Port, PortStats, Routes, SackBlocks, SimPacket, Wires};
 use crate::output::RunOutput;
 use crate::report;
 use crate::scenario::{group_routes, Scenario};
@@ -118,6 +118,8 @@ pub(crate) struct Sim<'s, T = NoTrace> {
     pub end: Time,
     events: WheelEventList<Event>,
     pub ports: Vec<Port>,
+    /// The ports' per-class statistics.
+    pub port_stats: PortStats,
     routes: Routes,
     pub flows: Vec<Flow>,
     /// End-to-end statistics per class (UDP packets and TCP data).
@@ -178,7 +180,7 @@ impl<'s, T: Tracing> Sim<'s, T> {
                 let rng = Rng::derive_fmt(seed, format_args!("port/{a}->{b}"));
                 let q = Qdisc::with_framing(qdisc, link.rate_bps, link.framing, rng);
                 let loss_rng = Rng::derive_fmt(seed, format_args!("loss/{a}->{b}"));
-                let mut port = Port::new(from, to, link.rate_bps, link.delay, q, loss, loss_rng, classes);
+                let mut port = Port::new(from, to, link.rate_bps, link.delay, q, loss, loss_rng);
                 port.framing = link.framing;
                 port.conditioner = conditioner.as_ref().map(|c| {
                     Box::new(c.build_on(link.framing, Rng::derive_fmt(seed, format_args!("conditioner/{a}->{b}"))))
@@ -246,6 +248,7 @@ impl<'s, T: Tracing> Sim<'s, T> {
             now: Time::ZERO,
             end: scenario.run.duration,
             events: WheelEventList::default(),
+            port_stats: PortStats::new(ports.len(), classes),
             ports,
             routes: routes.finish(),
             flows,
@@ -615,8 +618,8 @@ impl<'s, T: Tracing> Sim<'s, T> {
                 if self.tracer.traces(p) {
                     self.trace(p, TraceEvent::Arrive, &pkt, None);
                 }
-                let port = &mut self.ports[p];
-                port.stats[class].arrive_at_link(pkt.size, port.framing.cells(pkt.size));
+                let cells = self.ports[p].framing.cells(pkt.size);
+                self.port_stats.at(p, class).arrive_at_link(pkt.size, cells);
                 self.dropped.push((pkt, reason));
                 self.count_drops(p);
                 return;
@@ -650,7 +653,7 @@ impl<'s, T: Tracing> Sim<'s, T> {
     #[inline(always)]
     fn admit(&mut self, p: usize, pkt: SimPacket, class: usize) {
         let port = &mut self.ports[p];
-        port.stats[class].arrive_at_link(pkt.size, port.framing.cells(pkt.size));
+        self.port_stats.at(p, class).arrive_at_link(pkt.size, port.framing.cells(pkt.size));
         if port.loss > 0.0 && port.loss_rng.uniform() < port.loss {
             self.dropped.push((pkt, DropReason::LossModule));
         } else {
@@ -718,8 +721,8 @@ impl<'s, T: Tracing> Sim<'s, T> {
             }
             let lost_class = self.class_of_codepoint[(lost.class & 63) as usize] as usize;
             let waited = self.waited_in_period(lost.enqueued);
-            let port = &mut self.ports[p];
-            port.stats[lost_class].drop_at_link(reason, port.framing.cells(lost.size), waited);
+            let cells = self.ports[p].framing.cells(lost.size);
+            self.port_stats.at(p, lost_class).drop_at_link(reason, cells, waited);
             let flow = &mut self.flows[lost.flow as usize];
             if lost.meta.kind == Kind::Ack {
                 self.sacks.forget(&lost.meta);
@@ -734,7 +737,7 @@ impl<'s, T: Tracing> Sim<'s, T> {
     /// Counts a packet of `class` and `flow` that the qdisc of port `p`
     /// CE-marked instead of dropping (ECN).
     fn count_mark(&mut self, p: usize, class: usize, flow: u32, kind: Kind) {
-        self.ports[p].stats[class].mark();
+        self.port_stats.at(p, class).mark();
         let flow = &mut self.flows[flow as usize];
         if kind != Kind::Ack {
             flow.total.marked += 1;
@@ -764,7 +767,8 @@ impl<'s, T: Tracing> Sim<'s, T> {
         let wait = (self.now - pkt.enqueued).as_nanos();
         let waited =
             if self.measuring { (self.now - pkt.enqueued.max(self.scenario.run.warmup)).as_nanos() } else { 0 };
-        port.stats[class].depart_link(pkt.size, port.framing.cells(pkt.size), wait, waited, self.measuring);
+        let cells = port.framing.cells(pkt.size);
+        self.port_stats.at(p, class).depart_link(pkt.size, cells, wait, waited, self.measuring);
         if self.tracer.traces(p) {
             self.trace(p, TraceEvent::Dequeue, &pkt, None);
         }
@@ -827,7 +831,7 @@ impl<'s, T: Tracing> Sim<'s, T> {
 
     fn end_warmup(&mut self) {
         self.measuring = true;
-        for stats in self.ports.iter_mut().flat_map(|p| p.stats.iter_mut()).chain(self.end_to_end.iter_mut()) {
+        for stats in self.port_stats.all_mut().iter_mut().chain(self.end_to_end.iter_mut()) {
             stats.end_warmup();
         }
         for port in &mut self.ports {
@@ -848,7 +852,7 @@ impl<'s, T: Tracing> Sim<'s, T> {
     /// The two classes' cumulative delay figures of delay-ratio meter `i`.
     fn ratio_totals(&self, i: usize) -> Totals {
         match &self.ratios[i].scope {
-            RatioScope::Port { port, classes } => Totals::at_link(&self.ports[*port].stats, *classes),
+            RatioScope::Port { port, classes } => Totals::at_link(self.port_stats.of(*port), *classes),
             RatioScope::EndToEnd { flows } => {
                 let mut totals = Totals::default();
                 for (side, flows) in flows.iter().enumerate() {
@@ -896,8 +900,8 @@ impl<'s, T: Tracing> Sim<'s, T> {
         let interval = self.scenario.run.sample_interval.expect("sampling is on");
         let now = self.now;
         let scenario = self.scenario;
-        for (p, port) in self.ports.iter_mut().enumerate() {
-            self.series.record_port(scenario, now, interval, p, port);
+        for (p, port) in self.ports.iter().enumerate() {
+            self.series.record_port(scenario, now, interval, p, port, self.port_stats.of_mut(p));
         }
         self.series.record_end_to_end(scenario, now, interval, &mut self.end_to_end);
         for flow in &self.flows {
@@ -913,8 +917,8 @@ impl<'s, T: Tracing> Sim<'s, T> {
     /// Checks that every packet created is received, dropped, queued or on
     /// a wire, and that each port's per-class counts match its qdisc.
     fn check_conservation(&self) -> Result<(), RunError> {
-        for port in &self.ports {
-            let counted = port.counted_backlog();
+        for (p, port) in self.ports.iter().enumerate() {
+            let counted = self.port_stats.counted_backlog(p);
             let queued = port.qdisc.len_packets();
             if counted != queued {
                 return Err(RunError::Conservation(format!(
@@ -927,7 +931,7 @@ impl<'s, T: Tracing> Sim<'s, T> {
         let sent = total(|f| f.total.sent + f.total.acks_sent);
         let received = total(|f| f.total.received + f.total.acks_received);
         let lost = total(|f| f.total.lost + f.total.acks_lost);
-        let dropped_at_ports: u64 = self.ports.iter().flat_map(|p| &p.stats).map(|s| s.total.dropped()).sum();
+        let dropped_at_ports: u64 = self.port_stats.all().iter().map(|s| s.total.dropped()).sum();
         let queued: u64 = self.ports.iter().map(|p| p.qdisc.len_packets()).sum();
         let on_wires = self.wires.in_flight() as u64;
         if lost != dropped_at_ports || sent != received + lost + queued + on_wires {
@@ -1003,6 +1007,7 @@ fn simulate<T: Tracing>(
         end: sim.end,
         end_to_end: &sim.end_to_end,
         ports: &sim.ports,
+        port_stats: &sim.port_stats,
         flows: &mut sim.flows,
         class_of_codepoint: &sim.class_of_codepoint,
         series: std::mem::take(&mut sim.series),

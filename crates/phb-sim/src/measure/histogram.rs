@@ -7,7 +7,12 @@
 //! index of two bytes per chunk up to the largest value, so memory follows
 //! the spread of the delays, not the number of samples (a range touched by
 //! one value costs a chunk, not its 128 buckets), and a record is two
-//! array look-ups. Mean (from an exact sum) and maximum are exact.
+//! array look-ups. A value of 0 (a packet that found its queue empty and
+//! its transmitter free: most packets at a lightly loaded port) is counted
+//! in the histogram itself, not in its chunk, so recording it reads no
+//! other memory (at 100,000 pairs the index and the chunk were two cache
+//! misses per packet at every access link). Mean (from an exact sum) and
+//! maximum are exact.
 //!
 //! [`DelayHistogram::coarse_buckets`] gives the distribution itself, with
 //! eight buckets merged into one (16 per power of two: 6.25% wide), for the
@@ -24,6 +29,8 @@ const CHUNKS: usize = SUB / CHUNK;
 
 #[derive(Clone, Debug, Default)]
 pub struct DelayHistogram {
+    /// Values of 0: bucket 0, which `chunks` (and `index`) leave out.
+    zeros: u64,
     /// Per chunk of `CHUNK` buckets, in ascending order of value (chunk `c`
     /// of range `k` at `k·CHUNKS + c`; range `k ≥ 1` counts values in
     /// `[2^(k+6), 2^(k+7))`, range 0 the values below 128 directly): 0 if
@@ -61,6 +68,11 @@ impl DelayHistogram {
 
     #[inline]
     pub fn record(&mut self, value: u64) {
+        self.count += 1;
+        if value == 0 {
+            self.zeros += 1;
+            return;
+        }
         let (range, sub) = Self::locate(value);
         let slot = range * CHUNKS + sub / CHUNK;
         if slot >= self.index.len() {
@@ -73,7 +85,6 @@ impl DelayHistogram {
             self.index[slot] = self.chunks.len() as u16;
         }
         self.chunks[self.index[slot] as usize - 1][sub % CHUNK] += 1;
-        self.count += 1;
         self.sum += value as u128;
         self.max = self.max.max(value);
     }
@@ -103,7 +114,7 @@ impl DelayHistogram {
         }
         let rank = ((q.clamp(0.0, 1.0) * self.count as f64).ceil() as u64).max(1);
         let mut seen = 0;
-        for (range, first, buckets) in self.chunks() {
+        for (range, first, buckets) in self.counted_chunks() {
             for (j, &n) in buckets.iter().enumerate() {
                 seen += n;
                 if seen >= rank {
@@ -114,14 +125,27 @@ impl DelayHistogram {
         Some(self.max as f64)
     }
 
-    /// The allocated chunks in ascending order of value: `(range, first
-    /// bucket, counts)`. Buckets of absent chunks count nothing.
-    fn chunks(&self) -> impl Iterator<Item = (usize, usize, &[u64; CHUNK])> + '_ {
-        self.index
-            .iter()
-            .enumerate()
-            .filter(|(_, &at)| at > 0)
-            .map(|(slot, &at)| (slot / CHUNKS, slot % CHUNKS * CHUNK, &self.chunks[at as usize - 1]))
+    /// The chunks that count values, in ascending order of value: `(range,
+    /// first bucket, counts)`, the zeros in the first chunk's bucket 0.
+    /// Buckets of absent chunks count nothing.
+    fn counted_chunks(&self) -> impl Iterator<Item = (usize, usize, [u64; CHUNK])> + '_ {
+        let first_allocated = self.index.first().is_some_and(|&at| at > 0);
+        let zeros_alone = (self.zeros > 0 && !first_allocated).then_some((0, 0, [0; CHUNK]));
+        zeros_alone
+            .into_iter()
+            .chain(
+                self.index
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &at)| at > 0)
+                    .map(|(slot, &at)| (slot / CHUNKS, slot % CHUNKS * CHUNK, self.chunks[at as usize - 1])),
+            )
+            .map(|(range, first, mut buckets)| {
+                if (range, first) == (0, 0) {
+                    buckets[0] += self.zeros;
+                }
+                (range, first, buckets)
+            })
     }
 
     pub fn clear(&mut self) {
@@ -133,9 +157,9 @@ impl DelayHistogram {
     /// nanoseconds. Below 128 ns the buckets are 8 ns wide; above, each
     /// power-of-two range `[2^k, 2^(k+1))` has 16 of width `2^k / 16`.
     pub fn coarse_buckets(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
-        self.chunks().flat_map(|(range, start, buckets)| {
-            buckets.chunks(MERGED).enumerate().filter_map(move |(c, merged)| {
-                let count: u64 = merged.iter().sum();
+        self.counted_chunks().flat_map(|(range, start, buckets)| {
+            (0..CHUNK / MERGED).filter_map(move |c| {
+                let count: u64 = buckets[c * MERGED..(c + 1) * MERGED].iter().sum();
                 let first = (start + c * MERGED) as u64;
                 let (lower, upper) = match range {
                     0 => (first, first + MERGED as u64),
@@ -184,9 +208,29 @@ mod tests {
         assert_eq!(buckets, vec![(0, 8, 2), (8, 16, 1), (992, 1024, 2), (983_040, 1_015_808, 1)]);
     }
 
+    #[test]
+    fn zeros_count_in_the_first_bucket() {
+        let mut h = DelayHistogram::default();
+        for v in [0, 0, 0, 5] {
+            h.record(v);
+        }
+        assert_eq!(h.coarse_buckets().collect::<Vec<_>>(), vec![(0, 8, 4)]);
+        assert_eq!((h.quantile(0.75), h.quantile(1.0), h.mean()), (Some(0.0), Some(5.0), Some(1.25)));
+        let mut only_zeros = DelayHistogram::default();
+        only_zeros.record(0);
+        only_zeros.record(0);
+        assert_eq!(only_zeros.coarse_buckets().collect::<Vec<_>>(), vec![(0, 8, 2)]);
+        assert_eq!((only_zeros.quantile(0.5), only_zeros.max()), (Some(0.0), Some(0)));
+    }
+
+    /// Delays up to 10 s, half of them 0 (counted apart from the chunks).
+    fn delays(len: std::ops::Range<usize>) -> impl Strategy<Value = Vec<u64>> {
+        proptest::collection::vec(prop_oneof![Just(0u64), 0u64..10_000_000_000], len)
+    }
+
     proptest! {
         #[test]
-        fn coarse_buckets_hold_every_value_once(values in proptest::collection::vec(0u64..10_000_000_000, 1..300)) {
+        fn coarse_buckets_hold_every_value_once(values in delays(1..300)) {
             let mut h = DelayHistogram::default();
             for &v in &values {
                 h.record(v);
@@ -204,7 +248,7 @@ mod tests {
         }
 
         #[test]
-        fn quantiles_are_within_a_bucket_of_the_exact_rank(mut values in proptest::collection::vec(0u64..10_000_000_000, 1..500), q in 0.0f64..1.0) {
+        fn quantiles_are_within_a_bucket_of_the_exact_rank(mut values in delays(1..500), q in 0.0f64..1.0) {
             let mut h = DelayHistogram::default();
             for &v in &values {
                 h.record(v);

@@ -10,7 +10,7 @@ pub mod port;
 pub mod routing;
 pub mod wires;
 
-pub use port::Port;
+pub use port::{Port, PortStats};
 pub use routing::Routes;
 pub use wires::Wires;
 
