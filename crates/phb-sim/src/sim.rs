@@ -441,6 +441,9 @@ impl<'s, T: Tracing> Sim<'s, T> {
         if action.withdraw {
             tcp.sender.stop_writing();
         }
+        if action.new_connection {
+            tcp.sender.start_new_connection(now);
+        }
         if action.push > 0 {
             tcp.sender.push(action.push, now, &mut tcp.out);
         }

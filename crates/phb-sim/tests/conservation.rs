@@ -163,7 +163,11 @@ fn chain(
                     let app = if rate_mbps % 2 == 0 {
                         AppModel::Bulk
                     } else {
-                        AppModel::Files { size: SizeDist::Fixed(20_000), think: Some(Time::from_millis(10)) }
+                        AppModel::Files {
+                            size: SizeDist::Fixed(20_000),
+                            think: Some(Time::from_millis(10)),
+                            new_connection: rate_mbps % 4 == 1,
+                        }
                     };
                     Transport::Tcp(TcpFlow { config, app, trace: false, congestion: None, explicit: Vec::new() })
                 }

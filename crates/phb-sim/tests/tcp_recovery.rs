@@ -459,6 +459,40 @@ fn slow_start_restart_cuts_the_window_after_an_idle_rto() {
     }
 }
 
+/// A files application's `new_connection`: after a transfer with a loss
+/// (a fast retransmit halves `ssthresh`) and RTT samples of 100 ms, the
+/// next data goes out as on a fresh sender: one segment (the initial
+/// window), `ssthresh` unset again and the RTO back at `initial_rto`;
+/// on the same connection the window and `ssthresh` carry over.
+#[test]
+fn a_new_connection_starts_from_the_initial_window_ssthresh_and_rto() {
+    for fresh in [true, false] {
+        let mut p = Pipe::new(Variant::NewReno, 20, &[30]);
+        let cfg = TcpConfig { initial_window: 1, initial_ssthresh: None, ..p.config.clone() };
+        p.sender = Sender::new(cfg);
+        p.run(60 * MSS, Time::from_secs(10));
+        assert_eq!(p.sender.snd_una(), 60 * MSS);
+        assert_eq!(p.sender.stats.fast_retransmits, 1);
+        assert!(p.sender.ssthresh_bytes().is_finite());
+        assert!(p.sender.rto() < Time::from_secs(1), "{}", p.sender.rto());
+        if fresh {
+            p.sender.start_new_connection(p.now);
+        }
+        let mut out = Vec::new();
+        p.sender.push(30 * MSS, p.now, &mut out);
+        if fresh {
+            assert_eq!(out.len(), 1);
+            assert!(p.sender.ssthresh_bytes().is_infinite());
+            assert_eq!(p.sender.rto(), Time::from_secs(1));
+            assert_eq!(out[0].seq, 60 * MSS, "the sequence space goes on");
+            assert_eq!(p.sender.stats.fast_retransmits, 1, "the counters go on");
+        } else {
+            assert!(out.len() > 1, "{}", out.len());
+            assert!(p.sender.ssthresh_bytes().is_finite());
+        }
+    }
+}
+
 /// A sender of profile `base` (MSS 1000) with `cwnd` segments out at time 0
 /// in congestion avoidance (`ssthresh = cwnd`) and a receiver's window of
 /// `rwnd` segments.

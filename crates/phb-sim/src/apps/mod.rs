@@ -3,10 +3,10 @@
 //!
 //! - **Bulk** — greedy FTP: unlimited data from the start.
 //! - **Files** — finite transfers, one after another on the same
-//!   connection, of fixed or random size, back to back or separated by a
-//!   think time; each transfer's completion time is recorded (from the
-//!   moment its data is handed to TCP to the moment its last byte is
-//!   acknowledged).
+//!   connection (or each on a new one: `new_connection`), of fixed or
+//!   random size, back to back or separated by a think time; each
+//!   transfer's completion time is recorded (from the moment its data is
+//!   handed to TCP to the moment its last byte is acknowledged).
 //! - **Phases** — greedy in some intervals and, in the others, chunks of
 //!   `chunk` bytes with `pause` between one chunk's acknowledgement and the
 //!   next chunk (the JoBS paper's Experiment 2: 8 KB every 175 ms). When a
@@ -53,10 +53,13 @@ pub enum PhaseMode {
 pub enum AppModel {
     Bulk,
     /// `think`: mean of an exponential pause between transfers (`None`:
-    /// back to back).
+    /// back to back). `new_connection`: each transfer after the first
+    /// starts as on a new connection (fresh congestion and RTT state),
+    /// instead of inheriting the previous transfer's.
     Files {
         size: SizeDist,
         think: Option<Time>,
+        new_connection: bool,
     },
     /// Phases as `(start, mode)`, sorted by start time, relative to the
     /// flow's start.
@@ -70,6 +73,8 @@ pub struct Action {
     pub push: u64,
     /// Withdraw data handed over but not yet sent.
     pub withdraw: bool,
+    /// Hand the data over on a new connection (`Sender::start_new_connection`).
+    pub new_connection: bool,
     /// Wake the application at this time.
     pub wake: Option<Time>,
 }
@@ -84,7 +89,7 @@ pub struct Transfer {
 
 enum State {
     Bulk,
-    Files { size: SizeDist, think: Option<Time>, current: Option<(u64, u64, Time)> },
+    Files { size: SizeDist, think: Option<Time>, new_connection: bool, current: Option<(u64, u64, Time)> },
     Phases { phases: Vec<(Time, PhaseMode)>, index: usize, chunk_end: Option<u64>, origin: Time },
 }
 
@@ -101,7 +106,9 @@ impl App {
     pub fn new(model: &AppModel, rng: Rng) -> App {
         let state = match model {
             AppModel::Bulk => State::Bulk,
-            AppModel::Files { size, think } => State::Files { size: *size, think: *think, current: None },
+            AppModel::Files { size, think, new_connection } => {
+                State::Files { size: *size, think: *think, new_connection: *new_connection, current: None }
+            }
             AppModel::Phases(phases) => {
                 State::Phases { phases: phases.clone(), index: 0, chunk_end: None, origin: Time::ZERO }
             }
@@ -127,10 +134,11 @@ impl App {
     }
 
     fn next_file(&mut self, now: Time) -> Action {
-        let State::Files { size, current, .. } = &mut self.state else { unreachable!() };
+        let State::Files { size, new_connection, current, .. } = &mut self.state else { unreachable!() };
         let bytes = size.draw(&mut self.rng);
         *current = Some((self.written, self.written + bytes, now));
-        Action { push: self.write(bytes), ..Action::default() }
+        let new_connection = *new_connection && self.written > 0;
+        Action { push: self.write(bytes), new_connection, ..Action::default() }
     }
 
     fn enter_phase(&mut self) -> Action {
@@ -222,7 +230,10 @@ mod tests {
 
     #[test]
     fn files_back_to_back_record_completion_times() {
-        let mut app = App::new(&AppModel::Files { size: SizeDist::Fixed(5000), think: None }, Rng::derive(1, "app"));
+        let mut app = App::new(
+            &AppModel::Files { size: SizeDist::Fixed(5000), think: None, new_connection: false },
+            Rng::derive(1, "app"),
+        );
         assert_eq!(app.start(Time::ZERO).push, 5000);
         assert_eq!(app.on_acked(4000, Time::from_millis(50)), Action::default());
         let next = app.on_acked(5000, Time::from_millis(80));
@@ -233,7 +244,7 @@ mod tests {
     #[test]
     fn think_time_separates_transfers() {
         let mut app = App::new(
-            &AppModel::Files { size: SizeDist::Fixed(1000), think: Some(Time::from_secs(1)) },
+            &AppModel::Files { size: SizeDist::Fixed(1000), think: Some(Time::from_secs(1)), new_connection: false },
             Rng::derive(1, "app"),
         );
         app.start(Time::ZERO);
@@ -242,6 +253,16 @@ mod tests {
         let wake = pause.wake.expect("a think time");
         assert!(wake > Time::from_millis(10));
         assert_eq!(app.on_wake(wake, 1000).push, 1000);
+    }
+
+    #[test]
+    fn a_new_connection_for_every_file_but_the_first() {
+        let model = AppModel::Files { size: SizeDist::Fixed(1000), think: None, new_connection: true };
+        let mut app = App::new(&model, Rng::derive(1, "app"));
+        let first = app.start(Time::ZERO);
+        assert_eq!((first.push, first.new_connection), (1000, false));
+        let second = app.on_acked(1000, Time::from_millis(10));
+        assert_eq!((second.push, second.new_connection), (1000, true));
     }
 
     #[test]

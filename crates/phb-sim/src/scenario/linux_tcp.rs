@@ -15,13 +15,15 @@
 //! Accepted only at Linux's own value when a group sets them (the `linux`
 //! profile's values stand for the kernel's otherwise): `dupthresh` (3),
 //! `max_rto` (120 s), `initial_rto` (1 s), `byte_counting` (on),
-//! `limited_transmit` (on). Refused whenever set: `initial_ssthresh`,
-//! `granularity`, `delack_timeout`, which Linux has no per-connection
-//! setting for.
+//! `limited_transmit` (on), and the files application's `new_connection`
+//! (false: the agents keep one socket per flow). Refused whenever set:
+//! `initial_ssthresh`, `granularity`, `delack_timeout`, which Linux has no
+//! per-connection setting for.
 
 use phb::Time;
 
 use super::model::TcpFlow;
+use crate::apps::AppModel;
 
 /// The IPv4 and TCP headers without options.
 pub const BARE_HEADER: u32 = 40;
@@ -89,6 +91,12 @@ pub fn refused(tcp: &TcpFlow) -> Option<(&'static str, String)> {
             whenever("granularity", "Linux's RTO has no clock-granularity term (it floors RTTVAR at rto_min instead)")
         })
         .or_else(|| {
+            let per_file = matches!(tcp.app, AppModel::Files { new_connection: true, .. });
+            (set("new_connection") && per_file).then(|| {
+                ("new_connection", "the emulator's agents keep one socket per flow; only false is accepted".to_owned())
+            })
+        })
+        .or_else(|| {
             whenever(
                 "delack_timeout",
                 "Linux's delayed-ACK timer adapts between 40 ms and 200 ms by itself; only delayed_ack can be set",
@@ -99,7 +107,7 @@ pub fn refused(tcp: &TcpFlow) -> Option<(&'static str, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apps::AppModel;
+    use crate::apps::SizeDist;
     use crate::tcp::TcpConfig;
 
     /// The keys a group sets, how it sets them, the key refused, a part of why.
@@ -153,5 +161,17 @@ mod tests {
         assert_eq!(refused(&flow(&["mss"], |c| (c.mss, c.header) = (40, 40))).map(|r| r.0), Some("mss"));
         assert_eq!(refused(&flow(&["mss"], |c| c.mss = 76)), None);
         assert_eq!(refused(&flow(&["window"], |c| c.window = 1 << 20)).map(|r| r.0), Some("window"));
+    }
+
+    #[test]
+    fn a_new_connection_per_file_is_refused_and_one_per_flow_passes() {
+        let files = |new_connection| TcpFlow {
+            app: AppModel::Files { size: SizeDist::Fixed(10_000), think: None, new_connection },
+            ..flow(&["new_connection"], |_| {})
+        };
+        let (key, why) = refused(&files(true)).expect("refused");
+        assert_eq!(key, "new_connection");
+        assert!(why.contains("one socket per flow"), "{why}");
+        assert_eq!(refused(&files(false)), None);
     }
 }

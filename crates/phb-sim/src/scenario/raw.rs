@@ -573,6 +573,7 @@ pub struct Traffic {
     pub file_size: Option<Quantity>,
     pub file_size_dist: Option<SizeDistKind>,
     pub think_time: Option<Quantity>,
+    pub new_connection: Option<bool>,
     pub phases: Option<Vec<Phase>>,
     // Command only (emulation: a program run in a host's namespace).
     pub host: Option<String>,

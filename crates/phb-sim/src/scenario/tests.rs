@@ -826,7 +826,8 @@ fn a_tcp_group_takes_its_profile_and_overrides() {
         tcp.app,
         crate::apps::AppModel::Files {
             size: crate::apps::SizeDist::Pareto { mean: 100_000, shape: 1.2 },
-            think: Some(Time::from_millis(500))
+            think: Some(Time::from_millis(500)),
+            new_connection: false,
         }
     );
 }
@@ -951,6 +952,21 @@ fn slow_start_restart_is_a_tcp_key() {
     )
     .unwrap_err();
     assert!(err.to_string().contains("only to kind = \"tcp\""), "{err}");
+}
+
+/// `new_connection` belongs to the files application: off unless asked,
+/// refused with a bulk application, naming the key.
+#[test]
+fn new_connection_is_a_files_key() {
+    let files = "kind = \"tcp\"\napp = \"files\"\nfile_size = \"10KB\"";
+    let scenario = load(&with_traffic(&format!("{files}\nnew_connection = true")), "f", &[]).unwrap();
+    let Transport::Tcp(tcp) = &scenario.groups.last().unwrap().transport else { panic!("not TCP") };
+    assert!(matches!(tcp.app, crate::apps::AppModel::Files { new_connection: true, .. }));
+    let scenario = load(&with_traffic(files), "f", &[]).unwrap();
+    let Transport::Tcp(tcp) = &scenario.groups.last().unwrap().transport else { panic!("not TCP") };
+    assert!(matches!(tcp.app, crate::apps::AppModel::Files { new_connection: false, .. }));
+    let err = load(&with_traffic("kind = \"tcp\"\nnew_connection = true"), "f", &[]).unwrap_err();
+    assert!(err.to_string().contains("new_connection"), "{err}");
 }
 
 #[test]

@@ -288,6 +288,30 @@ impl Sender {
         self.transmit(now, out);
     }
 
+    /// The next data goes out as on a new connection (the files
+    /// application's `new_connection`): the congestion window back to the
+    /// initial window, `ssthresh` to its initial value, no recovery state,
+    /// and the RTT estimator as before its first sample (so the RTO is
+    /// `initial_rto`), as a fresh sender agent would start. Called with
+    /// nothing outstanding; the sequence space and the counters go on. No
+    /// handshake is modelled (ns-2's one-way agents have none).
+    pub fn start_new_connection(&mut self, now: Time) {
+        debug_assert_eq!(self.snd_una, self.snd_max, "a new connection starts with nothing outstanding");
+        self.account_cwnd(now);
+        let fresh = Sender::new(self.cfg.clone());
+        *self = Sender {
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_max,
+            snd_max: self.snd_max,
+            app_limit: self.app_limit,
+            stats: self.stats,
+            cwnd_integral: self.cwnd_integral,
+            cwnd_clock: self.cwnd_clock,
+            cwnd_clock_stopped: self.cwnd_clock_stopped,
+            ..fresh
+        };
+    }
+
     /// The application stops: nothing beyond what was sent is written.
     pub fn stop_writing(&mut self) {
         self.app_limit = self.app_limit.min(self.snd_max);

@@ -11,7 +11,7 @@ use crate::scenario::raw::{self, AppKind, PhaseKind, SizeDistKind, TcpProfile, T
 use crate::tcp::{Rules, TcpConfig, Variant};
 
 /// The keys only TCP groups take, and whether each is set.
-pub(super) fn tcp_keys(t: &raw::Traffic) -> [(&'static str, bool); 26] {
+pub(super) fn tcp_keys(t: &raw::Traffic) -> [(&'static str, bool); 27] {
     [
         ("profile", t.profile.is_some()),
         ("variant", t.variant.is_some()),
@@ -38,6 +38,7 @@ pub(super) fn tcp_keys(t: &raw::Traffic) -> [(&'static str, bool); 26] {
         ("file_size", t.file_size.is_some()),
         ("file_size_dist", t.file_size_dist.is_some()),
         ("think_time", t.think_time.is_some()),
+        ("new_connection", t.new_connection.is_some()),
         ("phases", t.phases.is_some()),
     ]
 }
@@ -143,6 +144,7 @@ impl Context<'_> {
             ("file_size", t.file_size.is_some()),
             ("file_size_dist", t.file_size_dist.is_some()),
             ("think_time", t.think_time.is_some()),
+            ("new_connection", t.new_connection.is_some()),
             ("shape", t.shape.is_some()),
             ("phases", t.phases.is_some()),
         ];
@@ -155,9 +157,9 @@ impl Context<'_> {
                 let what = "a files application";
                 let dist = t.file_size_dist.unwrap_or(SizeDistKind::Fixed);
                 let allowed: &[&str] = if dist == SizeDistKind::Pareto {
-                    &["file_size", "file_size_dist", "think_time", "shape"]
+                    &["file_size", "file_size_dist", "think_time", "new_connection", "shape"]
                 } else {
-                    &["file_size", "file_size_dist", "think_time"]
+                    &["file_size", "file_size_dist", "think_time", "new_connection"]
                 };
                 self.only(path, what, present, allowed)?;
                 let quantity = self.required(path, "file_size", &t.file_size, what)?;
@@ -182,7 +184,7 @@ impl Context<'_> {
                     Some(q) => Some(self.positive_time(&key("think_time"), q)?),
                     None => None,
                 };
-                Ok(AppModel::Files { size, think })
+                Ok(AppModel::Files { size, think, new_connection: t.new_connection.unwrap_or(false) })
             }
             AppKind::Phases => {
                 let what = "a phases application";
