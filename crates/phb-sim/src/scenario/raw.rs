@@ -125,6 +125,8 @@ pub struct Qdisc {
     pub b: Option<f64>,
     /// DWRED: the LSP whose window sets the thresholds.
     pub lsp: Option<String>,
+    /// DWRED: what a signal does to the average.
+    pub average_on_signal: Option<AverageOnSignal>,
     pub scheduler: Option<Scheduler>,
     /// Ex-VC: self-regulate every `regulate_every`-th arrival of a queue.
     pub regulate_every: Option<u32>,
@@ -258,6 +260,8 @@ pub struct Buffer {
     pub b: Option<f64>,
     /// DWRED: the LSP whose window sets the thresholds.
     pub lsp: Option<String>,
+    /// DWRED: what a signal does to the average.
+    pub average_on_signal: Option<AverageOnSignal>,
     /// The Packet Loss Controller on this (RED) buffer.
     pub plc: Option<bool>,
     /// PLC's `x = a/b`.
@@ -304,6 +308,14 @@ pub struct ColourCurve {
     pub min_th: f64,
     pub max_th: f64,
     pub max_p: f64,
+}
+
+/// DWRED: what a signal that changes the thresholds does to the average.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AverageOnSignal {
+    Keep,
+    Reset,
 }
 
 /// CoDel's rule for the count when the dropping state is re-entered.

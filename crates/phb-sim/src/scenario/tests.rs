@@ -1758,12 +1758,24 @@ fn an_lsp_parses_into_its_twam_and_the_dwred_channel() {
         load(TWAM_DWRED, "t.toml", &["lsps.af.window=\"passive\"".into(), "lsps.af.marker=\"tsw2cm\"".into()]).unwrap();
     assert_eq!(passive.lsps[0].window, WindowInput::Passive);
     assert_eq!(passive.lsps[0].marker, LspMarker::Tsw2cm { win_length: Time::from_secs(1) });
+    assert_eq!(d.average_on_signal, phb::aqm::dwred::AverageOnSignal::Keep);
+    let reset = load(TWAM_DWRED, "t.toml", &["qdiscs.af.buffers[0].average_on_signal=\"reset\"".into()]).unwrap();
+    let BufferPolicy::Dwred(d) = &reset.links[1].qdisc_ab.buffers[0].policy else { panic!("a dwred buffer") };
+    assert_eq!(d.average_on_signal, phb::aqm::dwred::AverageOnSignal::Reset);
 }
 
 #[test]
 fn lsp_errors_are_reported_at_their_key() {
     let (t, e) = twam_error("lsp = \"af\"", "lsp = \"ab\"");
     expect_at(e, "qdiscs.af.buffers[0].lsp", &t, "lsp = \"ab\"", "ab is not an LSP");
+    let (t, e) = twam_error("lsp = \"af\"", "lsp = \"af\", average_on_signal = \"zero\"");
+    expect_at(
+        e,
+        "qdiscs.af.buffers[0].average_on_signal",
+        &t,
+        "average_on_signal = \"zero\"",
+        "unknown variant `zero`, expected `keep` or `reset`",
+    );
     let (t, e) = twam_error("ingress = \"r1->r2\"", "ingress = \"r2->d\"");
     expect_at(e, "lsps.af.ingress", &t, "ingress = \"r2->d\"", "not a link direction");
     let (t, e) = twam_error("ingress = \"r1->r2\"", "ingress = \"r2->r1\"");

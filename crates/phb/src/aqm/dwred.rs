@@ -30,6 +30,22 @@
 //!   ever if none comes, the configured `min_th`/`max_th` hold: without a
 //!   channel this is the static out-only WRED the paper compares with
 //!   ("static WRED" of Sections 6.1–6.3).
+//! - **The average across a signal** ([`AverageOnSignal`]): the paper does
+//!   not say what a reconfiguration does to `Q_avg`. By default it is kept
+//!   (`Keep`: only the thresholds move). `Reset` restarts it from zero at
+//!   every signal that changes the thresholds, as ns-2's DiffServ queue does
+//!   when a script reconfigures a precedence at run time (`$q configQ …`,
+//!   `dsREDQueue::command` → `redQueue::config`: ns-2.35
+//!   `diffserv/dsredq.cc` lines 57–76 set that precedence's `qlen = 0`,
+//!   `edv_.v_ave = 0.0`, `idle_` and `idletime_ = now`). In ns-2's RIO-C
+//!   mode (its default, line 48) that restarts the out packets' average
+//!   whenever the out precedence is reconfigured; in its WRED mode only
+//!   when precedence 0 is, since the one average is `calcAvg(0, …)`'s
+//!   (lines 183–189), which starts from precedence 0's `v_ave` and copies
+//!   the result to every precedence (lines 282–306). RED's count is not
+//!   touched (`config` leaves `edv_.count`); RIO-C's zeroed `qlen` has no
+//!   counterpart here (DWRED's average follows the whole buffer, as ns-2's
+//!   WRED mode's does).
 //!
 //! Colours: Green is *in*; Yellow and Red are *out* (the paper has two
 //! colours; a three-colour marker's Yellow is treated as out).
@@ -71,6 +87,20 @@ pub struct DwredParams {
     /// The signalling channel (in the simulator, an LSP's index) whose
     /// `W_LSP^cwnd` resets the thresholds; `None`: static thresholds.
     pub channel: Option<u32>,
+    /// What a signal that changes the thresholds does to the average.
+    pub average_on_signal: AverageOnSignal,
+}
+
+/// What a DWRED reconfiguration does to the average queue `Q_avg`; the
+/// paper (Section 5) does not say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum AverageOnSignal {
+    /// The average runs on; only the thresholds move.
+    #[default]
+    Keep,
+    /// The average restarts from zero, as ns-2's `redQueue::config` (a
+    /// run-time `configQ`) sets `v_ave = 0` (`diffserv/dsredq.cc`).
+    Reset,
 }
 
 impl DwredParams {
@@ -92,6 +122,7 @@ impl DwredParams {
             gentle: false,
             wait: false,
             channel,
+            average_on_signal: AverageOnSignal::Keep,
         }
     }
 
@@ -181,15 +212,20 @@ impl Dwred {
     }
 
     /// The signal of an operating interval: `max_th = W_LSP^cwnd` (eq. 11)
-    /// and `min_th = b·max_th` (eq. 12), in packets; `max_p` is unchanged.
+    /// and `min_th = b·max_th` (eq. 12), in packets; `max_p` is unchanged;
+    /// with [`AverageOnSignal::Reset`] the average restarts from zero.
     /// A value that is not finite and positive (no window was seen) leaves
-    /// the thresholds as they were; returns whether they changed.
+    /// the thresholds (and the average) as they were; returns whether they
+    /// changed.
     pub fn update_thresholds(&mut self, w_lsp_cwnd: f64) -> bool {
         if !(w_lsp_cwnd.is_finite() && w_lsp_cwnd > 0.0) {
             return false;
         }
         self.curve.max_th = w_lsp_cwnd;
         self.curve.min_th = self.params.b * w_lsp_cwnd;
+        if self.params.average_on_signal == AverageOnSignal::Reset {
+            self.average.reset();
+        }
         self.updates += 1;
         true
     }
@@ -294,6 +330,34 @@ mod tests {
         assert_eq!(in_drops, 0);
     }
 
+    /// `Keep` leaves the average alone at a signal; `Reset` zeroes it (as
+    /// ns-2's `configQ`), after which it grows again from `w_q·q`; a signal
+    /// that changes nothing resets nothing.
+    #[test]
+    fn a_signal_keeps_or_resets_the_average() {
+        let mut keep = dwred(DwredParams::paper(100.0, Limit::Packets(500), Some(0)));
+        let mut reset = dwred(DwredParams {
+            average_on_signal: AverageOnSignal::Reset,
+            ..DwredParams::paper(100.0, Limit::Packets(500), Some(0))
+        });
+        for d in [&mut keep, &mut reset] {
+            for _ in 0..100 {
+                d.on_arrival(&backlog(200), 512, Colour::Green, Time::ZERO);
+            }
+        }
+        let before = keep.avg();
+        assert!(before > 30.0, "{before}");
+        assert_eq!(reset.avg(), before);
+        assert!(!reset.update_thresholds(0.0));
+        assert_eq!(reset.avg(), before);
+        assert!(keep.update_thresholds(300.0) && reset.update_thresholds(300.0));
+        assert_eq!(keep.avg(), before);
+        assert_eq!(reset.avg(), 0.0);
+        assert_eq!(reset.thresholds(), keep.thresholds());
+        reset.on_arrival(&backlog(200), 512, Colour::Red, Time::ZERO);
+        assert!((reset.avg() - 0.002 * 200.0).abs() < 1e-12);
+    }
+
     #[test]
     fn the_average_counts_in_and_out_packets() {
         let mut d = dwred(DwredParams::paper(100.0, Limit::Packets(500), None));
@@ -326,14 +390,18 @@ mod properties {
     proptest! {
         /// An in (Green) packet is never dropped while the buffer holds
         /// fewer than `limit` packets, and always when it holds `limit`,
-        /// whatever the thresholds, their updates and the average.
+        /// whatever the thresholds, their updates, the average and what an
+        /// update does to it.
         #[test]
         fn in_packets_are_dropped_only_when_the_buffer_is_full(
             limit in 1u64..300,
             w_q in 0.001f64..1.0,
+            reset in proptest::bool::ANY,
             ops in proptest::collection::vec((0u64..320, 0u8..3, 0u32..2000, 0u64..5), 1..400),
         ) {
-            let mut d = Dwred::new(DwredParams { w_q, ..DwredParams::paper(20.0, Limit::Packets(limit), Some(0)) }, 10_000_000, Rng::derive(3, "p"));
+            let average_on_signal = if reset { AverageOnSignal::Reset } else { AverageOnSignal::Keep };
+            let params = DwredParams { w_q, average_on_signal, ..DwredParams::paper(20.0, Limit::Packets(limit), Some(0)) };
+            let mut d = Dwred::new(params, 10_000_000, Rng::derive(3, "p"));
             let mut now = Time::ZERO;
             for (q, colour, window, dt) in ops {
                 now += Time::from_millis(dt);

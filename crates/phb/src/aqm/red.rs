@@ -163,6 +163,13 @@ impl Average {
         }
     }
 
+    /// The average restarts from zero (ns-2 DiffServ's `configQ`); the idle
+    /// state stays, which a zero average makes irrelevant.
+    #[inline]
+    pub(crate) fn reset(&mut self) {
+        self.avg = 0.0;
+    }
+
     /// The followed backlog is empty from `now` on, whatever was known before.
     #[inline]
     pub(crate) fn restart_idle(&mut self, now: Time) {

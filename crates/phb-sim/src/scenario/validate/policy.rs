@@ -5,7 +5,7 @@
 use phb::aqm::adaptive_red::AdaptiveRedParams;
 use phb::aqm::codel::{CoDelParams, CountReuse};
 use phb::aqm::diro::DiRoParams;
-use phb::aqm::dwred::DwredParams;
+use phb::aqm::dwred::{AverageOnSignal, DwredParams};
 use phb::aqm::fred::FRedParams;
 use phb::aqm::pie::PieParams;
 use phb::aqm::red::RedParams;
@@ -48,6 +48,7 @@ pub(super) struct PolicyKeys<'a> {
     pub average_all: Option<bool>,
     pub b: Option<f64>,
     pub lsp: &'a Option<String>,
+    pub average_on_signal: Option<raw::AverageOnSignal>,
 }
 
 /// Builds [`PolicyKeys`] from a raw qdisc or buffer (they name the keys alike).
@@ -81,6 +82,7 @@ macro_rules! policy_keys {
             average_all: $r.average_all,
             b: $r.b,
             lsp: &$r.lsp,
+            average_on_signal: $r.average_on_signal,
         }
     };
 }
@@ -104,8 +106,20 @@ const ADAPTIVE_KEYS: &[&str] = &[
     "wait",
     "ecn",
 ];
-const DWRED_KEYS: &[&str] =
-    &["limit", "min_th", "max_th", "max_p", "b", "lsp", "w_q", "mean_pktsize", "gentle", "wait", "ecn"];
+const DWRED_KEYS: &[&str] = &[
+    "limit",
+    "min_th",
+    "max_th",
+    "max_p",
+    "b",
+    "lsp",
+    "average_on_signal",
+    "w_q",
+    "mean_pktsize",
+    "gentle",
+    "wait",
+    "ecn",
+];
 const CODEL_KEYS: &[&str] = &["limit", "target", "interval", "maxpacket", "count_reuse", "ecn"];
 const PIE_KEYS: &[&str] =
     &["limit", "target", "t_update", "alpha", "beta", "max_burst", "mean_pktsize", "derandomize", "ecn"];
@@ -114,7 +128,7 @@ const DIRO_KEYS: &[&str] = &["limit", "min_th", "max_th", "w_q", "max_p", "mean_
 
 impl PolicyKeys<'_> {
     /// Every policy key and whether it is set.
-    pub(super) fn present(&self) -> [(&'static str, bool); 29] {
+    pub(super) fn present(&self) -> [(&'static str, bool); 30] {
         [
             ("limit", self.limit.is_some()),
             ("min_th", self.min_th.is_some()),
@@ -145,6 +159,7 @@ impl PolicyKeys<'_> {
             ("average_all", self.average_all.is_some()),
             ("b", self.b.is_some()),
             ("lsp", self.lsp.is_some()),
+            ("average_on_signal", self.average_on_signal.is_some()),
         ]
     }
 }
@@ -226,7 +241,8 @@ impl Context<'_> {
     /// DWRED (Bouras & Sevasti 2008, Section 5): `max_th` is required (the
     /// static value, or the start before the LSP's first signal); `min_th`
     /// defaults to `b·max_th`, `b` to 0.15 and `max_p` to 0.1 (eq. 12);
-    /// `lsp` names the LSP whose `W_LSP^cwnd` resets the thresholds.
+    /// `lsp` names the LSP whose `W_LSP^cwnd` resets the thresholds;
+    /// `average_on_signal` (`"keep"`, `"reset"`) what that does to the average.
     fn dwred_params(&self, path: &str, keys: &PolicyKeys, what: &str) -> Result<DwredParams> {
         let max_th = *self.required(path, "max_th", &keys.max_th, what)?;
         let b = keys.b.unwrap_or(DwredParams::B);
@@ -253,6 +269,10 @@ impl Context<'_> {
         params.mean_pktsize = self.packet_size(path, "mean_pktsize", keys.mean_pktsize, params.mean_pktsize)?;
         params.gentle = keys.gentle.unwrap_or(params.gentle);
         params.wait = keys.wait.unwrap_or(params.wait);
+        params.average_on_signal = match keys.average_on_signal {
+            None | Some(raw::AverageOnSignal::Keep) => AverageOnSignal::Keep,
+            Some(raw::AverageOnSignal::Reset) => AverageOnSignal::Reset,
+        };
         self.checked(path, params.validate(), DWRED_KEYS)?;
         Ok(params)
     }
