@@ -22,7 +22,8 @@ with the same arguments is read back.
 
 How each measure is counted:
 - drops: packets the bottleneck's qdisc dropped (phblab: `classes.dropped`
-  at r1->r2; ns-3: the queue disc's `nTotalDroppedPackets`);
+  at r1->r2; ns-3: the queue disc's `nTotalDroppedPackets`), and those of
+  TCP (phblab: of the TCP flows' classes; ns-3: of IP protocol 6);
 - queueing delay: the mean wait in the bottleneck's qdisc of the packets it
   sent (phblab: `delay_mean_s` at r1->r2; ns-3: the queue disc's
   `SojournTime`, which ends when the packet enters the one-packet device
@@ -52,6 +53,7 @@ SOURCE = Path(__file__).with_name("ns3_dumbbell.cc")
 MODULES = ["core", "network", "internet", "point-to-point", "applications", "traffic-control", "stats", "bridge"]
 MEASURES = [
     ("bottleneck_drops", "drops", "{:.0f}"),
+    ("bottleneck_tcp_drops", "TCP drops", "{:.0f}"),
     ("queueing_delay_s", "queueing delay (ms)", "{:.3f}"),
     ("bottleneck_throughput_bps", "throughput (Mb/s)", "{:.2f}"),
     ("fast_retransmits", "fast retransmits", "{:.0f}"),
@@ -155,6 +157,7 @@ def run_phblab(scenario: dict, seed: int, scope: str, overrides: list[str]) -> d
     departures = link["departures"].sum()
     return {
         "bottleneck_drops": float(link["dropped"].sum()),
+        "bottleneck_tcp_drops": float(link[link["class"].isin(flows["class"])]["dropped"].sum()),
         "queueing_delay_s": float((link["delay_mean_s"] * link["departures"]).sum() / departures),
         "bottleneck_throughput_bps": float(link["throughput_bps"].sum()),
         "fast_retransmits": float(flows["fast_retransmits"].sum()),
