@@ -18,7 +18,9 @@
 //!   which it could not use (Linux's `tcp_is_cwnd_limited`, RFC 7661).
 //! - Fast retransmit on `dupthresh` duplicate ACKs, unless the ACK does not
 //!   cover more than `recover` (RFC 6582 §3.2 step 2, for Reno as ns-2
-//!   applies it too); `ssthresh` as [`Rules`] say. Then Reno / NewReno fast
+//!   applies it too), or under ns-3's rules on one while the first segment
+//!   is marked lost (`Sender::ns3_discard_reno_sacks`); `ssthresh` as
+//!   [`Rules`] say. Then Reno / NewReno fast
 //!   recovery (RFC 5681 §3.2, RFC 6582 §3.2 step 3) with the window
 //!   inflated by one MSS per duplicate ACK and deflated by partial ACKs, or
 //!   SACK recovery (RFC 6675 §5: `pipe`, `IsLost`, `NextSeg` rules 1–3).
