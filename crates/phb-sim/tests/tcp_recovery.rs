@@ -417,6 +417,38 @@ fn ns3_leaves_recovery_with_cwnd_ssthresh_and_opens_it_for_the_exiting_ack() {
 }
 
 #[test]
+fn ns3_resends_a_first_segment_the_duplicate_acks_had_reported_and_retransmits_fast_on_one_more() {
+    // ns-3 without SACK counts duplicate ACKs as SACKs of the segments right
+    // behind the first (`AddRenoSack`). Two duplicate ACKs (Limited
+    // Transmit sends segments 20 and 21) report segments 1 and 2; the ACK
+    // of segment 0 then leaves segment 1 first while reported:
+    // `DiscardUpTo` moves the report to segment 3 and marks segment 1 lost
+    // (`MarkHeadAsLost`), so it is resent before new data (`NextSeg` rule
+    // 1): cwnd 21 segments, 18 in flight, three go.
+    let mss = TcpConfig::ns3().mss as u64;
+    let segment = |i: u64, retransmission| Segment { seq: i * mss, len: 536, retransmission, cwr: false };
+    let (mut s, _) = ns3_sender(20, true);
+    dupacks(&mut s, 0, 2, Time::from_millis(100));
+    let sent = ack(&mut s, mss, Time::from_millis(101));
+    assert_eq!(sent, vec![segment(1, true), segment(22, false), segment(23, false)]);
+    // One duplicate ACK now starts a fast retransmit (`DupAck`:
+    // `IsLost(m_highRxAckMark)`), with three segments reported:
+    // ssthresh = (23 − 3)/2 segments.
+    let sent = dupacks(&mut s, mss, 1, Time::from_millis(102));
+    assert_eq!(s.stats.fast_retransmits, 1);
+    assert_eq!(sent, vec![segment(1, true)]);
+    assert_eq!(s.ssthresh_bytes(), (10 * mss) as f64);
+    // Under the RFCs' rules the ACK sends new data only, and a duplicate
+    // ACK after it is the first of three.
+    let (mut rfc, _) = bulk_sender(Variant::NewReno, Rules::Rfc, 20);
+    dupacks(&mut rfc, 0, 2, Time::from_millis(100));
+    let sent = ack(&mut rfc, MSS, Time::from_millis(101));
+    assert!(!sent.is_empty() && sent.iter().all(|seg| !seg.retransmission), "{sent:?}");
+    assert!(dupacks(&mut rfc, MSS, 1, Time::from_millis(102)).iter().all(|seg| !seg.retransmission));
+    assert_eq!(rfc.stats.fast_retransmits, 0);
+}
+
+#[test]
 fn with_timestamps_every_ack_of_new_data_is_an_rtt_sample_retransmissions_included() {
     // A timed-out segment, resent at 1 s and acknowledged at 1.3 s: Karn's
     // rule takes no sample; ns-3's timestamps echo the retransmission's.

@@ -5,7 +5,10 @@
 //!   receiver's window (or the initial window, if larger) plus one MSS per
 //!   duplicate ACK of the current recovery — the inflation RFC 5681 §3.2
 //!   steps 3–4 allow (RFC 3042's Limited Transmit: the duplicate ACKs before
-//!   it) — so no recovery lets the window run away;
+//!   it) — so no recovery lets the window run away; under ns-3's rules
+//!   without SACK, per duplicate ACK since the last timeout, which ns-3
+//!   keeps as reports of segments out of the network (`AddRenoSack`),
+//!   never more than the segments behind the first unacknowledged one;
 //! - every segment the sender transmits, but the retransmission of the
 //!   first unacknowledged one that fast retransmit and partial ACKs
 //!   mandate, lies within `SND.UNA + min(cwnd, rwnd)` (RFC 5681 §3.1), or,
@@ -74,8 +77,10 @@ fn check(case: &Case, segments: u64) -> Result<f64, String> {
     let mut now = Time::ZERO;
     let mut out = Vec::new();
     // Duplicate ACKs since recovery began (or, outside recovery, since the
-    // last ACK of new data).
+    // last ACK of new data; under ns-3's rules without SACK, since the last
+    // timeout).
     let mut dupacks_in_episode = 0u64;
+    let ns3_reports = case.rules == Rules::Ns3 && case.variant != Variant::Sack;
     let bytes = segments * MSS;
     sender.push(bytes, now, &mut out);
     let mut event = "start";
@@ -87,6 +92,14 @@ fn check(case: &Case, segments: u64) -> Result<f64, String> {
         if cwnd > bound + 1e-6 {
             return Err(format!(
                 "at {now:?} after {event}: cwnd {cwnd} > {bound} (rwnd {rwnd}, {dupacks_in_episode} dupacks)"
+            ));
+        }
+        let reported = cwnd - sender.cwnd_uninflated_bytes();
+        if ns3_reports && reported > (sender.snd_max() - una) as f64 + 1e-6 {
+            return Err(format!(
+                "at {now:?} after {event}: {reported} bytes reported out of the network, beyond FlightSize {} (recovery: {})",
+                sender.snd_max() - una,
+                sender.in_recovery()
             ));
         }
         if sender.snd_max() - una > rwnd {
@@ -150,7 +163,7 @@ fn check(case: &Case, segments: u64) -> Result<f64, String> {
                     sender.on_ack(&a, now, &mut out);
                     if duplicate {
                         dupacks_in_episode += 1;
-                    } else if a.ack > before && !sender.in_recovery() {
+                    } else if a.ack > before && !sender.in_recovery() && !ns3_reports {
                         dupacks_in_episode = 0;
                     }
                     event = "ACK";

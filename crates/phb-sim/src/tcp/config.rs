@@ -43,7 +43,10 @@ pub enum Rules {
     /// duplicate ACKs reported have left the network), held on a timeout
     /// while the head is already retransmitted; recovery left with `cwnd =
     /// ssthresh` (RFC 6582 option 2) and the window opened by the exiting
-    /// ACK; a recovery point that an ACK reaching it clears.
+    /// ACK; a recovery point that an ACK reaching it clears; without SACK,
+    /// the duplicate ACKs' reports of segments out of the network
+    /// (`AddRenoSack`) kept across ACKs until a timeout, and a first segment
+    /// among them marked lost and resent (`TcpTxBuffer::DiscardUpTo`).
     Ns3,
 }
 

@@ -18,7 +18,9 @@
 //!   which it could not use (Linux's `tcp_is_cwnd_limited`, RFC 7661).
 //! - Fast retransmit on `dupthresh` duplicate ACKs, unless the ACK does not
 //!   cover more than `recover` (RFC 6582 §3.2 step 2, for Reno as ns-2
-//!   applies it too); `ssthresh` as [`Rules`] say. Then Reno / NewReno fast
+//!   applies it too), or under ns-3's rules on one while the first segment
+//!   is marked lost (`Sender::ns3_discard_reno_sacks`); `ssthresh` as
+//!   [`Rules`] say. Then Reno / NewReno fast
 //!   recovery (RFC 5681 §3.2, RFC 6582 §3.2 step 3) with the window
 //!   inflated by one MSS per duplicate ACK and deflated by partial ACKs, or
 //!   SACK recovery (RFC 6675 §5: `pipe`, `IsLost`, `NextSeg` rules 1–3).
@@ -137,6 +139,14 @@ pub struct Sender {
     /// Recovering from a timeout: until `snd_una` reaches `recover` (ns-3's
     /// `CA_LOSS`).
     in_loss: bool,
+    /// ns-3 without SACK ([`Sender::ns3_reno_sacks`]): the first outstanding
+    /// segment is marked lost (`TcpTxItem::m_lost`, set by
+    /// `TcpTxBuffer::MarkHeadAsLost`), so that one duplicate ACK starts a
+    /// fast retransmit (`DupAck`: `IsLost(m_highRxAckMark)`).
+    ns3_head_lost: bool,
+    /// ... and it has not been resent since: it goes first, once the window
+    /// allows (`NextSeg` rule 1 in `SendPendingData`).
+    ns3_head_resend: bool,
     /// The end of the highest segment resent since the last timeout: the
     /// first unacknowledged segment was resent by the timer's go-back-N if
     /// it lies below.
@@ -186,6 +196,8 @@ impl Sender {
             recover: None,
             partial_ack_seen: false,
             in_loss: false,
+            ns3_head_lost: false,
+            ns3_head_resend: false,
             loss_resent: 0,
             outstanding: VecDeque::new(),
             high_sacked: 0,
@@ -369,7 +381,44 @@ impl Sender {
         if self.cfg.variant == Variant::Sack {
             return self.pipe();
         }
-        self.flight_size().saturating_sub(self.inflation as u64)
+        let head_out = if self.ns3_head_resend { self.mss } else { 0 };
+        self.flight_size().saturating_sub(self.inflation as u64 + head_out)
+    }
+
+    /// ns-3 without SACK counts each duplicate ACK as a SACK of one segment
+    /// (`TcpTxBuffer::AddRenoSack`): the segments behind the first, in
+    /// order, as many as duplicate ACKs came, in recovery and, with Limited
+    /// Transmit, before it. Here `inflation` is their bytes, kept from one
+    /// ACK to the next until a timeout (`ResetRenoSack`) rather than
+    /// zeroed when recovery ends: ns-3 keeps them too.
+    fn ns3_reno_sacks(&self) -> bool {
+        self.cfg.rules == Rules::Ns3 && self.cfg.variant != Variant::Sack
+    }
+
+    /// One more duplicate ACK reported as a segment out of the network
+    /// (`AddRenoSack`), never more than the segments behind the first.
+    fn ns3_add_reno_sack(&mut self) {
+        let behind_first = self.flight_size() - self.outstanding[0].len as u64;
+        self.inflation = (self.inflation + self.mss as f64).min(behind_first as f64);
+    }
+
+    /// A cumulative ACK removed `acked_segments` segments; `reported` were
+    /// the segments the duplicate ACKs had reported before it, the ones
+    /// right behind the old first (`TcpTxBuffer::DiscardUpTo`): those the
+    /// ACK covers leave the count, and if the new first segment is among
+    /// the rest ns-3 takes that for its own wrong guess, moves the report to
+    /// the next segment (`AddRenoSack`) and marks the new first segment lost
+    /// (`MarkHeadAsLost`): it is resent as soon as the window allows, and
+    /// one duplicate ACK then starts a fast retransmit.
+    fn ns3_discard_reno_sacks(&mut self, reported: u64, acked_segments: u64) {
+        if self.outstanding.is_empty() || acked_segments == 0 || reported < acked_segments {
+            self.inflation = 0.0;
+            return;
+        }
+        let left = (reported - acked_segments + 1).min(self.outstanding.len() as u64 - 1);
+        self.inflation = (left * self.mss) as f64;
+        self.ns3_head_lost = true;
+        self.ns3_head_resend = true;
     }
 
     /// The `ssthresh` of a loss the sender detects, fast retransmit or
@@ -385,7 +434,8 @@ impl Sender {
     ///   head is marked lost but counted back in "for compatibility with old
     ///   ns-3 versions", and the duplicate ACKs have each removed a segment
     ///   (`AddRenoSack`: all `dupthresh` of them with Limited Transmit, else
-    ///   the last): `FlightSize − dupthresh·SMSS`. On a timeout
+    ///   the last, plus any an earlier ACK left): `FlightSize −
+    ///   dupthresh·SMSS` after an ACK that left none. On a timeout
     ///   (`ReTxTimeout`) the bytes in flight before it, and `ssthresh` held
     ///   in `CA_LOSS` while the head is already retransmitted.
     fn reduced_ssthresh(&self, timeout: bool) -> f64 {
@@ -402,10 +452,9 @@ impl Sender {
             Rules::Ns3 if timeout || self.cfg.variant == Variant::Sack => {
                 ((self.ns3_bytes_in_flight() / 2) as f64).max(2.0 * mss)
             }
-            Rules::Ns3 => {
-                let reported = if self.cfg.limited_transmit { self.dupacks as u64 } else { 1 };
-                ((self.flight_size().saturating_sub(reported * self.mss) / 2) as f64).max(2.0 * mss)
-            }
+            // The duplicate ACKs' reports (the third's included:
+            // [`Sender::enter_recovery`] adds it first).
+            Rules::Ns3 => ((self.flight_size().saturating_sub(self.inflation as u64) / 2) as f64).max(2.0 * mss),
         }
     }
 
@@ -497,6 +546,14 @@ impl Sender {
     fn transmit_window(&mut self, burst: usize, now: Time, out: &mut Vec<Segment>) {
         let edge = self.snd_una + self.window();
         let mut sent = 0;
+        // ns-3: a first segment marked lost is not in flight, so it goes
+        // when what is outstanding fits the window (`NextSeg` rule 1).
+        if self.ns3_head_resend && burst > 0 && self.snd_max <= edge {
+            let head = self.outstanding[0];
+            self.ns3_head_resend = false;
+            self.emit(Segment { seq: head.seq, len: head.len, retransmission: true, cwr: false }, now, out);
+            sent += 1;
+        }
         while sent < burst {
             let seg = if self.snd_nxt < self.snd_max {
                 let i = self.find(self.snd_nxt).expect("snd_nxt is at a segment boundary");
@@ -608,6 +665,10 @@ impl Sender {
     fn enter_recovery(&mut self, now: Time, out: &mut Vec<Segment>) {
         self.stats.fast_retransmits += 1;
         self.window_reduced();
+        if self.ns3_reno_sacks() {
+            // `EnterRecovery`: "one segment has left the network".
+            self.ns3_add_reno_sack();
+        }
         let mss = self.mss as f64;
         let window = self.cwnd.min(self.rwnd_bytes() as f64);
         self.ssthresh = self.reduced_ssthresh(false);
@@ -629,12 +690,13 @@ impl Sender {
                 };
                 // ns-3: the segments the duplicate ACKs reported, out of the
                 // network (`AddRenoSack`), which is what inflating cwnd by
-                // them does.
-                let reported = match self.cfg.rules {
-                    Rules::Ns3 if !self.cfg.limited_transmit => 1,
-                    _ => self.cfg.dupthresh,
-                };
-                self.inflation = reported as f64 * mss;
+                // them does; the head is marked lost and resent.
+                if self.ns3_reno_sacks() {
+                    self.ns3_head_lost = true;
+                    self.ns3_head_resend = false;
+                } else {
+                    self.inflation = self.cfg.dupthresh as f64 * mss;
+                }
                 self.emit(Segment { seq: first.seq, len: first.len, retransmission: true, cwr: false }, now, out);
                 if self.cfg.rules == Rules::Ns2 {
                     // `reset_rtx_timer(1, 0)` in `dupack_action`.
@@ -715,8 +777,15 @@ impl Sender {
         self.rtt.reset_backoff();
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
+        let reported = (self.inflation / self.mss as f64).round() as u64;
+        let mut acked_segments = 0;
         while self.outstanding.front().is_some_and(|s| s.end() <= ack) {
             self.outstanding.pop_front();
+            acked_segments += 1;
+        }
+        if acked_segments > 0 {
+            self.ns3_head_lost = false;
+            self.ns3_head_resend = false;
         }
         self.dupacks = 0;
         let mut restart_timer = true;
@@ -744,6 +813,9 @@ impl Sender {
                 self.open_window(acked);
             }
         }
+        if self.ns3_reno_sacks() && !self.in_recovery {
+            self.ns3_discard_reno_sacks(reported, acked_segments);
+        }
         if self.in_loss && self.recover.is_some_and(|recover| ack >= recover) {
             self.in_loss = false;
         }
@@ -766,8 +838,13 @@ impl Sender {
         let deflate = acked as f64;
         if self.cfg.rules == Rules::Ns3 {
             // ns-3 keeps cwnd = ssthresh; the acknowledged segments the
-            // duplicate ACKs had reported leave the count (`DiscardUpTo`).
-            self.inflation = (self.inflation - (deflate - add_back)).max(0.0);
+            // duplicate ACKs had reported leave the count (`DiscardUpTo`);
+            // the head, marked lost, is resent (`MarkHeadAsLost`,
+            // `DoRetransmit`).
+            let behind_first = self.flight_size() - self.outstanding[0].len as u64;
+            self.inflation = (self.inflation - (deflate - add_back)).clamp(0.0, behind_first as f64);
+            self.ns3_head_lost = true;
+            self.ns3_head_resend = false;
         } else if self.inflation > deflate {
             self.inflation -= deflate - add_back;
         } else {
@@ -826,7 +903,10 @@ impl Sender {
             return;
         }
         let sack_loss = self.cfg.variant == Variant::Sack && self.is_lost(0);
-        if (self.dupacks >= self.cfg.dupthresh || sack_loss) && self.may_fast_retransmit() {
+        // ns-3 (`DupAck` in `CA_DISORDER`): any duplicate ACK while the head
+        // is marked lost (`IsLost(m_highRxAckMark)`), whatever `m_recover`.
+        let head_lost = self.ns3_head_lost && !self.in_loss;
+        if ((self.dupacks >= self.cfg.dupthresh || sack_loss) && self.may_fast_retransmit()) || head_lost {
             self.enter_recovery(now, out);
         } else if self.cfg.limited_transmit
             && self.dupacks < self.cfg.dupthresh
@@ -837,7 +917,11 @@ impl Sender {
             // if `t_seqno_ <= highest_ack_ + cwnd_ + dupacks_` (and within
             // `wnd_`), after a timeout too. ns-3 (`AddRenoSack` in
             // `CA_DISORDER`) counts no duplicate ACK in `CA_LOSS`.
-            self.inflation = (self.dupacks as u64 * self.mss) as f64;
+            if self.ns3_reno_sacks() {
+                self.ns3_add_reno_sack();
+            } else {
+                self.inflation = (self.dupacks as u64 * self.mss) as f64;
+            }
             let burst = if self.cfg.rules == Rules::Ns2 { 1 } else { usize::MAX };
             self.transmit_window(burst, now, out);
         }
@@ -861,6 +945,8 @@ impl Sender {
         // ns-2's `RenoTcpAgent::timeout` zeroes `dupwnd_` before `slowdown`
         // (`cwnd_` is never inflated); ns-3's `ResetRenoSack`.
         self.inflation = 0.0;
+        self.ns3_head_lost = false;
+        self.ns3_head_resend = false;
         self.in_loss = true;
         self.loss_resent = 0;
         self.cwnd = self.mss as f64;
