@@ -86,10 +86,17 @@ BacklogChanged(uint32_t before, uint32_t)
     g_backlogSince = Simulator::Now();
 }
 
+static uint64_t g_udpDepartures = 0;
+
 static void
 Dequeued(Ptr<const QueueDiscItem> item)
 {
     g_departedBytes += item->GetSize();
+    Ptr<const Ipv4QueueDiscItem> ip = DynamicCast<const Ipv4QueueDiscItem>(item);
+    if (ip && ip->GetHeader().GetProtocol() == 17)
+    {
+        g_udpDepartures++;
+    }
 }
 
 static void
@@ -339,7 +346,7 @@ main(int argc, char* argv[])
     std::printf("{\"bottleneck_drops\": %lu, \"bottleneck_tcp_drops\": %lu, "
                 "\"queueing_delay_s\": %.9g, \"bottleneck_throughput_bps\": %.9g, "
                 "\"goodput_bps\": %.9g, \"fast_retransmits\": %lu, \"timeouts\": %lu, "
-                "\"retransmissions\": %lu, \"retransmissions_in_loss\": %lu, \"backlog_mean_pkts\": %.6g, \"departures\": %lu, \"sojourns\": %lu, \"drop_reasons\": {",
+                "\"retransmissions\": %lu, \"retransmissions_in_loss\": %lu, \"backlog_mean_pkts\": %.6g, \"departures\": %lu, \"udp_departures\": %lu, \"sojourns\": %lu, \"drop_reasons\": {",
                 (unsigned long)stats.nTotalDroppedPackets,
                 (unsigned long)g_tcpDrops,
                 g_sojournCount ? g_sojournSum / g_sojournCount : 0.0,
@@ -351,6 +358,7 @@ main(int argc, char* argv[])
                 (unsigned long)lossRtx,
                 g_backlogIntegral / duration,
                 (unsigned long)stats.nTotalDequeuedPackets,
+                (unsigned long)g_udpDepartures,
                 (unsigned long)g_sojournCount);
     const char* separator = "";
     for (const auto& [reason, count] : stats.nDroppedPacketsBeforeEnqueue)

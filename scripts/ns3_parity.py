@@ -9,9 +9,11 @@ flows' fast retransmits, timeouts and retransmissions.
         [--duration 30s] [--set KEY=VALUE ...] [--ns3-arg --name=value ...]
 
 Scenarios: `wide-100` (benches/scenarios/wide-100.toml: 100 flows, each with
-its own access links, RED bottleneck) and `thesis-7-droptail`
-(benches/scenarios/thesis-7.toml with a 250-packet FIFO bottleneck: 10 TCP
-flows and 10 Pareto ON/OFF UDP sources from one host to one host).
+its own access links, RED bottleneck), `thesis-7`
+(benches/scenarios/thesis-7.toml: 10 TCP flows and 10 Pareto ON/OFF UDP
+sources from one host to one host through a RED bottleneck, ns-3's RED with
+the same min_th, max_th, max_p, w_q, mean packet size, gentle and wait) and
+`thesis-7-droptail` (the same with a 250-packet FIFO bottleneck).
 
 ns-3 is an optional dependency that `make setup` does not install: put it
 in a virtual environment of its own (`python3 -m venv /tmp/ns3venv &&
@@ -23,7 +25,10 @@ with the same arguments is read back.
 How each measure is counted:
 - drops: packets the bottleneck's qdisc dropped (phblab: `classes.dropped`
   at r1->r2; ns-3: the queue disc's `nTotalDroppedPackets`), and those of
-  TCP (phblab: of the TCP flows' classes; ns-3: of IP protocol 6);
+  TCP (phblab: of the TCP flows' classes; ns-3: of IP protocol 6) and UDP
+  (phblab: of the UDP flows' classes; ns-3: the rest);
+- UDP packets offered: UDP packets the bottleneck sent or dropped (ns-3:
+  its departures of IP protocol 17 and the UDP drops);
 - queueing delay: the mean wait in the bottleneck's qdisc of the packets it
   sent (phblab: `delay_mean_s` at r1->r2; ns-3: the queue disc's
   `SojournTime`, which ends when the packet enters the one-packet device
@@ -54,6 +59,8 @@ MODULES = ["core", "network", "internet", "point-to-point", "applications", "tra
 MEASURES = [
     ("bottleneck_drops", "drops", "{:.0f}"),
     ("bottleneck_tcp_drops", "TCP drops", "{:.0f}"),
+    ("bottleneck_udp_drops", "UDP drops", "{:.0f}"),
+    ("udp_offered", "UDP packets offered", "{:.0f}"),
     ("queueing_delay_s", "queueing delay (ms)", "{:.3f}"),
     ("bottleneck_throughput_bps", "throughput (Mb/s)", "{:.2f}"),
     ("fast_retransmits", "fast retransmits", "{:.0f}"),
@@ -89,12 +96,26 @@ def wide_100(duration: str) -> tuple[dict, list[str], str]:
     return scenario, args, "r1->r2"
 
 
-def thesis_7_droptail(duration: str) -> tuple[dict, list[str], str]:
-    """thesis-7 with a 250-packet FIFO bottleneck (tests/tcp_large_window.rs's network)."""
+def thesis_7(duration: str, droptail: bool) -> tuple[dict, list[str], str]:
+    """thesis-7's network: its RED bottleneck, or (`droptail`) a 250-packet
+    FIFO in its place (tests/tcp_large_window.rs's network)."""
     scenario = tomllib.loads((ROOT / "benches/scenarios/thesis-7.toml").read_text())
     scenario["run"]["duration"] = duration
-    scenario["qdiscs"] = {"fifo": {"kind": "fifo", "limit": "250pkt"}}
-    scenario["links"][1]["qdisc"] = "fifo"
+    if droptail:
+        scenario["qdiscs"] = {"fifo": {"kind": "fifo", "limit": "250pkt"}}
+        scenario["links"][1]["qdisc"] = "fifo"
+        bottleneck = ["--qdisc=fifo", "--limit=250"]
+    else:
+        red = scenario["qdiscs"]["red"]
+        bottleneck = [
+            "--qdisc=red",
+            f"--limit={int(red['limit'].removesuffix('pkt'))}",
+            f"--minTh={red['min_th']}",
+            f"--maxTh={red['max_th']}",
+            f"--maxP={red['max_p']}",
+            f"--wq={red['w_q']}",
+            f"--meanPktSize={int(red['mean_pktsize'].removesuffix('B'))}",
+        ]
     tcp, udp = scenario["traffic"]
     del tcp["window"]
     tcp["profile"] = "ns3"
@@ -103,8 +124,7 @@ def thesis_7_droptail(duration: str) -> tuple[dict, list[str], str]:
     args = [
         f"--flows={tcp['count']}",
         "--shared=true",
-        "--qdisc=fifo",
-        "--limit=250",
+        *bottleneck,
         "--bottleneckRate=10Mbps",
         "--bottleneckDelay=10ms",
         "--accessRate=100Mbps",
@@ -122,7 +142,11 @@ def thesis_7_droptail(duration: str) -> tuple[dict, list[str], str]:
     return scenario, args, "r1->r2"
 
 
-SCENARIOS = {"wide-100": wide_100, "thesis-7-droptail": thesis_7_droptail}
+SCENARIOS = {
+    "wide-100": wide_100,
+    "thesis-7": lambda duration: thesis_7(duration, droptail=False),
+    "thesis-7-droptail": lambda duration: thesis_7(duration, droptail=True),
+}
 
 
 def build(ns3: Path, build_dir: Path) -> Path:
@@ -144,10 +168,17 @@ def run_ns3(binary: Path, args: list[str], seed: int, duration: float) -> dict:
     key = hashlib.sha256("\0".join([str(binary.stat().st_mtime), *command]).encode()).hexdigest()[:16]
     cached = binary.parent / f"run-{key}.json"
     if cached.exists():
-        return json.loads(cached.read_text())
+        return with_udp(json.loads(cached.read_text()))
     out = subprocess.run(command, check=True, capture_output=True, text=True)
     cached.write_text(out.stdout.strip().splitlines()[-1])
-    return json.loads(cached.read_text())
+    return with_udp(json.loads(cached.read_text()))
+
+
+def with_udp(result: dict) -> dict:
+    """ns-3's UDP drops (all drops but TCP's) and UDP packets offered to
+    the bottleneck (its UDP departures and drops)."""
+    udp_drops = result["bottleneck_drops"] - result["bottleneck_tcp_drops"]
+    return result | {"bottleneck_udp_drops": udp_drops, "udp_offered": udp_drops + result["udp_departures"]}
 
 
 def run_phblab(scenario: dict, seed: int, scope: str, overrides: list[str]) -> dict:
@@ -155,9 +186,12 @@ def run_phblab(scenario: dict, seed: int, scope: str, overrides: list[str]) -> d
     link = results.classes[results.classes["scope"] == scope]
     flows = results.flows[results.flows["transport"] == "tcp"]
     departures = link["departures"].sum()
+    udp = link[link["class"].isin(results.flows[results.flows["transport"] == "udp"]["class"])]
     return {
         "bottleneck_drops": float(link["dropped"].sum()),
         "bottleneck_tcp_drops": float(link[link["class"].isin(flows["class"])]["dropped"].sum()),
+        "bottleneck_udp_drops": float(udp["dropped"].sum()),
+        "udp_offered": float(udp["dropped"].sum() + udp["departures"].sum()),
         "queueing_delay_s": float((link["delay_mean_s"] * link["departures"]).sum() / departures),
         "bottleneck_throughput_bps": float(link["throughput_bps"].sum()),
         "fast_retransmits": float(flows["fast_retransmits"].sum()),
