@@ -153,6 +153,7 @@ main(int argc, char* argv[])
     double onMean = 0.05;
     double offMean = 0.05;
     double shape = 1.5;
+    std::string periods = "pareto";
 
     CommandLine cmd;
     cmd.AddValue("flows", "TCP flows", flows);
@@ -181,6 +182,7 @@ main(int argc, char* argv[])
     cmd.AddValue("onMean", "", onMean);
     cmd.AddValue("offMean", "", offMean);
     cmd.AddValue("shape", "Pareto shape", shape);
+    cmd.AddValue("periods", "ON and OFF periods: pareto or exponential", periods);
     cmd.Parse(argc, argv);
     uint32_t mtu = std::max<uint32_t>(1500, mss + 60);
 
@@ -304,16 +306,16 @@ main(int argc, char* argv[])
                                     InetSocketAddress(Ipv4Address::GetAny(), port));
         sinkHelper.Install(receivers.Get(0)).Start(Seconds(0));
         OnOffHelper onoff("ns3::UdpSocketFactory", InetSocketAddress(sinks[0], port));
-        double onScale = onMean * (shape - 1) / shape;
-        double offScale = offMean * (shape - 1) / shape;
-        onoff.SetAttribute("OnTime",
-                           StringValue("ns3::ParetoRandomVariable[Scale=" +
-                                       std::to_string(onScale) +
-                                       "|Shape=" + std::to_string(shape) + "]"));
-        onoff.SetAttribute("OffTime",
-                           StringValue("ns3::ParetoRandomVariable[Scale=" +
-                                       std::to_string(offScale) +
-                                       "|Shape=" + std::to_string(shape) + "]"));
+        auto period = [&](double mean) {
+            if (periods == "exponential")
+            {
+                return "ns3::ExponentialRandomVariable[Mean=" + std::to_string(mean) + "]";
+            }
+            return "ns3::ParetoRandomVariable[Scale=" + std::to_string(mean * (shape - 1) / shape) +
+                   "|Shape=" + std::to_string(shape) + "]";
+        };
+        onoff.SetAttribute("OnTime", StringValue(period(onMean)));
+        onoff.SetAttribute("OffTime", StringValue(period(offMean)));
         onoff.SetAttribute("DataRate", StringValue(udpRate));
         onoff.SetAttribute("PacketSize", UintegerValue(udpPacket));
         onoff.Install(senders.Get(0)).Start(Seconds(0));

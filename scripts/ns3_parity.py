@@ -200,6 +200,15 @@ def run_phblab(scenario: dict, seed: int, scope: str, overrides: list[str]) -> d
     }
 
 
+def exponential_periods(scenario: dict) -> None:
+    """The scenario's Pareto ON/OFF sources with exponential ON and OFF
+    periods of the same means."""
+    for traffic in scenario.get("traffic", []):
+        if traffic["kind"] == "pareto_onoff":
+            traffic["kind"] = "exp_onoff"
+            del traffic["shape"]
+
+
 def seeds(text: str) -> list[int]:
     first, _, last = text.partition("..")
     return list(range(int(first), int(last or first) + 1))
@@ -224,6 +233,12 @@ def main() -> None:
     parser.add_argument("--scenario", choices=sorted(SCENARIOS), default="wide-100")
     parser.add_argument("--seeds", default="1..3", help="seeds, N or A..B (default 1..3)")
     parser.add_argument("--duration", default="30s", help="simulated time (default 30s)")
+    parser.add_argument(
+        "--udp-periods",
+        choices=["pareto", "exponential"],
+        default="pareto",
+        help="the ON/OFF sources' periods (default pareto, the scenario's; exponential: both sides' exponential)",
+    )
     parser.add_argument("--set", action="append", default=[], dest="overrides", help="a phblab override")
     parser.add_argument("--ns3-arg", action="append", default=[], help="an extra argument to the ns-3 program")
     parser.add_argument("--build", type=Path, default=Path("/tmp/phblab-ns3-parity"), help="build directory")
@@ -231,6 +246,9 @@ def main() -> None:
 
     binary = build(args.ns3, args.build)
     scenario, ns3_args, scope = SCENARIOS[args.scenario](args.duration)
+    if args.udp_periods == "exponential":
+        exponential_periods(scenario)
+        ns3_args.append("--periods=exponential")
     duration = float(args.duration.removesuffix("s"))
     rows = []
     for seed in seeds(args.seeds):
@@ -240,7 +258,10 @@ def main() -> None:
     if len(rows) > 1:
         mean = [{key: sum(row[i][key] for row in rows) / len(rows) for key, _, _ in MEASURES} for i in (1, 2)]
         rows.append(("mean", mean[0], mean[1]))
-    print(f"{args.scenario}, {args.duration}, phblab with --set {args.overrides}, ns-3 with {args.ns3_arg}")
+    print(
+        f"{args.scenario}, {args.duration}, UDP periods {args.udp_periods}, "
+        f"phblab with --set {args.overrides}, ns-3 with {args.ns3_arg}"
+    )
     print(table(rows))
 
 
