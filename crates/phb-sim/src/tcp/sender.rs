@@ -777,7 +777,9 @@ impl Sender {
         self.rtt.reset_backoff();
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
-        let reported = (self.inflation / self.mss as f64).round() as u64;
+        // ns-3 without SACK: the segments the duplicate ACKs reported before
+        // this ACK; other profiles keep no such count.
+        let reno_sacks_reported = self.ns3_reno_sacks().then(|| (self.inflation / self.mss as f64).round() as u64);
         let mut acked_segments = 0;
         while self.outstanding.front().is_some_and(|s| s.end() <= ack) {
             self.outstanding.pop_front();
@@ -813,7 +815,7 @@ impl Sender {
                 self.open_window(acked);
             }
         }
-        if self.ns3_reno_sacks() && !self.in_recovery {
+        if let Some(reported) = reno_sacks_reported.filter(|_| !self.in_recovery) {
             self.ns3_discard_reno_sacks(reported, acked_segments);
         }
         if self.in_loss && self.recover.is_some_and(|recover| ack >= recover) {
