@@ -43,7 +43,8 @@
 //!   segment is the go-back-N resend of old data; under the others new
 //!   data only outside recovery from a timeout.
 //! - RTT: one segment timed at a time, never a retransmitted one (Karn), or
-//!   with timestamps (RFC 7323) a sample from every ACK of new data.
+//!   with timestamps (RFC 7323) a sample from every ACK of new data; only a
+//!   sample ends the timer's back-off ([`RttEstimator`]).
 
 use std::collections::VecDeque;
 
@@ -181,7 +182,8 @@ pub struct Sender {
 impl Sender {
     pub fn new(cfg: TcpConfig) -> Sender {
         let mss = cfg.mss as u64;
-        let rtt = RttEstimator::new(cfg.min_rto, cfg.max_rto, cfg.initial_rto, cfg.granularity);
+        let restart_after_backoff = cfg.rules == Rules::Ns2;
+        let rtt = RttEstimator::new(cfg.min_rto, cfg.max_rto, cfg.initial_rto, cfg.granularity, restart_after_backoff);
         Sender {
             mss,
             snd_una: 0,
@@ -774,7 +776,6 @@ impl Sender {
                 self.timed = None;
             }
         }
-        self.rtt.reset_backoff();
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
         let reported = (self.inflation / self.mss as f64).round() as u64;
