@@ -197,6 +197,19 @@ fn the_rto_doubles_on_repeated_timeouts_and_only_a_sample_ends_the_backoff() {
 }
 
 #[test]
+fn under_the_linux_profile_an_ack_of_new_data_ends_the_backoff() {
+    // Linux's timestamps give a sample from every ACK; the profile, which
+    // times one segment, ends the back-off on the ACK instead.
+    let mut sender = Sender::new(TcpConfig::linux());
+    let mut out = Vec::new();
+    sender.push(1448, Time::ZERO, &mut out);
+    sender.on_timeout(sender.rto_deadline().unwrap(), &mut out);
+    assert_eq!(sender.rto(), Time::from_secs(2));
+    sender.on_ack(&Ack { ack: 1448, ..Ack::default() }, Time::from_secs(3), &mut out);
+    assert_eq!(sender.rto(), Time::from_secs(1));
+}
+
+#[test]
 fn one_flow_fills_an_idle_pipe_up_to_its_window() {
     // Window 20 segments of 1000 bytes per 100 ms RTT: 200 kB/s at most.
     let mut p = Pipe::new(Variant::NewReno, 20, &[]);

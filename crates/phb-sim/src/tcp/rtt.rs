@@ -11,7 +11,9 @@
 //! `t_backoff_` only when the timed segment is acknowledged; Linux's
 //! `tcp_ack_update_rtt` "only reset backoff on valid RTT measurement"), so
 //! an ACK of new data that gives no sample (the timed segment was resent)
-//! leaves the timer backed off.
+//! leaves the timer backed off. A profile may end it on every ACK of new
+//! data instead ([`RttEstimator::end_backoff`]: the `linux` profile, for
+//! the samples Linux's timestamps give).
 //!
 //! With `restart_after_backoff` (ns-2's `TcpAgent::rtt_backoff`, `tcp.cc`)
 //! a back-off beyond 8 times the RTO clobbers the smoothed RTT: the next
@@ -83,8 +85,13 @@ impl RttEstimator {
         }
     }
 
+    /// Ends the back-off without a sample (`TcpConfig::ack_ends_backoff`).
+    pub fn end_backoff(&mut self) {
+        self.backoff = 0;
+    }
+
     /// Whether a timeout is backed off (the timer has fired since the last
-    /// sample).
+    /// sample or [`RttEstimator::end_backoff`]).
     pub fn backed_off(&self) -> bool {
         self.backoff > 0
     }

@@ -44,7 +44,8 @@
 //!   data only outside recovery from a timeout.
 //! - RTT: one segment timed at a time, never a retransmitted one (Karn), or
 //!   with timestamps (RFC 7323) a sample from every ACK of new data; only a
-//!   sample ends the timer's back-off ([`RttEstimator`]).
+//!   sample ends the timer's back-off ([`RttEstimator`]), or under
+//!   [`TcpConfig::ack_ends_backoff`] every ACK of new data.
 
 use std::collections::VecDeque;
 
@@ -775,6 +776,9 @@ impl Sender {
                 self.rtt.sample(now - sent_at);
                 self.timed = None;
             }
+        }
+        if self.cfg.ack_ends_backoff {
+            self.rtt.end_backoff();
         }
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
