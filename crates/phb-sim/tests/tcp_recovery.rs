@@ -155,7 +155,7 @@ fn sack_repairs_several_losses_in_about_one_rtt() {
 }
 
 #[test]
-fn the_rto_doubles_on_repeated_timeouts_and_resets_on_new_data() {
+fn the_rto_doubles_on_repeated_timeouts_and_only_a_sample_ends_the_backoff() {
     let cfg = TcpConfig { initial_rto: Time::from_secs(1), ..TcpConfig::ns2() };
     let mut sender = Sender::new(cfg);
     let mut out = Vec::new();
@@ -175,15 +175,38 @@ fn the_rto_doubles_on_repeated_timeouts_and_resets_on_new_data() {
     assert_eq!(sender.stats.timeouts, 4);
     // One timeout sequence (PFTK's T_0 period), whose first timer ran 1 s.
     assert_eq!((sender.stats.first_timeouts, sender.stats.first_timeouts_ns), (1, 1_000_000_000));
-    // The ACK of the retransmission gives no RTT sample (Karn) but ends the back-off.
+    // The ACK of the retransmission gives no RTT sample (Karn), so the
+    // back-off stays (RFC 6298 §5; ns-2's `newack` ends it only when the
+    // timed segment is acknowledged).
     sender.on_ack(&Ack { ack: 960, ..Ack::default() }, Time::from_secs(16), &mut out);
-    assert_eq!(sender.rto(), Time::from_secs(1));
+    assert_eq!(sender.rto(), Time::from_secs(16));
     assert_eq!(sender.rto_deadline(), None, "nothing outstanding, no timer");
-    // The next timeout begins a new sequence.
+    // New data is timed under the backed-off timer, and its ACK, a sample,
+    // ends the back-off.
     out.clear();
     sender.push(960, Time::from_secs(20), &mut out);
+    assert_eq!(sender.rto_deadline(), Some(Time::from_secs(36)));
+    sender.on_ack(&Ack { ack: 1920, ..Ack::default() }, Time::from_millis(20_100), &mut out);
+    assert!(sender.rto() < Time::from_secs(1), "rto {:?}", sender.rto());
+    // The next timeout begins a new sequence.
+    out.clear();
+    sender.push(960, Time::from_secs(21), &mut out);
+    let rto = sender.rto();
     sender.on_timeout(sender.rto_deadline().unwrap(), &mut out);
-    assert_eq!((sender.stats.first_timeouts, sender.stats.first_timeouts_ns), (2, 2_000_000_000));
+    assert_eq!((sender.stats.first_timeouts, sender.stats.first_timeouts_ns), (2, 1_000_000_000 + rto.as_nanos()));
+}
+
+#[test]
+fn under_the_linux_profile_an_ack_of_new_data_ends_the_backoff() {
+    // Linux's timestamps give a sample from every ACK; the profile, which
+    // times one segment, ends the back-off on the ACK instead.
+    let mut sender = Sender::new(TcpConfig::linux());
+    let mut out = Vec::new();
+    sender.push(1448, Time::ZERO, &mut out);
+    sender.on_timeout(sender.rto_deadline().unwrap(), &mut out);
+    assert_eq!(sender.rto(), Time::from_secs(2));
+    sender.on_ack(&Ack { ack: 1448, ..Ack::default() }, Time::from_secs(3), &mut out);
+    assert_eq!(sender.rto(), Time::from_secs(1));
 }
 
 #[test]

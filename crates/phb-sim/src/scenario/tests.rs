@@ -879,6 +879,7 @@ fn the_ns3_profile_is_ns3_s_defaults_with_a_window_of_128_kib() {
         limited_transmit: true,
         whole_segment_halving: false,
         timestamps: true,
+        ack_ends_backoff: false,
         slow_start_restart: false,
         byte_counting: false,
         ecn: false,

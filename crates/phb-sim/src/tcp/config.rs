@@ -119,6 +119,13 @@ pub struct TcpConfig {
     /// echoes (retransmissions included); without them one segment is
     /// timed at a time, never a retransmitted one (Karn).
     pub timestamps: bool,
+    /// Every ACK of new data ends the timer's back-off, as if it gave an
+    /// RTT sample: the `linux` profile's stand-in for Linux's timestamp
+    /// samples, taken from every ACK (`tcp_ack_update_rtt`: "only reset
+    /// backoff on valid RTT measurement"), which it does not take. Otherwise
+    /// only a sample ends it (RFC 6298 §5; ns-2's `TcpAgent::newack`;
+    /// 4.4BSD's `tcp_xmit_timer`; [`super::rtt::RttEstimator`]).
+    pub ack_ends_backoff: bool,
     /// Restart after idle (RFC 5681 §4.1; ns-2's `slow_start_restart_`):
     /// when the application hands over data after the sender has sent
     /// nothing for longer than the RTO, with nothing outstanding, `cwnd`
@@ -181,6 +188,7 @@ impl TcpConfig {
             limited_transmit: true,
             whole_segment_halving: false,
             timestamps: false,
+            ack_ends_backoff: false,
             slow_start_restart: false,
             byte_counting: false,
             ecn: false,
@@ -229,6 +237,7 @@ impl TcpConfig {
             limited_transmit: false,
             whole_segment_halving: false,
             timestamps: false,
+            ack_ends_backoff: true,
             slow_start_restart: false,
             byte_counting: true,
             ecn: false,
@@ -265,6 +274,7 @@ impl TcpConfig {
             limited_transmit: true,
             whole_segment_halving: false,
             timestamps: true,
+            ack_ends_backoff: false,
             slow_start_restart: false,
             byte_counting: false,
             ecn: false,
@@ -304,6 +314,7 @@ impl TcpConfig {
             limited_transmit: false,
             whole_segment_halving: false,
             timestamps: false,
+            ack_ends_backoff: false,
             slow_start_restart: false,
             byte_counting: false,
             ecn: false,

@@ -5,7 +5,20 @@
 //! `RTO = SRTT + max(G, 4·RTTVAR)` clamped to `[min_rto, max_rto]`, with
 //! `G` the clock granularity. Samples are rounded up to the granularity, as a
 //! coarse clock (ns-2's `tcpTick_`) measures them. Each timeout doubles the
-//! RTO (up to `max_rto`); a new sample ends the back-off.
+//! RTO (up to `max_rto`); only a new sample ends the back-off (Karn's
+//! algorithm: RFC 6298 §5, "once a new RTT measurement is obtained ... may
+//! result in 'collapsing' RTO back down"; ns-2's `TcpAgent::newack` resets
+//! `t_backoff_` only when the timed segment is acknowledged; Linux's
+//! `tcp_ack_update_rtt` "only reset backoff on valid RTT measurement"), so
+//! an ACK of new data that gives no sample (the timed segment was resent)
+//! leaves the timer backed off. A profile may end it on every ACK of new
+//! data instead ([`RttEstimator::end_backoff`]: the `linux` profile, for
+//! the samples Linux's timestamps give).
+//!
+//! With `restart_after_backoff` (ns-2's `TcpAgent::rtt_backoff`, `tcp.cc`)
+//! a back-off beyond 8 times the RTO clobbers the smoothed RTT: the next
+//! sample starts the estimator afresh (`SRTT = R`, `RTTVAR = R/2`), while
+//! the timer keeps the backed-off RTO until then.
 
 use phb::Time;
 
@@ -18,10 +31,20 @@ pub struct RttEstimator {
     max_rto: f64,
     initial_rto: f64,
     granularity: f64,
+    /// ns-2's clobbering of SRTT after a back-off beyond 8 (module docs).
+    restart_after_backoff: bool,
+    /// The next sample starts the estimator afresh.
+    restart: bool,
 }
 
 impl RttEstimator {
-    pub fn new(min_rto: Time, max_rto: Time, initial_rto: Time, granularity: Time) -> RttEstimator {
+    pub fn new(
+        min_rto: Time,
+        max_rto: Time,
+        initial_rto: Time,
+        granularity: Time,
+        restart_after_backoff: bool,
+    ) -> RttEstimator {
         RttEstimator {
             srtt: None,
             rttvar: 0.0,
@@ -30,6 +53,8 @@ impl RttEstimator {
             max_rto: max_rto.as_secs_f64(),
             initial_rto: initial_rto.as_secs_f64(),
             granularity: granularity.as_secs_f64(),
+            restart_after_backoff,
+            restart: false,
         }
     }
 
@@ -38,10 +63,11 @@ impl RttEstimator {
     pub fn sample(&mut self, rtt: Time) {
         let g = self.granularity;
         let r = if g > 0.0 { (rtt.as_secs_f64() / g).ceil().max(1.0) * g } else { rtt.as_secs_f64() };
-        match self.srtt {
+        match self.srtt.filter(|_| !self.restart) {
             None => {
                 self.srtt = Some(r);
                 self.rttvar = r / 2.0;
+                self.restart = false;
             }
             Some(srtt) => {
                 self.rttvar = 0.75 * self.rttvar + 0.25 * (srtt - r).abs();
@@ -54,15 +80,18 @@ impl RttEstimator {
     /// A retransmission timeout fired: back off.
     pub fn on_timeout(&mut self) {
         self.backoff = (self.backoff + 1).min(16);
+        if self.restart_after_backoff && self.backoff > 3 {
+            self.restart = true;
+        }
     }
 
-    /// New data was acknowledged: RFC 6298 §5.7 lets the back-off end.
-    pub fn reset_backoff(&mut self) {
+    /// Ends the back-off without a sample (`TcpConfig::ack_ends_backoff`).
+    pub fn end_backoff(&mut self) {
         self.backoff = 0;
     }
 
     /// Whether a timeout is backed off (the timer has fired since the last
-    /// sample or [`RttEstimator::reset_backoff`]).
+    /// sample or [`RttEstimator::end_backoff`]).
     pub fn backed_off(&self) -> bool {
         self.backoff > 0
     }
@@ -87,7 +116,7 @@ mod tests {
     use super::*;
 
     fn estimator() -> RttEstimator {
-        RttEstimator::new(Time::from_millis(200), Time::from_secs(60), Time::from_secs(3), Time::from_millis(10))
+        RttEstimator::new(Time::from_millis(200), Time::from_secs(60), Time::from_secs(3), Time::from_millis(10), false)
     }
 
     #[test]
@@ -123,6 +152,38 @@ mod tests {
         assert_eq!(e.rto(), Time::from_millis(1200));
         e.sample(Time::from_millis(100));
         assert_eq!(e.rto(), Time::from_millis(250));
+    }
+
+    #[test]
+    fn an_ack_without_a_sample_keeps_the_backoff() {
+        let mut e = estimator();
+        e.sample(Time::from_millis(100));
+        e.on_timeout();
+        assert!(e.backed_off());
+        assert_eq!(e.rto(), Time::from_millis(600));
+    }
+
+    #[test]
+    fn ns2_restarts_the_estimator_after_a_backoff_beyond_eight() {
+        let close = |a: Time, b: f64| (a.as_secs_f64() - b).abs() < 1e-6;
+        let mut e = RttEstimator::new(Time::from_millis(200), Time::from_secs(64), Time::from_secs(3), Time::from_millis(10), true);
+        e.sample(Time::from_millis(100));
+        for _ in 0..3 {
+            e.on_timeout();
+        }
+        // Backed off 8 times: the next sample is smoothed in (0.875·0.1 + 0.125·0.9).
+        e.sample(Time::from_millis(900));
+        assert!(close(e.srtt().unwrap(), 0.2));
+        let base = e.rto().as_secs_f64();
+        for _ in 0..4 {
+            e.on_timeout();
+        }
+        // 16 times: the timer keeps the backed-off RTO until the next
+        // sample, which starts the estimator afresh: 0.9 + 4·0.45.
+        assert!(close(e.rto(), 16.0 * base));
+        e.sample(Time::from_millis(900));
+        assert!(close(e.srtt().unwrap(), 0.9));
+        assert!(close(e.rto(), 2.7));
     }
 
     #[test]

@@ -43,7 +43,9 @@
 //!   segment is the go-back-N resend of old data; under the others new
 //!   data only outside recovery from a timeout.
 //! - RTT: one segment timed at a time, never a retransmitted one (Karn), or
-//!   with timestamps (RFC 7323) a sample from every ACK of new data.
+//!   with timestamps (RFC 7323) a sample from every ACK of new data; only a
+//!   sample ends the timer's back-off ([`RttEstimator`]), or under
+//!   [`TcpConfig::ack_ends_backoff`] every ACK of new data.
 
 use std::collections::VecDeque;
 
@@ -181,7 +183,8 @@ pub struct Sender {
 impl Sender {
     pub fn new(cfg: TcpConfig) -> Sender {
         let mss = cfg.mss as u64;
-        let rtt = RttEstimator::new(cfg.min_rto, cfg.max_rto, cfg.initial_rto, cfg.granularity);
+        let restart_after_backoff = cfg.rules == Rules::Ns2;
+        let rtt = RttEstimator::new(cfg.min_rto, cfg.max_rto, cfg.initial_rto, cfg.granularity, restart_after_backoff);
         Sender {
             mss,
             snd_una: 0,
@@ -774,7 +777,9 @@ impl Sender {
                 self.timed = None;
             }
         }
-        self.rtt.reset_backoff();
+        if self.cfg.ack_ends_backoff {
+            self.rtt.end_backoff();
+        }
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
         // ns-3 without SACK: the segments the duplicate ACKs reported before
