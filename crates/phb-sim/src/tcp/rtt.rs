@@ -166,7 +166,13 @@ mod tests {
     #[test]
     fn ns2_restarts_the_estimator_after_a_backoff_beyond_eight() {
         let close = |a: Time, b: f64| (a.as_secs_f64() - b).abs() < 1e-6;
-        let mut e = RttEstimator::new(Time::from_millis(200), Time::from_secs(64), Time::from_secs(3), Time::from_millis(10), true);
+        let mut e = RttEstimator::new(
+            Time::from_millis(200),
+            Time::from_secs(64),
+            Time::from_secs(3),
+            Time::from_millis(10),
+            true,
+        );
         e.sample(Time::from_millis(100));
         for _ in 0..3 {
             e.on_timeout();
