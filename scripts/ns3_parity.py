@@ -70,6 +70,21 @@ MEASURES = [
 SCALE = {"queueing_delay_s": 1e3, "bottleneck_throughput_bps": 1e-6}
 
 
+def red_args(red: dict) -> list[str]:
+    """ns-3's RedQueueDisc for a phblab `red` qdisc given in packets, with
+    phblab's defaults where the scenario leaves `max_p` (0.1) or `w_q`
+    (0.002) out; gentle and wait are on in both."""
+    return [
+        "--qdisc=red",
+        f"--limit={int(red['limit'].removesuffix('pkt'))}",
+        f"--minTh={red['min_th']}",
+        f"--maxTh={red['max_th']}",
+        f"--maxP={red.get('max_p', 0.1)}",
+        f"--wq={red.get('w_q', 0.002)}",
+        f"--meanPktSize={int(red['mean_pktsize'].removesuffix('B'))}",
+    ]
+
+
 def wide_100(duration: str) -> tuple[dict, list[str], str]:
     """wide-100's network: the scenario for phblab, the arguments for ns-3."""
     scenario = tomllib.loads((ROOT / "benches/scenarios/wide-100.toml").read_text())
@@ -78,14 +93,9 @@ def wide_100(duration: str) -> tuple[dict, list[str], str]:
     traffic = generator["traffic"]
     del traffic["window"]
     traffic["profile"] = "ns3"
-    red = scenario["qdiscs"]["red"]
     args = [
         f"--flows={generator['count']}",
-        "--qdisc=red",
-        f"--limit={int(red['limit'].removesuffix('pkt'))}",
-        f"--minTh={red['min_th']}",
-        f"--maxTh={red['max_th']}",
-        f"--meanPktSize={int(red['mean_pktsize'].removesuffix('B'))}",
+        *red_args(scenario["qdiscs"]["red"]),
         f"--bottleneckRate={generator['bottleneck']['rate']}",
         f"--bottleneckDelay={generator['bottleneck']['delay']}",
         f"--accessRate={generator['sender_links']['rate']}",
@@ -106,16 +116,7 @@ def thesis_7(duration: str, droptail: bool) -> tuple[dict, list[str], str]:
         scenario["links"][1]["qdisc"] = "fifo"
         bottleneck = ["--qdisc=fifo", "--limit=250"]
     else:
-        red = scenario["qdiscs"]["red"]
-        bottleneck = [
-            "--qdisc=red",
-            f"--limit={int(red['limit'].removesuffix('pkt'))}",
-            f"--minTh={red['min_th']}",
-            f"--maxTh={red['max_th']}",
-            f"--maxP={red['max_p']}",
-            f"--wq={red['w_q']}",
-            f"--meanPktSize={int(red['mean_pktsize'].removesuffix('B'))}",
-        ]
+        bottleneck = red_args(scenario["qdiscs"]["red"])
     tcp, udp = scenario["traffic"]
     del tcp["window"]
     tcp["profile"] = "ns3"
